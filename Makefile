@@ -1,0 +1,31 @@
+# vmine: every target sets up what it needs on a fresh machine.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install run test bench lint clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+# The main job: mine the pinned targets of pipeline.toml into output/.
+run: install
+	$(BIN)/vmine run --config pipeline.toml -o output
+
+test: install
+	$(BIN)/python -m pytest -n 2 -q
+
+bench: install
+	$(BIN)/python bench/bench.py
+
+lint: install
+	$(BIN)/ruff check pipeline extractors tests bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache

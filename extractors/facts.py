@@ -1,0 +1,69 @@
+"""The facts the extractor hands back: one RaiseSite per raise, per file a FileExtraction."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ValidatorKind = Literal["pydantic", "post_init", "name", "reached"]
+MessageStatus = Literal["literal", "template", "partial", "unresolved"]
+
+# Bumped whenever a change to extractors/ can change the sites of an unchanged file;
+# it is part of the per-blob analysis cache key.
+EXTRACTOR_VERSION = "1"
+
+
+class Rules(BaseModel):
+    """Which functions count as validators and which raises count as sites."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    decorators: tuple[str, ...] = (
+        "model_validator",
+        "field_validator",
+        "validator",
+        "root_validator",
+    )
+    method_names: tuple[str, ...] = ("__post_init__",)
+    name_pattern: str = r"^_*(validate|verify|check)(_|$)"
+    error_classes: tuple[str, ...] = ("ValueError",)
+    follow_calls: bool = True
+
+    def cache_token(self) -> str:
+        """A stable text that changes whenever a rule does (part of cache keys)."""
+        return self.model_dump_json()
+
+
+class RaiseSite(BaseModel):
+    """One `raise` of a configured error class inside a validator, as the code shows it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    filePath: str
+    lineNumber: int
+    qualname: str
+    validatorKind: ValidatorKind
+    errorClass: str
+    errorMessage: str
+    messagePattern: str
+    messageStatus: MessageStatus
+    guards: list[str] = Field(default_factory=list)
+    sourceCode: str
+    sourceCodeStart: int
+    sourceCodeEnd: int
+    # The whole validator function as written (decorators included), for explainers and
+    # content-keyed caches; not part of the extract output.
+    functionSource: str
+    # 0 for the first raise of this exact message in the function, 1 for the second, ...
+    occurrence: int = 0
+
+
+class FileExtraction(BaseModel):
+    """What one file yielded: its sites, or the reason it was skipped."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    filePath: str
+    sites: list[RaiseSite] = Field(default_factory=list)
+    skipped: str | None = None

@@ -1,0 +1,161 @@
+"""One SQLite file that remembers work: per-blob file analyses and explanations by content key.
+
+WAL mode lets readers run beside the single writer; every write is its own short
+transaction, so an interrupted run leaves what it finished and nothing half-written.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from extractors.facts import FileExtraction
+from pipeline.models import Explanation
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS file_analysis (
+    blob TEXT NOT NULL,
+    token TEXT NOT NULL,
+    extraction TEXT NOT NULL,
+    PRIMARY KEY (blob, token)
+);
+CREATE TABLE IF NOT EXISTS explanation (
+    key TEXT PRIMARY KEY,
+    explanation TEXT NOT NULL,
+    usage TEXT NOT NULL,
+    analyzed_at TEXT NOT NULL
+);
+"""
+
+
+class Usage(BaseModel):
+    """Tokens and HTTP requests one explanation cost."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            requests=self.requests + other.requests,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+        )
+
+
+class CachedExplanation(BaseModel):
+    """An explanation as first obtained: `analyzed_at` stays the first time it was made."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    explanation: Explanation
+    usage: Usage
+    analyzed_at: str
+
+
+class Store:
+    """The cache file. Safe to share between threads of one process; other processes
+    may open the same file (SQLite serialises writers, WAL keeps readers unblocked)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            self._db.commit()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- per-blob analyses -------------------------------------------------------------
+
+    def get_files(self, blobs: Iterable[str], token: str) -> dict[str, FileExtraction]:
+        """Cached analyses of these blobs under `token` (extractor version + rules)."""
+        wanted = list(blobs)
+        found: dict[str, FileExtraction] = {}
+        with self._lock:
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    f"SELECT blob, extraction FROM file_analysis WHERE token = ? AND blob IN ({marks})",
+                    [token, *chunk],
+                ).fetchall()
+                for blob, text in rows:
+                    found[blob] = FileExtraction.model_validate_json(text)
+        return found
+
+    def put_files(self, items: Iterable[tuple[str, FileExtraction]], token: str) -> None:
+        rows = [(blob, token, extraction.model_dump_json()) for blob, extraction in items]
+        with self._lock:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO file_analysis (blob, token, extraction) VALUES (?, ?, ?)",
+                rows,
+            )
+            self._db.commit()
+
+    # -- explanations ------------------------------------------------------------------
+
+    def get_explanation(self, key: str) -> CachedExplanation | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT explanation, usage, analyzed_at FROM explanation WHERE key = ?", (key,)
+            ).fetchone()
+        if row is None:
+            return None
+        return CachedExplanation(
+            explanation=Explanation.model_validate_json(row[0]),
+            usage=Usage.model_validate_json(row[1]),
+            analyzed_at=row[2],
+        )
+
+    def has_explanations(self, keys: Iterable[str]) -> set[str]:
+        wanted = list(keys)
+        found: set[str] = set()
+        with self._lock:
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    f"SELECT key FROM explanation WHERE key IN ({marks})", chunk
+                ).fetchall()
+                found.update(key for (key,) in rows)
+        return found
+
+    def put_explanation(self, key: str, cached: CachedExplanation) -> None:
+        """Keep the first explanation stored under a key (a rerun never rewrites it)."""
+        with self._lock:
+            self._db.execute(
+                "INSERT OR IGNORE INTO explanation (key, explanation, usage, analyzed_at) "
+                "VALUES (?, ?, ?, ?)",
+                (
+                    key,
+                    cached.explanation.model_dump_json(),
+                    cached.usage.model_dump_json(),
+                    cached.analyzed_at,
+                ),
+            )
+            self._db.commit()
+
+
+def dumps_key(*parts: object) -> str:
+    """A stable text for hashing a cache key from its parts."""
+    return json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,130 @@
+"""How a command talks to the person (or CI job) running it: progress, events, summaries.
+
+Three modes: `tty` (rich progress bars on stderr), `plain` (one line per event, for pipes
+and `CI=true`), `github` (plain, plus `::warning` annotations and a step summary when
+`GITHUB_ACTIONS=true`). Data goes to stdout; everything here goes to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Literal, TextIO
+
+from rich.console import Console as RichConsole
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+Mode = Literal["tty", "plain", "github"]
+
+
+def detect_mode(ci: bool | None = None, stream: TextIO | None = None) -> Mode:
+    """`--ci` forces batch mode; otherwise `CI=true` or a non-terminal stderr selects it."""
+    stream = stream or sys.stderr
+    env_ci = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+    if ci or (ci is None and env_ci) or not stream.isatty():
+        return "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "plain"
+    return "tty"
+
+
+def _escape_annotation(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_annotation(text).replace(":", "%3A").replace(",", "%2C")
+
+
+class Tracker:
+    """A handle on one running progress task."""
+
+    def __init__(self, console: Console, label: str, total: int, task_id: int | None) -> None:
+        self._console = console
+        self._label = label
+        self.total = total
+        self.done = 0
+        self._task_id = task_id
+        self._last_logged = 0
+
+    def advance(self, count: int = 1, **fields: object) -> None:
+        self.done += count
+        progress = self._console._progress
+        if progress is not None and self._task_id is not None:
+            progress.update(self._task_id, advance=count, **fields)
+            return
+        # Plain mode: a line at every 10% step and at the end, never one per item.
+        step = max(1, self.total // 10)
+        if self.done == self.total or self.done // step != self._last_logged // step:
+            self._last_logged = self.done
+            extra = "".join(f" {key}={value}" for key, value in fields.items())
+            self._console.line(f"{self._label}: {self.done}/{self.total}{extra}")
+
+
+class Console:
+    def __init__(self, mode: Mode = "plain", stream: TextIO | None = None) -> None:
+        self.mode = mode
+        self.stream = stream or sys.stderr
+        self._rich = RichConsole(file=self.stream, highlight=False)
+        self._progress: Progress | None = None
+
+    @classmethod
+    def detect(cls, ci: bool | None = None) -> Console:
+        return cls(detect_mode(ci))
+
+    def line(self, text: str) -> None:
+        if self._progress is not None:
+            self._progress.console.print(text, markup=False, highlight=False)
+        else:
+            print(text, file=self.stream, flush=True)
+
+    def warn(self, text: str, file: str | None = None, line: int | None = None) -> None:
+        """A problem the run survived (skipped file, failed site, grounding warning)."""
+        where = f"{file}:{line}: " if file and line else f"{file}: " if file else ""
+        self.line(f"warning: {where}{text}")
+        if self.mode == "github":
+            props = []
+            if file:
+                props.append(f"file={_escape_property(file)}")
+            if line:
+                props.append(f"line={line}")
+            head = "::warning " + ",".join(props) if props else "::warning"
+            print(f"{head}::{_escape_annotation(text)}", file=sys.stdout, flush=True)
+
+    def step_summary(self, markdown: str) -> None:
+        """Append Markdown to the GitHub job summary when running under Actions."""
+        path = os.environ.get("GITHUB_STEP_SUMMARY")
+        if self.mode == "github" and path:
+            with open(path, "a", encoding="utf-8") as out:
+                out.write(markdown.rstrip("\n") + "\n")
+
+    @contextmanager
+    def progress(self, label: str, total: int, *extra_columns: str) -> Iterator[Tracker]:
+        """Track `total` units of work; `extra_columns` name fields shown beside the bar."""
+        if self.mode != "tty" or self._progress is not None:
+            yield Tracker(self, label, total, None)
+            return
+        columns = [
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            *(TextColumn(f"{name}={{task.fields[{name}]}}") for name in extra_columns),
+        ]
+        progress = Progress(*columns, console=self._rich, transient=False)
+        self._progress = progress
+        with progress:
+            task_id = progress.add_task(label, total=total, **{n: 0 for n in extra_columns})
+            try:
+                yield Tracker(self, label, total, task_id)
+            finally:
+                self._progress = None
