@@ -159,3 +159,11 @@ class Store:
 def dumps_key(*parts: object) -> str:
     """A stable text for hashing a cache key from its parts."""
     return json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+STORE_NAME = "store.sqlite"
+
+
+def default_store_path(cache_dir: Path) -> Path:
+    """Where the store lives inside a cache directory (`--cache` overrides it)."""
+    return Path(cache_dir) / STORE_NAME

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from pipeline import __version__
@@ -11,3 +13,249 @@ from pipeline import __version__
 @click.version_option(__version__, prog_name="vmine")
 def main() -> None:
     """Mine the validation errors of a Python code base into explained error records."""
+
+
+class InputError(click.ClickException):
+    """A problem with the user's input: one line on stderr, exit code 2."""
+
+    exit_code = 2
+
+
+def _one_line(error: Exception) -> str:
+    """A pydantic ValidationError as one line: the first problem, with the value given."""
+    from pydantic import ValidationError
+
+    if isinstance(error, ValidationError):
+        first = error.errors()[0]
+        loc = first["loc"]
+        # A single field is an option the user typed: name it as they typed it.
+        where = "--" + str(loc[0]).replace("_", "-") if len(loc) == 1 else ".".join(map(str, loc))
+        message = first["msg"].removeprefix("Value error, ")
+        given = "" if "got" in message else f" (got {first.get('input')!r})"
+        return f"{where}: {message}{given}"
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
+@main.command("run")
+@click.argument("args", nargs=-1, metavar="SOURCE | TARGET...")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Mine the targets of this pipeline.toml (all, or the TARGETs named) "
+              "instead of one SOURCE.")
+@click.option("--rev", help="Commit, tag or branch to analyse (default: HEAD).")
+@click.option("--repo-name", help="OWNER/NAME of the repository when its origin is not GitHub.")
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Directory that receives OWNER/NAME/SHA/ (default: output).")
+@click.option("--llm", type=click.Choice(["auto", "openai", "offline"]),
+              help="Explainer: openai when OPENAI_API_KEY or a base URL is set, else "
+              "offline (auto, the default); or force one.")
+@click.option("--model", help="Model name for the openai explainer.")
+@click.option("--base-url", help="OpenAI-compatible server URL (default: $OPENAI_BASE_URL).")
+@click.option("--concurrency", type=click.IntRange(min=1),
+              help="Explanation requests in flight at once (default: 8).")
+@click.option("--max-requests", type=click.IntRange(min=0),
+              help="Stop starting requests after this many HTTP requests; the rest stay "
+              "pending (exit code 3) and a rerun resumes.")
+@click.option("--max-tokens", type=click.IntRange(min=0),
+              help="Stop starting requests after this many tokens; as --max-requests.")
+@click.option("--dry-run", is_flag=True, default=None,
+              help="Count sites (cached and to request) and estimate tokens; write nothing.")
+@click.option("--cache", type=click.Path(dir_okay=False, path_type=Path),
+              help="SQLite cache file (default: store.sqlite in the cache directory).")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Cache directory for mirrors and the store (default: $VMINE_CACHE_DIR, "
+              "else the user cache directory).")
+@click.option("--dataset-version", help="Pin the datasetVersion timestamp "
+              "(YYYY-MM-DDTHH:MM:SS.mmmZ) instead of the current time.")
+@click.option("--ci", is_flag=True, help="Plain progress lines (also when CI=true).")
+def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **options) -> None:
+    """Mine SOURCE (a path, git URL, OWNER/NAME or pypi:NAME==VERSION) into explained records
+    under OUT/OWNER/NAME/SHA/. Exit codes: 0 done, 1 some files skipped or sites failed,
+    2 usage or input error, 3 a budget ran out (rerun to resume), 130/143 interrupted
+    (what finished is written and cached)."""
+    from pydantic import ValidationError
+
+    from pipeline.config import ConfigError
+    from pipeline.console import Console
+    from pipeline.run import RunError, RunOptions, run_dataset
+    from pipeline.sources import SourceError
+
+    console = Console.detect(ci or None)
+    overrides = {key: value for key, value in options.items() if value is not None}
+    try:
+        if config_path is not None:
+            from pipeline.targets import run_targets
+
+            code = run_targets(config_path, list(args), overrides, console)
+        else:
+            if len(args) != 1:
+                raise click.UsageError("give exactly one SOURCE (or --config FILE [TARGET...])")
+            code = run_dataset(RunOptions(source=args[0], **overrides), console).exit_code
+    except (SourceError, RunError, ConfigError, ValidationError) as error:
+        raise InputError(_one_line(error)) from None
+    except KeyboardInterrupt:
+        console.line("interrupted")
+        code = 130
+    raise SystemExit(code)
+
+
+@main.command("extract")
+@click.argument("source")
+@click.option("--rev", help="Commit SHA (full or abbreviated), tag or branch to analyse "
+              "(default: HEAD).")
+@click.option("--repo-name", help="OWNER/NAME written into each site; needed when the "
+              "origin is not a GitHub URL.")
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the JSON Lines to this file (atomically) instead of stdout.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Cache directory for git mirrors, releases and store.sqlite (default: "
+              "$VMINE_CACHE_DIR, else the user cache directory).")
+@click.option("--no-cache", is_flag=True,
+              help="Analyse every file again instead of reusing cached per-file analyses.")
+@click.option("--strict", is_flag=True,
+              help="Treat a skipped file as fatal: report it, write no output and exit 1.")
+@click.option("--include", multiple=True, metavar="GLOB",
+              help="Only analyse .py files whose path matches this glob (* also matches /); "
+              "repeatable.")
+@click.option("--exclude", multiple=True, metavar="GLOB",
+              help="Leave out .py files whose path matches this glob; repeatable.")
+@click.option("--workers", type=click.IntRange(min=1),
+              help="Processes that analyse files (default: the number of CPUs).")
+@click.option("--ci", is_flag=True, help="Plain progress lines (also when CI=true).")
+def extract_command(source: str, rev: str | None, repo_name: str | None, output: Path | None,
+                    cache_dir: Path | None, no_cache: bool, strict: bool,
+                    include: tuple[str, ...], exclude: tuple[str, ...], workers: int | None,
+                    ci: bool) -> None:
+    """Print every raise site of SOURCE (a path, git URL, OWNER/NAME or pypi:NAME==VERSION)
+    as JSON Lines, one site per line, sorted by filePath then lineNumber; the same input
+    always gives the same bytes. Skipped files are listed on stderr, followed by a summary
+    line. Exit codes: 0 done, 1 some files were skipped (with --strict: nothing is written),
+    2 usage or input error."""
+    from pipeline.console import Console
+    from pipeline.extract import extract_source, summary_line
+    from pipeline.sources import SourceError
+
+    console = Console.detect(ci or None)
+    try:
+        extraction = extract_source(
+            source, rev, repo_name=repo_name, cache_dir=cache_dir, use_cache=not no_cache,
+            include=list(include), exclude=list(exclude), workers=workers, console=console,
+        )
+    except SourceError as error:
+        raise InputError(_one_line(error)) from None
+    for item in extraction.skipped:
+        console.line(f"skipped: {item.filePath}: {item.reason}")
+    if strict and extraction.skipped:
+        console.line(f"extract: --strict: {len(extraction.skipped)} file(s) skipped, "
+                     "no output written")
+        raise SystemExit(1)
+    text = "".join(site.to_json_line() + "\n" for site in extraction.sites)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        from pipeline.extract import write_atomic
+
+        write_atomic(output, text)
+    console.line(summary_line(extraction))
+    raise SystemExit(1 if extraction.skipped else 0)
+
+
+@main.command("schema")
+@click.argument("kind", type=click.Choice(["record", "envelope", "index", "manifest"]),
+                default="record")
+def schema_command(kind: str) -> None:
+    """Print the JSON Schema of a dataset file: a record (default), the envelope of a
+    records/ID.json file, a line of index.jsonl, or manifest.json."""
+    from pipeline.dataset import json_schema
+
+    click.echo(json_schema(kind), nl=False)
+
+
+@main.command("diff")
+@click.argument("old")
+@click.argument("new")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]),
+              default="text", show_default=True,
+              help="text for a terminal, markdown for a pull-request comment or job summary, "
+              "json for programs (shape in docs/diff.md).")
+@click.option("--exit-code", is_flag=True,
+              help="Exit with 1 when anything was added, removed, reworded, moved or changed.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Cache directory for mirrors and the store, when OLD or NEW is extracted "
+              "(default: $VMINE_CACHE_DIR, else the user cache directory).")
+@click.option("--ci", is_flag=True, help="Batch mode (also when CI=true): plain lines, and "
+              "annotations and a job summary under GitHub Actions.")
+def diff_command(old: str, new: str, fmt: str, exit_code: bool, cache_dir: Path | None,
+                 ci: bool) -> None:
+    """Compare the error sets of OLD and NEW: which errors were added, removed, reworded,
+    moved or changed. Each is a dataset folder (one holding manifest.json, or a folder with
+    exactly one dataset under it), SOURCE@REV, or pypi:NAME==VERSION (extracted, not
+    explained). Exit codes: 0 done (with --exit-code: no difference), 1 with --exit-code
+    when something differs, 2 usage or input error."""
+    import os
+    import sys
+
+    from pipeline.console import Console
+    from pipeline.diff import DiffInputError, run_diff
+    from pipeline.sources import SourceError
+
+    console = Console.detect(ci or None)
+    color = console.mode == "tty" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    try:
+        output, diff = run_diff(old, new, fmt=fmt, console=console, color=color,
+                                cache_dir=cache_dir)
+    except (DiffInputError, SourceError) as error:
+        raise InputError(_one_line(error)) from None
+    click.echo(output, nl=False, color=color)
+    raise SystemExit(1 if exit_code and diff.differs else 0)
+
+
+# A message often starts with `--` (`--use-x requires ...`): take it as MESSAGE, not an option.
+@main.command("explain", context_settings={"ignore_unknown_options": True})
+@click.argument("message")
+@click.option("--dataset", "datasets", multiple=True,
+              type=click.Path(file_okay=False, path_type=Path),
+              help="A dataset folder, or a folder holding datasets; repeatable "
+              "(default: every dataset under output/).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the envelopes of the best matching records (with --all: of every "
+              "candidate) as JSON Lines, best first.")
+@click.option("--all", "show_all", is_flag=True,
+              help="List every candidate record with its score instead of the best page.")
+def explain_command(message: str, datasets: tuple[Path, ...], as_json: bool,
+                    show_all: bool) -> None:
+    """Find the record that explains MESSAGE: an error message, a `ValueError: ...` line or a
+    whole pasted traceback (log-line prefixes are stripped); `-` reads it from stdin. Exit
+    codes: 0 a record matches, 1 only approximate (similar) records, 2 no dataset."""
+    import sys
+
+    from pipeline.explain import ExplainError, explain
+
+    text = sys.stdin.read() if message == "-" else message
+    try:
+        output, code = explain(text, list(datasets), fmt="json" if as_json else "text",
+                               show_all=show_all)
+    except ExplainError as error:
+        raise InputError(str(error)) from None
+    click.echo(output, nl=False)
+    raise SystemExit(code)
+
+
+@main.command("render")
+@click.argument("dataset", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["markdown", "html"]), default="markdown",
+              show_default=True,
+              help="markdown: a page per record and index.md; html: a static site (index.html "
+              "with search, errors/ID.html, api/errors/ID.json) that works from file://.")
+@click.option("-o", "--out", "out_dir", required=True,
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Directory to write the pages into (created if missing).")
+def render_command(dataset: Path, fmt: str, out_dir: Path) -> None:
+    """Render the dataset in DATASET (a folder holding manifest.json, or one dataset under
+    it) as Markdown pages or a static HTML site."""
+    from pipeline.render import RenderError, render
+
+    try:
+        written = render(dataset, fmt, out_dir)
+    except RenderError as error:
+        raise InputError(str(error)) from None
+    click.echo(f"wrote {len(written)} files to {out_dir}")

@@ -43,6 +43,15 @@ def _escape_property(text: str) -> str:
     return _escape_annotation(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def workflow_command(level: str, message: str, *, file: str | None = None,
+                     line: int | None = None, title: str | None = None) -> str:
+    """A GitHub annotation line: `::warning file=a.py,line=3,title=...::message`."""
+    props = [f"{key}={_escape_property(str(value))}"
+             for key, value in (("file", file), ("line", line), ("title", title)) if value]
+    head = f"::{level} " + ",".join(props) if props else f"::{level}"
+    return f"{head}::{_escape_annotation(message)}"
+
+
 class Tracker:
     """A handle on one running progress task."""
 
@@ -97,6 +106,12 @@ class Console:
                 props.append(f"line={line}")
             head = "::warning " + ",".join(props) if props else "::warning"
             print(f"{head}::{_escape_annotation(text)}", file=sys.stdout, flush=True)
+
+    def annotate(self, command: str) -> None:
+        """Print a ready-made workflow command (`::notice file=...::...`) in github mode, on
+        the console stream: the runner reads stderr too, and stdout stays data."""
+        if self.mode == "github":
+            print(command, file=self.stream, flush=True)
 
     def step_summary(self, markdown: str) -> None:
         """Append Markdown to the GitHub job summary when running under Actions."""

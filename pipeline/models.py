@@ -71,16 +71,24 @@ class Site(BaseModel):
     occurrence: int = Field(default=0, exclude=True)
 
     @classmethod
-    def place(cls, raw: RaiseSite, repo: str, sha: str, path_prefix: str = "") -> Site:
+    def place(
+        cls,
+        raw: RaiseSite,
+        repo: str,
+        sha: str,
+        path_prefix: str = "",
+        url_ref: str | None = None,
+    ) -> Site:
         """Put an extracted site into its repository; `path_prefix` maps a release's files
-        back onto the GitHub tree (SGLang's package lives under `python/`)."""
+        back onto the GitHub tree (SGLang's package lives under `python/`), and `url_ref`
+        (a release tag) is what githubUrl pins instead of `sha`."""
         fields = raw.model_dump()
         fields["filePath"] = path_prefix + raw.filePath
         return cls(
             repo=repo,
             analyzedSha=sha,
             githubUrl=github_url(
-                repo, sha, fields["filePath"], raw.sourceCodeStart, raw.sourceCodeEnd
+                repo, url_ref or sha, fields["filePath"], raw.sourceCodeStart, raw.sourceCodeEnd
             ),
             **fields,
         )

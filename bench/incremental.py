@@ -1,0 +1,140 @@
+"""Incremental regeneration on vLLM 0.32.0 -> 0.33.0: how much a warm cache saves.
+
+1. cold `vmine extract` of 0.33.0 (empty cache);
+2. with a fresh cache: extract 0.32.0, then extract 0.33.0 warm (only changed blobs parsed),
+   then 0.33.0 once more (nothing to parse);
+3. `vmine run --llm offline` twice on 0.33.0: the second explains nothing anew;
+4. `vmine diff` of the 0.32.0 and 0.33.0 datasets: its summary line.
+
+Target: the warm extract takes at most 25% of the cold one's wall time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.trees import ensure_trees  # noqa: E402
+
+VMINE = Path(sys.executable).parent / "vmine"
+REPO_NAME = "vllm-project/vllm"
+MAX_WARM_RATIO = 0.25
+_SUMMARY = re.compile(r"extract: files=(\d+) candidates=(\d+) parsed=(\d+) reused=(\d+) "
+                      r"sites=(\d+)")
+
+
+@dataclass
+class Step:
+    """One timed vmine command and what its closing lines said."""
+
+    seconds: float
+    stderr: str
+    stdout: str
+
+    def extract_counts(self) -> dict[str, int]:
+        match = _SUMMARY.search(self.stderr)
+        if match is None:
+            raise RuntimeError(f"no summary line in vmine extract's stderr:\n{self.stderr}")
+        keys = ("files", "candidates", "parsed", "reused", "sites")
+        return dict(zip(keys, map(int, match.groups()), strict=True))
+
+
+def vmine(*args: str, ok: tuple[int, ...] = (0, 1)) -> Step:
+    env = {**os.environ, "CI": "true"}
+    env.pop("GITHUB_ACTIONS", None)
+    started = time.perf_counter()
+    done = subprocess.run([str(VMINE), *args], capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - started
+    if done.returncode not in ok:
+        raise RuntimeError(f"vmine {' '.join(args)} exited {done.returncode}:\n{done.stderr}")
+    return Step(seconds, done.stderr, done.stdout)
+
+
+def extract(repo: Path, rev: str, cache: Path, out: Path) -> Step:
+    return vmine("extract", str(repo), "--rev", rev, "--repo-name", REPO_NAME,
+                 "--cache-dir", str(cache), "-o", str(out), "--ci")
+
+
+def run_offline(repo: Path, rev: str, cache: Path, out: Path) -> dict:
+    """`vmine run --llm offline`; the manifest it wrote."""
+    step = vmine("run", str(repo), "--rev", rev, "--repo-name", REPO_NAME, "--llm", "offline",
+                 "--cache-dir", str(cache), "-o", str(out), "--ci")
+    match = re.search(r"records: \d+ written to (\S+)", step.stderr)
+    if match is None:
+        raise RuntimeError(f"vmine run did not say where it wrote:\n{step.stderr}")
+    manifest = json.loads((Path(match[1]) / "manifest.json").read_text())
+    manifest["_seconds"] = step.seconds
+    manifest["_dir"] = match[1]
+    return manifest
+
+
+def _run_line(label: str, manifest: dict) -> str:
+    counts, llm = manifest["counts"], manifest["llm"]
+    return (f"  {label}: {manifest['_seconds']:.1f} s, {counts['records']} records, "
+            f"{counts['sitesNew']} explained anew, {counts['sitesReused']} from the cache, "
+            f"{llm['requests']} explanation requests")
+
+
+def main() -> int:
+    trees = ensure_trees()
+    old, new = trees.vllm_old, trees.vllm_new
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="vmine-incremental-") as tmp:
+        work = Path(tmp)
+        cold = extract(trees.vllm, new, work / "cold-cache", work / "cold.jsonl")
+        prime = extract(trees.vllm, old, work / "cache", work / "old.jsonl")
+        warm = extract(trees.vllm, new, work / "cache", work / "new.jsonl")
+        again = extract(trees.vllm, new, work / "cache", work / "again.jsonl")
+        ratio = warm.seconds / cold.seconds
+        same = (work / "cold.jsonl").read_bytes() == (work / "new.jsonl").read_bytes()
+        c, p, w = cold.extract_counts(), prime.extract_counts(), warm.extract_counts()
+        a = again.extract_counts()
+        print(f"  cold extract {new}: {cold.seconds:.2f} s "
+              f"({c['parsed']} files parsed, {c['reused']} reused, {c['sites']} sites)")
+        print(f"  extract {old} (fresh cache): {prime.seconds:.2f} s "
+              f"({p['parsed']} parsed, {p['reused']} reused)")
+        print(f"  warm extract {new}: {warm.seconds:.2f} s "
+              f"({w['parsed']} files parsed, {w['reused']} reused, {w['sites']} sites)")
+        print(f"  extract {new} again (nothing changed): {again.seconds:.2f} s "
+              f"({a['parsed']} parsed, {a['reused']} reused; "
+              f"{again.seconds / cold.seconds:.3f} of cold)")
+        changed = c["candidates"] - w["reused"]
+        print(f"  candidate files that differ between {old} and {new}: "
+              f"{changed} of {c['candidates']} ({changed / c['candidates']:.0%})")
+        verdict = "ok" if ratio <= MAX_WARM_RATIO else "MISSED"
+        print(f"  warm/cold: {ratio:.3f} (target <= {MAX_WARM_RATIO}) {verdict}; "
+              f"warm output identical to cold: {same}")
+        if ratio > MAX_WARM_RATIO:
+            failures.append(f"warm/cold {ratio:.3f} > {MAX_WARM_RATIO}")
+        if not same:
+            failures.append("warm extract output differs from the cold one")
+
+        out = work / "out"
+        first = run_offline(trees.vllm, new, work / "cache", out)
+        second = run_offline(trees.vllm, new, work / "cache", out)
+        print(_run_line(f"run --llm offline {new} (1st)", first))
+        print(_run_line(f"run --llm offline {new} (2nd)", second))
+        if second["counts"]["sitesNew"] or second["llm"]["requests"]:
+            failures.append("the second run explained sites anew")
+
+        previous = run_offline(trees.vllm, old, work / "cache", out)
+        diff = vmine("diff", previous["_dir"], second["_dir"])
+        summary = diff.stdout.strip().splitlines()[-1]
+        print(f"  vmine diff {old} {new}: {summary} ({diff.seconds:.2f} s)")
+    if failures:
+        raise SystemExit("incremental: " + "; ".join(failures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

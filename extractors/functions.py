@@ -1,0 +1,161 @@
+"""The cheap pre-pass: a stdlib `ast` walk that tables a file's functions, calls and raises."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+@dataclass
+class Function:
+    """One `def` of a file, as the pre-pass sees it (no libcst yet)."""
+
+    qualname: str  # `Class.method`, `outer.<locals>.inner`
+    name: str
+    owner_class: str | None  # qualname of the class the def sits directly in, if any
+    parent: str | None  # qualname of the function it is nested in, if any
+    self_class: str | None  # the class `self.x(...)` refers to (the method's, for closures too)
+    decorators: tuple[str, ...]  # last dotted segment of each decorator's callee
+    start: int  # first line, decorators included
+    def_line: int
+    end: int
+    indent: int  # column of the `def` (its decorators start at the same column)
+    raise_lines: list[int]  # raises of a configured class in this function's own scope
+    node: FunctionNode = field(repr=False)
+    _calls: tuple[set[str], set[str]] | None = field(default=None, repr=False)
+
+    @property
+    def self_calls(self) -> set[str]:
+        """Names called as `self.x(...)` or `cls.x(...)` in this function's own scope."""
+        return self._scan_calls()[0]
+
+    @property
+    def direct_calls(self) -> set[str]:
+        """Names called as `x(...)` in this function's own scope."""
+        return self._scan_calls()[1]
+
+    def _scan_calls(self) -> tuple[set[str], set[str]]:
+        # computed only for validators: walking every expression of every function is
+        # the slow part of the pre-pass
+        if self._calls is None:
+            self_calls: set[str] = set()
+            direct: set[str] = set()
+            for node in own_nodes(self.node.body):
+                if not isinstance(node, ast.Call):
+                    continue
+                callee = node.func
+                if isinstance(callee, ast.Name):
+                    direct.add(callee.id)
+                elif (
+                    isinstance(callee, ast.Attribute)
+                    and isinstance(callee.value, ast.Name)
+                    and callee.value.id in ("self", "cls")
+                ):
+                    self_calls.add(callee.attr)
+            self._calls = (self_calls, direct)
+        return self._calls
+
+
+def decorator_name(node: ast.expr) -> str | None:
+    """`field_validator`, `pydantic.field_validator(...)` -> `field_validator`."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def raised_class(node: ast.Raise) -> str | None:
+    """The class a `raise` names: `ValueError`, `builtins.ValueError(...)` -> `ValueError`.
+
+    Only forms that certainly name a class count; `raise err` of a variable does not.
+    """
+    exc = node.exc
+    if isinstance(exc, ast.Call):
+        exc = exc.func
+    if isinstance(exc, ast.Name):
+        return exc.id
+    if (
+        isinstance(exc, ast.Attribute)
+        and isinstance(exc.value, ast.Name)
+        and exc.value.id == "builtins"
+    ):
+        return exc.attr
+    return None
+
+
+def own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Every node under `body` that belongs to its scope (nested defs, classes and lambdas
+    are yielded themselves but not entered)."""
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement under `body` in source order, not entering nested defs or classes."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, _SCOPES):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, name, None)
+            if block:
+                yield from own_statements(block)
+        for handler in getattr(stmt, "handlers", ()):
+            yield from own_statements(handler.body)
+        for case in getattr(stmt, "cases", ()):
+            yield from own_statements(case.body)
+
+
+def function_table(tree: ast.Module, error_classes: tuple[str, ...]) -> list[Function]:
+    """All functions of a module in source order, with what the validator rules need."""
+    table: list[Function] = []
+    classes = frozenset(error_classes)
+
+    def visit(body, prefix: str, owner_class: str | None, parent: str | None, self_class):
+        raises: list[int] = []
+        for stmt in own_statements(body):
+            if isinstance(stmt, ast.ClassDef):
+                qual = prefix + stmt.name
+                visit(stmt.body, qual + ".", qual, parent, qual)
+            elif isinstance(stmt, _DEFS):
+                qual = prefix + stmt.name
+                first = stmt.decorator_list[0] if stmt.decorator_list else stmt
+                fn = Function(
+                    qualname=qual,
+                    name=stmt.name,
+                    owner_class=owner_class,
+                    parent=parent,
+                    self_class=self_class,
+                    decorators=tuple(
+                        name
+                        for name in map(decorator_name, stmt.decorator_list)
+                        if name is not None
+                    ),
+                    start=first.lineno,
+                    def_line=stmt.lineno,
+                    end=stmt.end_lineno or stmt.lineno,
+                    indent=stmt.col_offset,
+                    raise_lines=[],
+                    node=stmt,
+                )
+                table.append(fn)
+                fn.raise_lines = visit(stmt.body, qual + ".<locals>.", None, qual, self_class)
+            elif isinstance(stmt, ast.Raise) and raised_class(stmt) in classes:
+                raises.append(stmt.lineno)
+        return raises
+
+    visit(tree.body, "", None, None, None)
+    table.sort(key=lambda fn: (fn.start, fn.def_line))
+    return table

@@ -1,0 +1,249 @@
+"""The conditions that hold when a raise runs, as one-line source text, and their negation."""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+
+@dataclass(frozen=True)
+class Block:
+    """A step of the path to a raise: it sits in (or under) `statements[index]`."""
+
+    statements: Sequence[cst.CSTNode]
+    index: int
+
+
+@dataclass(frozen=True)
+class Branch:
+    """A step of the path to a raise: it runs only when `test` is true (`holds`) or false."""
+
+    test: cst.BaseExpression
+    holds: bool
+
+
+Step = Block | Branch
+
+_OPEN = {"(", "[", "{"}
+_CLOSE = {")", "]", "}"}
+_SKIP = {tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT}
+
+_FLIP: dict[type[cst.BaseCompOp], type[cst.BaseCompOp]] = {
+    cst.Equal: cst.NotEqual,
+    cst.NotEqual: cst.Equal,
+    cst.Is: cst.IsNot,
+    cst.IsNot: cst.Is,
+    cst.In: cst.NotIn,
+    cst.NotIn: cst.In,
+    cst.LessThan: cst.GreaterThanEqual,
+    cst.GreaterThanEqual: cst.LessThan,
+    cst.GreaterThan: cst.LessThanEqual,
+    cst.LessThanEqual: cst.GreaterThan,
+}
+_OP_TEXT = {
+    cst.Equal: "==",
+    cst.NotEqual: "!=",
+    cst.Is: "is",
+    cst.IsNot: "is not",
+    cst.In: "in",
+    cst.NotIn: "not in",
+    cst.LessThan: "<",
+    cst.GreaterThanEqual: ">=",
+    cst.GreaterThan: ">",
+    cst.LessThanEqual: "<=",
+}
+# expressions that read fine after a bare `not`
+_ATOMS = (
+    cst.Name,
+    cst.Attribute,
+    cst.Call,
+    cst.Subscript,
+    cst.Integer,
+    cst.Float,
+    cst.SimpleString,
+    cst.ConcatenatedString,
+    cst.FormattedString,
+    cst.List,
+    cst.Tuple,
+    cst.Dict,
+    cst.Set,
+)
+# atoms whose own parentheses add nothing after `not` (a tuple's do)
+_NAMED = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+# binding strength of what negate() returns, weakest first
+_OR, _AND, _NOT, _TIGHT = 0, 1, 2, 3
+
+
+def one_line(code: str) -> str:
+    """Source text of an expression on one line: whitespace between tokens collapsed to one
+    space (none inside brackets' edges), comments dropped, outer parentheses removed; string
+    literals are left exactly as written."""
+    try:
+        tokens = [
+            tok
+            for tok in tokenize.generate_tokens(io.StringIO(code.strip()).readline)
+            if tok.type not in _SKIP and tok.type != tokenize.ENDMARKER
+        ]
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return " ".join(code.split())
+    # a trailing comma that only served a multi-line layout: `f(\n a,\n)` -> `f(a)`
+    tokens = [
+        tok
+        for i, tok in enumerate(tokens)
+        if not (
+            tok.string == ","
+            and i + 1 < len(tokens)
+            and tokens[i + 1].string in _CLOSE
+            and tokens[i + 1].start[0] != tok.end[0]
+        )
+    ]
+    while len(tokens) >= 2 and _wraps(tokens):
+        tokens = tokens[1:-1]
+    parts: list[str] = []
+    for i, tok in enumerate(tokens):
+        if i and tokens[i - 1].end != tok.start:
+            if tokens[i - 1].string not in _OPEN and tok.string not in _CLOSE | {","}:
+                parts.append(" ")
+        parts.append(tok.string)
+    return "".join(parts)
+
+
+def _wraps(tokens: list[tokenize.TokenInfo]) -> bool:
+    """Whether the first token is a `(` that the last token closes."""
+    if tokens[0].string != "(" or tokens[-1].string != ")":
+        return False
+    depth = 0
+    for tok in tokens[:-1]:
+        if tok.string in _OPEN:
+            depth += 1
+        elif tok.string in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                return False
+    return True
+
+
+def condition(test: cst.BaseExpression, module: cst.Module) -> str:
+    """A condition as it reads in the source, on one line."""
+    return one_line(module.code_for_node(test))
+
+
+def negate(test: cst.BaseExpression, module: cst.Module) -> str:
+    """The readable negation of a condition: `a != b` -> `a == b`, `not x` -> `x`,
+    `a and b` -> `not a or not b` when each side negates simply, else `not (a and b)`."""
+    return one_line(_negate(test, module)[0])
+
+
+def _bare(node: cst.BaseExpression, module: cst.Module) -> str:
+    """Source of a node without its own outer parentheses."""
+    if getattr(node, "lpar", None):
+        node = node.with_changes(lpar=[], rpar=[])
+    return module.code_for_node(node)
+
+
+def _negate(node: cst.BaseExpression, module: cst.Module) -> tuple[str, int]:
+    if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+        target = node.comparisons[0]
+        flipped = _OP_TEXT[_FLIP[type(target.operator)]]
+        left = module.code_for_node(node.left)
+        right = module.code_for_node(target.comparator)
+        return f"{left} {flipped} {right}", _TIGHT
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        return _bare(node.expression, module), _strength(node.expression)
+    if isinstance(node, cst.BooleanOperation):
+        operands = _operands(node.with_changes(lpar=[], rpar=[]), type(node.operator))
+        if all(_negates_simply(operand) for operand in operands):
+            if isinstance(node.operator, cst.And):
+                joiner, strength = " or ", _OR
+            else:
+                joiner, strength = " and ", _AND
+            pieces = []
+            for operand in operands:
+                text, inner = _negate(operand, module)
+                pieces.append(f"({text})" if inner <= strength and inner < _NOT else text)
+            return joiner.join(pieces), strength
+    if isinstance(node, _NAMED):
+        return f"not {_bare(node, module)}", _NOT
+    if isinstance(node, _ATOMS):
+        return f"not {module.code_for_node(node)}", _NOT
+    return f"not ({_bare(node, module)})", _NOT
+
+
+def _strength(node: cst.BaseExpression) -> int:
+    if isinstance(node, cst.BooleanOperation):
+        return _OR if isinstance(node.operator, cst.Or) else _AND
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        return _NOT
+    return _TIGHT
+
+
+def _operands(node: cst.BaseExpression, operator: type) -> list[cst.BaseExpression]:
+    """`a and b and c` -> [a, b, c]; parenthesised groups stay whole."""
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, operator):
+        if not node.lpar:
+            return _operands(node.left, operator) + _operands(node.right, operator)
+    return [node]
+
+
+def _negates_simply(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Comparison):
+        return len(node.comparisons) == 1
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        return True
+    return isinstance(node, _ATOMS)
+
+
+def _suite_statements(suite: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    return suite.body
+
+
+def always_returns(statements: Sequence[cst.CSTNode]) -> bool:
+    """Whether a block always ends in `return` (directly, or in every arm of a final if)."""
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return bool(last.body) and isinstance(last.body[-1], cst.Return)
+    if isinstance(last, cst.Return):
+        return True
+    if isinstance(last, cst.If) and last.orelse is not None:
+        if not always_returns(_suite_statements(last.body)):
+            return False
+        orelse = last.orelse
+        if isinstance(orelse, cst.If):
+            return always_returns([orelse])
+        return always_returns(_suite_statements(orelse.body))
+    return False
+
+
+def early_exit(statement: cst.CSTNode) -> cst.BaseExpression | None:
+    """The test of an `if X:` (no elif/else) whose body always returns, else None."""
+    if (
+        isinstance(statement, cst.If)
+        and statement.orelse is None
+        and always_returns(_suite_statements(statement.body))
+    ):
+        return statement.test
+    return None
+
+
+def guards_of(path: Sequence[Step], module: cst.Module) -> list[str]:
+    """The guards of a raise reached along `path` (outermost step first): the negated early
+    exits before it in source order, then the enclosing if/elif/else tests, outermost first."""
+    exits = [
+        negate(test, module)
+        for step in path
+        if isinstance(step, Block)
+        for test in map(early_exit, step.statements[: step.index])
+        if test is not None
+    ]
+    tests = [
+        condition(step.test, module) if step.holds else negate(step.test, module)
+        for step in path
+        if isinstance(step, Branch)
+    ]
+    return exits + tests

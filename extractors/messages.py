@@ -1,0 +1,489 @@
+"""A raise's message as literal Text and run-time Hole parts, reconstructed from libcst nodes.
+
+Each message form (string literal, f-string, implicit and `+` concatenation, `%`
+formatting, `.format(...)`, `str(x)`, a local name) is one small function below that
+returns a Message, or None when the node is not of its form; whatever no form claims
+becomes one unknown Hole written with the expression's exact source. Nothing is invented:
+a run-time part we cannot know stays a Hole and the status says so.
+
+Choices a reader of the output should know:
+- `{x=}` in an f-string is written as what it renders, `x={x!r}` (the literal `x=`, then
+  the repr; `{x=:.2f}` gives `x={x:.2f}`, whitespace around `=` kept).
+- `%` conversions are written in format-spec form: `%s` -> `{x}`, `%r` -> `{x!r}`,
+  `%a` -> `{x!a}`, anything else keeps its printf spec after a colon (`%.2f` -> `{x:.2f}`,
+  `%d` -> `{x:d}`).
+- `str(x)` -> `{x}`, `repr(x)` -> `{x!r}`.
+- A formatted value whose own text is known (a string literal, a name that `lookup`
+  resolves to text) is written out instead of a Hole when no conversion or spec applies.
+"""
+
+from __future__ import annotations
+
+import _string  # the parser behind string.Formatter, as str.format itself parses fields
+import io
+import re
+import tokenize
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+from extractors.patterns import HOLE_PATTERN, escape_literal
+
+
+@dataclass(frozen=True)
+class Text:
+    """Literal text of the message, as a reader sees it at run time (escapes decoded)."""
+
+    value: str
+
+
+@dataclass(frozen=True)
+class Hole:
+    """A run-time part of the message, written `{expr}` with the expression's source.
+
+    `formatted` is True for a value formatted into known text (f-string field, `%`,
+    `.format`, `str(x)`), False for text we cannot know (an unresolved name, a call).
+    """
+
+    expr: str
+    formatted: bool
+
+
+Part = Text | Hole
+Lookup = Callable[[str], "Message | None"]
+
+
+@dataclass(frozen=True)
+class Message:
+    """The parts of a message; adjacent Texts are merged and empty Texts dropped."""
+
+    parts: tuple[Part, ...] = ()
+
+    def __post_init__(self) -> None:
+        merged: list[Part] = []
+        for part in self.parts:
+            if isinstance(part, Text):
+                if not part.value:
+                    continue
+                if merged and isinstance(merged[-1], Text):
+                    merged[-1] = Text(merged[-1].value + part.value)
+                    continue
+            merged.append(part)
+        object.__setattr__(self, "parts", tuple(merged))
+
+    def text(self) -> str:
+        """errorMessage: literal text as is, each Hole written `{expr}`."""
+        return "".join(p.value if isinstance(p, Text) else "{" + p.expr + "}" for p in self.parts)
+
+    def status(self) -> str:
+        """literal | template | partial | unresolved (see docs/architecture.md)."""
+        holes = [p for p in self.parts if isinstance(p, Hole)]
+        if not holes:
+            return "literal"
+        if len(holes) == len(self.parts):
+            return "unresolved"
+        return "template" if all(h.formatted for h in holes) else "partial"
+
+    def pattern(self) -> str:
+        """messagePattern: escaped literal text, `(.*?)` per Hole, no anchors."""
+        return "".join(
+            escape_literal(p.value) if isinstance(p, Text) else HOLE_PATTERN for p in self.parts
+        )
+
+    def has_text(self) -> bool:
+        """Whether any literal text is known."""
+        return any(isinstance(p, Text) for p in self.parts)
+
+    def __add__(self, other: Message) -> Message:
+        return Message(self.parts + other.parts)
+
+
+def message_of(expr: cst.BaseExpression, module: cst.Module, lookup: Lookup) -> Message:
+    """The message that `expr` evaluates to at run time, as far as the source tells."""
+    return _Reader(module, lookup).message(expr)
+
+
+def message_of_args(args: Sequence[cst.Arg], module: cst.Module, lookup: Lookup) -> Message:
+    """The message of `ValueError(*args)`.
+
+    No argument (`raise ValueError`, `ValueError()`) is the empty literal message; one
+    positional argument is its message; several are rendered as `str(tuple)` at run time,
+    which we do not reconstruct: one unknown Hole with the arguments' source.
+    """
+    reader = _Reader(module, lookup)
+    if not args:
+        return Message()
+    if len(args) == 1 and not args[0].star and args[0].keyword is None:
+        return reader.message(args[0].value)
+    return _unknown(", ".join(reader.arg_source(arg) for arg in args))
+
+
+def _unknown(source: str) -> Message:
+    return Message((Hole(source, False),))
+
+
+def _literal(text: str) -> Message:
+    return Message((Text(text),))
+
+
+class _Reader:
+    """One reconstruction: the module (for source text) and the local-name lookup."""
+
+    def __init__(self, module: cst.Module, lookup: Lookup) -> None:
+        self.module = module
+        self.lookup = lookup
+
+    def message(self, expr: cst.BaseExpression) -> Message:
+        for form in _FORMS:
+            found = form(self, expr)
+            if found is not None:
+                return found
+        return _unknown(self.source(expr))
+
+    def source(self, node: cst.CSTNode) -> str:
+        return one_line(self.module.code_for_node(node))
+
+    def arg_source(self, arg: cst.Arg) -> str:
+        keyword = f"{arg.keyword.value}=" if arg.keyword is not None else ""
+        return arg.star + keyword + self.source(arg.value)
+
+    def formatted(self, expr: cst.BaseExpression, suffix: str = "") -> Message:
+        """A value formatted into the message; `suffix` is its `!conv:spec` as written."""
+        if not suffix:
+            # str() of a value whose text we know is that text: write it out.
+            inner = self.message(expr)
+            if inner.has_text():
+                return inner
+        return Message((Hole(self.source(expr) + suffix, True),))
+
+
+# --- forms -------------------------------------------------------------------------------
+
+
+def string_literal(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
+    """'a', "a", '''a''', r'a\\d', u'a' -> their run-time text; bytes are not a message."""
+    if not isinstance(expr, cst.SimpleString):
+        return None
+    value = expr.evaluated_value
+    return _literal(value) if isinstance(value, str) else None
+
+
+def implicit_concatenation(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
+    """'a ' f'b {x}' -> the parts of each piece in turn."""
+    if not isinstance(expr, cst.ConcatenatedString):
+        return None
+    pieces = [expr.left, expr.right]
+    if any(isinstance(p, cst.SimpleString) and "b" in p.prefix.lower() for p in pieces):
+        return None
+    left, right = reader.message(expr.left), reader.message(expr.right)
+    return left + right
+
+
+def fstring(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
+    """f'got {cfg.mode!r}' -> Text 'got ', Hole 'cfg.mode!r'; `{{`/`}}` become braces."""
+    if not isinstance(expr, cst.FormattedString):
+        return None
+    raw = "r" in expr.prefix.lower()
+    parts: list[Message] = []
+    for part in expr.parts:
+        if isinstance(part, cst.FormattedStringText):
+            text = part.value.replace("{{", "{").replace("}}", "}")
+            parts.append(_literal(text if raw else decode_escapes(text)))
+        else:
+            parts.append(_fstring_field(reader, part))
+    return Message(tuple(p for message in parts for p in message.parts))
+
+
+def _fstring_field(reader: _Reader, field: cst.FormattedStringExpression) -> Message:
+    spec = None
+    if field.format_spec is not None:
+        spec = "".join(
+            p.value if isinstance(p, cst.FormattedStringText) else reader.source(p)
+            for p in field.format_spec
+        )
+    conversion = field.conversion
+    label = Message()
+    if field.equal is not None:
+        # `{x = }` renders its own source text, then the repr unless a conversion or
+        # spec says otherwise.
+        label = _literal(
+            field.whitespace_before_expression.value
+            + reader.module.code_for_node(field.expression)
+            + field.whitespace_after_expression.value
+            + field.equal.whitespace_before.value
+            + "="
+            + field.equal.whitespace_after.value
+        )
+        if conversion is None and spec is None:
+            conversion = "r"
+    suffix = (f"!{conversion}" if conversion else "") + (f":{spec}" if spec is not None else "")
+    return label + reader.formatted(field.expression, suffix)
+
+
+def plus_concatenation(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
+    """'a' + x + str(n) -> the parts of each operand; two unknowns added stay one Hole."""
+    if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add)):
+        return None
+    joined = reader.message(expr.left) + reader.message(expr.right)
+    if not joined.has_text() and not any(p.formatted for p in joined.parts):
+        return None  # nothing says these are strings (could be numbers): one Hole
+    return joined
+
+
+def str_call(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
+    """str(x) -> Hole 'x', repr(x) -> Hole 'x!r' (formatted values)."""
+    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)):
+        return None
+    if expr.func.value not in ("str", "repr") or len(expr.args) != 1:
+        return None
+    (arg,) = expr.args
+    if arg.star or arg.keyword is not None:
+        return None
+    return reader.formatted(arg.value, "!r" if expr.func.value == "repr" else "")
+
+
+def local_name(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
+    """A name -> what `lookup` says it holds, else an unknown Hole with the name."""
+    if not isinstance(expr, cst.Name):
+        return None
+    found = reader.lookup(expr.value)
+    return found if found is not None else _unknown(expr.value)
+
+
+_PRINTF = re.compile(
+    r"%(?:\((?P<key>[^)]*)\))?(?P<flags>[-#0 +]*)(?P<width>\*|\d+)?"
+    r"(?:\.(?P<precision>\*|\d*))?[hlL]?(?P<type>[diouxXeEfFgGcrsa%])"
+)
+
+
+def percent_format(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
+    """'bad %s' % x, '%s and %r' % (a, b), '%(n)d' % {'n': n}; `%%` is a percent sign."""
+    if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo)):
+        return None
+    template = reader.message(expr.left)
+    if template.status() != "literal" or not template.has_text():
+        return None  # not a known format string: could be a number modulo
+    fmt = template.text()
+    specs: list[re.Match[str]] = []
+    position = 0
+    while (start := fmt.find("%", position)) >= 0:
+        spec = _PRINTF.match(fmt, start)
+        if spec is None:
+            return None  # a ValueError of its own at run time; not a message we can show
+        specs.append(spec)
+        position = spec.end()
+    values = _PercentValues(reader, expr.right, [s for s in specs if s["type"] != "%"])
+    parts: list[Message] = []
+    position = 0
+    for spec in specs:
+        parts.append(_literal(fmt[position : spec.start()]))
+        parts.append(_literal("%") if spec["type"] == "%" else values.next(spec))
+        position = spec.end()
+    parts.append(_literal(fmt[position:]))
+    return Message(tuple(p for message in parts for p in message.parts))
+
+
+class _PercentValues:
+    """The right operand of `%`, handed out one conversion at a time."""
+
+    def __init__(self, reader: _Reader, right: cst.BaseExpression, specs: list[re.Match[str]]):
+        self.reader = reader
+        self.right = right
+        self.index = 0
+        self.items: list[cst.BaseExpression] | None = None  # None: arity not known
+        self.mapping: dict[str, cst.BaseExpression] | None = None
+        keyed = any(s["key"] is not None for s in specs)
+        wanted = sum(1 + (s["width"] == "*") + (s["precision"] == "*") for s in specs)
+        if keyed:
+            if isinstance(right, cst.Dict):
+                self.mapping = _dict_literal(right)
+        elif isinstance(right, cst.Tuple):
+            if all(isinstance(e, cst.Element) for e in right.elements):
+                items = [e.value for e in right.elements]
+                self.items = items if len(items) == wanted else None
+        elif wanted == 1:
+            self.items = [right]
+
+    def next(self, spec: re.Match[str]) -> Message:
+        suffix = _printf_suffix(spec)
+        if spec["key"] is not None:
+            value = self.mapping.get(spec["key"]) if self.mapping is not None else None
+            written = f"{self.reader.source(self.right)}[{spec['key']!r}]"
+        else:
+            self.index += (spec["width"] == "*") + (spec["precision"] == "*")
+            value = self.items[self.index] if self.items is not None else None
+            written = f"{self.reader.source(self.right)}[{self.index}]"
+            self.index += 1
+        if value is None:
+            return Message((Hole(written + suffix, False),))
+        return self.reader.formatted(value, suffix)
+
+
+def _dict_literal(node: cst.Dict) -> dict[str, cst.BaseExpression] | None:
+    mapping: dict[str, cst.BaseExpression] = {}
+    for element in node.elements:
+        if not isinstance(element, cst.DictElement):
+            return None  # `**other` makes the keys unknown
+        key = element.key
+        if not isinstance(key, cst.SimpleString) or not isinstance(key.evaluated_value, str):
+            return None
+        mapping[key.evaluated_value] = element.value
+    return mapping
+
+
+def _printf_suffix(spec: re.Match[str]) -> str:
+    """A printf conversion written the f-string way: '' for %s, '!r', else ':<spec>'."""
+    kind = spec["type"]
+    plain = not (spec["flags"] or spec["width"] or spec["precision"] is not None)
+    if plain and kind in "sra":
+        return "" if kind == "s" else f"!{kind}"
+    precision = f".{spec['precision']}" if spec["precision"] is not None else ""
+    return f":{spec['flags']}{spec['width'] or ''}{precision}{kind}"
+
+
+def format_call(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
+    """'{} and {name!r}'.format(a, name=b) -> Holes 'a', 'b!r'; unknown fields as written."""
+    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)):
+        return None
+    if expr.func.attr.value != "format":
+        return None
+    template = reader.message(expr.func.value)
+    if template.status() != "literal" or not template.has_text():
+        return None
+    try:
+        fields = list(_string.formatter_parser(template.text()))
+    except ValueError:
+        return None  # malformed template: str.format raises instead
+    arguments = _FormatArguments(reader, expr.args)
+    parts: list[Message] = []
+    for literal, name, spec, conversion in fields:
+        parts.append(_literal(literal))
+        if name is not None:
+            parts.append(arguments.field(name, spec, conversion))
+    return Message(tuple(p for message in parts for p in message.parts))
+
+
+class _FormatArguments:
+    """The arguments of a `.format(...)` call, resolved field by field."""
+
+    def __init__(self, reader: _Reader, args: Sequence[cst.Arg]) -> None:
+        self.reader = reader
+        self.positional: list[cst.BaseExpression] = []
+        self.keywords: dict[str, cst.BaseExpression] = {}
+        self.starred = False  # after `*args`, later positions are unknown
+        for arg in args:
+            if arg.keyword is not None:
+                self.keywords[arg.keyword.value] = arg.value
+            elif arg.star == "*":
+                self.starred = True
+            elif arg.star == "" and not self.starred:
+                self.positional.append(arg.value)
+        self.auto = 0
+
+    def field(self, name: str, spec: str | None, conversion: str | None) -> Message:
+        value, rest = self._resolve(name)
+        # Nested fields of the spec (`{:{width}}`) come after the field in auto numbering.
+        spec_text = self._spec(spec) if spec else ""
+        suffix = (f"!{conversion}" if conversion else "") + (f":{spec_text}" if spec else "")
+        if value is None:
+            return Message((Hole(name + suffix, False),))
+        if rest:
+            return Message((Hole(self.reader.source(value) + rest + suffix, True),))
+        return self.reader.formatted(value, suffix)
+
+    def _resolve(self, name: str) -> tuple[cst.BaseExpression | None, str]:
+        """The argument a field names (None: unknown) and the `.attr`/`[key]` after it."""
+        head = re.match(r"[^.\[]*", name).group()
+        rest = name[len(head) :]
+        if head == "":
+            head = str(self.auto)
+            self.auto += 1
+        if head.isdigit():
+            index = int(head)
+            return (self.positional[index] if index < len(self.positional) else None), rest
+        return self.keywords.get(head), rest
+
+    def _spec(self, spec: str) -> str:
+        """A format spec with its nested fields (`{w}`) written as their argument's source."""
+        written = []
+        for literal, name, _, _ in _string.formatter_parser(spec):
+            written.append(literal)
+            if name is not None:
+                value, rest = self._resolve(name)
+                source = name if value is None else self.reader.source(value) + rest
+                written.append("{" + source + "}")
+        return "".join(written)
+
+
+# Tried in order; the first form that claims the node gives the message.
+_FORMS: tuple[Callable[[_Reader, cst.BaseExpression], Message | None], ...] = (
+    string_literal,
+    implicit_concatenation,
+    fstring,
+    local_name,
+    plus_concatenation,
+    percent_format,
+    str_call,
+    format_call,
+)
+
+
+# --- text helpers ------------------------------------------------------------------------
+
+_ESCAPE = re.compile(
+    r"\\(\n|[\\'\"abfnrtv]|[0-7]{1,3}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}"
+    r"|N\{[^}]+\})"
+)
+_SIMPLE_ESCAPES = {
+    "\n": "", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b",
+    "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
+}  # fmt: skip
+
+
+def decode_escapes(text: str) -> str:
+    """Python's escape sequences of a non-raw string body, decoded; unknown ones kept."""
+
+    def decode(match: re.Match[str]) -> str:
+        body = match.group(1)
+        if body in _SIMPLE_ESCAPES:
+            return _SIMPLE_ESCAPES[body]
+        if body[0] in "xuU":
+            return chr(int(body[1:], 16))
+        if body[0] == "N":
+            try:
+                return unicodedata.lookup(body[2:-1])
+            except KeyError:
+                return match.group()
+        return chr(int(body, 8))
+
+    return _ESCAPE.sub(decode, text) if "\\" in text else text
+
+
+def one_line(source: str) -> str:
+    """Expression source on one line: comments dropped, line breaks inside brackets closed."""
+    if "\n" not in source:
+        return source
+    if "#" in source:
+        source = _without_comments(source)
+    source = source.replace("\\\n", "\n")
+    source = re.sub(r"([(\[{])[ \t]*\n\s*", r"\1", source)
+    source = re.sub(r",?\s*\n\s*([)\]}])", r"\1", source)
+    return re.sub(r"[ \t]*\n\s*", " ", source).strip()
+
+
+def _without_comments(source: str) -> str:
+    lines = source.split("\n")
+    try:
+        # Wrapped in brackets so that an operand spanning lines tokenizes on its own.
+        tokens = list(tokenize.generate_tokens(io.StringIO("(" + source + ")").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return source
+    for token in reversed(tokens):
+        if token.type == tokenize.COMMENT:
+            row, col = token.start
+            col -= row == 1  # the added bracket
+            line = lines[row - 1]
+            lines[row - 1] = line[:col].rstrip() + line[col + len(token.string) :]
+    return "\n".join(lines)

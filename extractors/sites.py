@@ -1,0 +1,364 @@
+"""The extract stage's entry point: one file's text -> the raise sites of its validators."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import io
+import re
+import tokenize
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from extractors.bindings import lookup_at
+from extractors.facts import FileExtraction, RaiseSite, Rules, ValidatorKind
+from extractors.functions import Function, function_table
+from extractors.guards import Block, Branch, Step, guards_of
+from extractors.messages import Message, message_of_args
+from extractors.validators import find_validators
+
+# sourceCode shows this many lines either side of the raise
+WINDOW = 18
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class Skip(Exception):
+    """A file that cannot be analysed; the message is the one-line reason."""
+
+
+def extract_file(path: str, text: str | bytes, rules: Rules) -> FileExtraction:
+    """The sites of one file, sorted by line; never raises (a file that cannot be analysed
+    comes back with `skipped` set to a one-line reason)."""
+    try:
+        return FileExtraction(filePath=path, sites=_extract(path, text, rules))
+    except Skip as skip:
+        return FileExtraction(filePath=path, skipped=str(skip))
+    except (RecursionError, MemoryError):
+        return FileExtraction(filePath=path, skipped="nesting too deep")
+    except Exception as exc:  # a bug of ours must not stop the other files
+        reason = f"extractor error: {type(exc).__name__}: {exc}".splitlines()[0]
+        return FileExtraction(filePath=path, skipped=reason)
+
+
+def _extract(path: str, text: str | bytes, rules: Rules) -> list[RaiseSite]:
+    source = decode(text)
+    if "\0" in source:
+        raise Skip("NUL byte")
+    hints = _hints(rules)
+    if not hints.may_have_sites(source):
+        return []
+    tree = parse(source)
+    functions = function_table(tree, rules.error_classes)
+    kinds = find_validators(functions, rules)
+    candidates = [fn for fn in functions if fn.raise_lines and fn.qualname in kinds]
+    if not candidates:
+        return []
+    lines = split_lines(source)
+    sites: list[RaiseSite] = []
+    for fn in candidates:
+        sites += function_sites(path, lines, fn, kinds[fn.qualname], rules, source)
+    sites.sort(key=lambda site: site.lineNumber)
+    return sites
+
+
+# --- text ---------------------------------------------------------------------------------
+
+
+def decode(text: str | bytes) -> str:
+    """The file's text: bytes decoded as PEP 263 says (coding cookie, BOM, else UTF-8)."""
+    if isinstance(text, str):
+        return text.removeprefix("\ufeff")
+    if b"\0" in text:
+        raise Skip("NUL byte")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(text).readline)
+    except SyntaxError as exc:
+        raise Skip(f"not decodable: {exc}") from None
+    try:
+        return text.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = text.count(b"\n", 0, exc.start) + 1
+        name = "UTF-8" if encoding.startswith("utf-8") else encoding
+        byte = text[exc.start]
+        raise Skip(f"not {name}: invalid byte 0x{byte:02x} at line {line}") from None
+    except LookupError as exc:
+        raise Skip(f"not decodable: {exc}") from None
+
+
+def split_lines(source: str) -> list[str]:
+    """The file's lines as Python numbers them (`\\n`, `\\r\\n` and `\\r` end a line)."""
+    lines = _LINE_BREAK.split(source)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+@dataclass(frozen=True)
+class _Hints:
+    """Cheap text tests that rule a file out before any parsing.
+
+    Each may say yes wrongly (the parse decides), never no wrongly. Patterns start with a
+    literal so the regex engine can scan fast: a leading `\\b` makes them ten times slower.
+    """
+
+    raises: re.Pattern[str]
+    decorators: tuple[tuple[str, re.Pattern[str]], ...]
+    name_pattern: re.Pattern[str]
+    method_names: frozenset[str]
+
+    def may_have_sites(self, source: str) -> bool:
+        if not self.raises.search(source):
+            return False
+        if any(name in source and word.search(source) for name, word in self.decorators):
+            return True
+        return any(
+            name in self.method_names or self.name_pattern.search(name)
+            for name in _DEF_NAME.findall(source)
+        )
+
+
+_DEF_NAME = re.compile(r"def[ \t]+(\w+)")
+
+
+@functools.lru_cache(maxsize=8)
+def _hints(rules: Rules) -> _Hints:
+    classes = "|".join(map(re.escape, rules.error_classes)) or r"(?!)"
+    return _Hints(
+        raises=re.compile(rf"raise[\s\\(]+(?:builtins\s*\.\s*)?(?:{classes})\b"),
+        decorators=tuple((name, re.compile(re.escape(name) + r"\b")) for name in rules.decorators),
+        name_pattern=re.compile(rules.name_pattern),
+        method_names=frozenset(rules.method_names),
+    )
+
+
+# --- parsing ------------------------------------------------------------------------------
+
+_NESTING = ("too many nested", "too many statically nested", "too complex", "stack overflow")
+_PYTHON2 = (
+    (re.compile(r"^\s*print\s+[^\s(=.,)]"), "print statement"),
+    (re.compile(r"^\s*exec\s+[\"'\w]"), "exec statement"),
+    (re.compile(r"^\s*except\s+[\w.]+\s*,\s*\w+\s*:"), "except clause with a comma"),
+    (re.compile(r"^\s*raise\s+[\w.]+\s*,"), "raise with a comma"),
+    (re.compile(r"\b0\d+[lL]?\b|\b\d+[lL]\b"), "old-style number literal"),
+    (re.compile(r"<>|`"), "`<>` or backquote"),
+    (re.compile(r"\bur[\"']", re.IGNORECASE), "ur'' string"),
+)
+
+
+def parse(source: str) -> ast.Module:
+    """The stdlib tree of the file, or Skip with a one-line reason."""
+    try:
+        return ast.parse(source)
+    except SyntaxError as exc:
+        message = exc.msg or "invalid syntax"
+        if any(marker in message for marker in _NESTING):
+            raise Skip("nesting too deep") from None
+        line = exc.lineno or 0
+        what = _python2_construct(message, source, line)
+        if what is not None:
+            raise Skip(f"Python 2 code at line {line}: {what}") from None
+        raise Skip(f"syntax error at line {line}: {message}") from None
+    except (RecursionError, MemoryError):
+        raise Skip("nesting too deep") from None
+    except ValueError as exc:
+        raise Skip(str(exc)) from None
+
+
+def _python2_construct(message: str, source: str, line: int) -> str | None:
+    if message.startswith("Missing parentheses in call to 'print'"):
+        return "print statement"
+    if message.startswith("Missing parentheses in call to 'exec'"):
+        return "exec statement"
+    lines = split_lines(source)
+    if not 1 <= line <= len(lines):
+        return None
+    text = lines[line - 1]
+    for construct, what in _PYTHON2:
+        if construct.search(text):
+            return what
+    return None
+
+
+# --- one function -------------------------------------------------------------------------
+
+
+class _Snippet:
+    """A validator's own source parsed with libcst, and how its lines map onto the file."""
+
+    def __init__(self, function: cst.FunctionDef, module: cst.Module, offset: int) -> None:
+        self.function = function
+        self.module = module
+        self.offset = offset  # file line = snippet line + offset
+        self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
+
+    def line_of(self, node: cst.CSTNode) -> int:
+        """The file line a node starts on (position metadata costs a full codegen, so it is
+        resolved only when asked)."""
+        if self._positions is None:
+            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self._positions = wrapper.resolve(PositionProvider)
+        return self._positions[node].start.line + self.offset
+
+
+def parse_function(lines: list[str], fn: Function, source: str) -> _Snippet:
+    """libcst tree of just this function (a few lines, not the whole file)."""
+    body = "\n".join(lines[fn.start - 1 : fn.end]) + "\n"
+    if fn.indent:
+        # a block under `if True:` may start at any indentation, so lines stay as written
+        snippet, offset = "if True:\n" + body, fn.start - 2
+    else:
+        snippet, offset = body, fn.start - 1
+    try:
+        module = cst.parse_module(snippet)
+        function = _first_def(module)
+    except cst.ParserSyntaxError:
+        function = None
+    if function is None:
+        # the snippet did not stand on its own: parse the whole file once (slow, rare)
+        wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+        function = _def_at(wrapper, fn.def_line)
+        if function is None:
+            raise Skip(f"libcst found no function at line {fn.def_line}")
+        return _Snippet(function, wrapper.module, 0)
+    return _Snippet(function, module, offset)
+
+
+def _first_def(module: cst.Module) -> cst.FunctionDef | None:
+    node: cst.CSTNode | None = module.body[0] if module.body else None
+    if isinstance(node, cst.If):
+        node = node.body.body[0] if node.body.body else None
+    return node if isinstance(node, cst.FunctionDef) else None
+
+
+def _def_at(wrapper: MetadataWrapper, def_line: int) -> cst.FunctionDef | None:
+    positions = wrapper.resolve(PositionProvider)
+    for node in positions:
+        # ast's line of a def is the line of its name, not of its first decorator
+        if isinstance(node, cst.FunctionDef) and positions[node.name].start.line == def_line:
+            return node
+    return None
+
+
+def raises_in(statements: Sequence[cst.CSTNode], path: list[Step]) -> Iterator[tuple]:
+    """Every `raise` of a block in source order with its path, not entering nested defs."""
+    for index, statement in enumerate(statements):
+        here = [*path, Block(statements, index)]
+        if isinstance(statement, cst.SimpleStatementLine):
+            yield from raises_in(statement.body, here)
+        elif isinstance(statement, cst.Raise):
+            yield statement, here
+        elif isinstance(statement, cst.If):
+            yield from _raises_in_if(statement, here)
+        elif isinstance(statement, (cst.For, cst.While)):
+            yield from raises_in(statement.body.body, here)
+            if statement.orelse is not None:
+                yield from raises_in(statement.orelse.body.body, here)
+        elif isinstance(statement, (cst.Try, cst.TryStar)):
+            yield from raises_in(statement.body.body, here)
+            for handler in statement.handlers:
+                yield from raises_in(handler.body.body, here)
+            for part in (statement.orelse, statement.finalbody):
+                if part is not None:
+                    yield from raises_in(part.body.body, here)
+        elif isinstance(statement, cst.With):
+            yield from raises_in(statement.body.body, here)
+        elif isinstance(statement, cst.Match):
+            for case in statement.cases:
+                yield from raises_in(case.body.body, here)
+        # nested defs and classes are scopes of their own
+
+
+def _raises_in_if(node: cst.If, path: list[Step]) -> Iterator[tuple]:
+    yield from raises_in(node.body.body, [*path, Branch(node.test, True)])
+    otherwise = [*path, Branch(node.test, False)]
+    if isinstance(node.orelse, cst.If):
+        yield from _raises_in_if(node.orelse, otherwise)
+    elif isinstance(node.orelse, cst.Else):
+        yield from raises_in(node.orelse.body.body, otherwise)
+
+
+def raised_class(node: cst.Raise, classes: Sequence[str]) -> str | None:
+    """`ValueError`, `ValueError(...)`, `builtins.ValueError(...)` -> `ValueError`."""
+    exc = node.exc
+    if isinstance(exc, cst.Call):
+        exc = exc.func
+    name = None
+    if isinstance(exc, cst.Name):
+        name = exc.value
+    elif (
+        isinstance(exc, cst.Attribute)
+        and isinstance(exc.value, cst.Name)
+        and exc.value.value == "builtins"
+    ):
+        name = exc.attr.value
+    return name if name in classes else None
+
+
+def function_source(lines: list[str], fn: Function) -> str:
+    """The function as written, decorators included, its indentation removed."""
+    prefix = lines[fn.def_line - 1][: fn.indent]
+    written = []
+    for line in lines[fn.start - 1 : fn.end]:
+        if line.startswith(prefix):
+            written.append(line[len(prefix) :])
+        else:  # a blank or under-indented continuation line: drop what indentation it has
+            head = line[: fn.indent]
+            written.append(line[len(head) - len(head.lstrip()) :])
+    return "\n".join(written)
+
+
+def function_sites(
+    path: str,
+    lines: list[str],
+    fn: Function,
+    kind: ValidatorKind,
+    rules: Rules,
+    source: str,
+) -> list[RaiseSite]:
+    """The sites of one validator function."""
+    snippet = parse_function(lines, fn, source)
+    module = snippet.module
+    body = snippet.function.body.body
+    sites: list[RaiseSite] = []
+    seen: Counter[str] = Counter()
+    text_of_function = function_source(lines, fn)
+    found = [
+        (node, steps, error_class)
+        for node, steps in raises_in(body, [])
+        if (error_class := raised_class(node, rules.error_classes)) is not None
+    ]
+    # the pre-pass saw the same raises in the same order, with their lines
+    known_lines = sorted(fn.raise_lines) if len(fn.raise_lines) == len(found) else None
+    for number, (node, steps, error_class) in enumerate(found):
+        line = known_lines[number] if known_lines else snippet.line_of(node)
+        if isinstance(node.exc, cst.Call):
+            message = message_of_args(node.exc.args, module, lookup_at(steps, module))
+        else:
+            message = Message()
+        text = message.text()
+        start, end = max(1, line - WINDOW), min(len(lines), line + WINDOW)
+        sites.append(
+            RaiseSite(
+                filePath=path,
+                lineNumber=line,
+                qualname=fn.qualname,
+                validatorKind=kind,
+                errorClass=error_class,
+                errorMessage=text,
+                messagePattern=message.pattern(),
+                messageStatus=message.status(),
+                guards=guards_of(steps, module),
+                sourceCode="\n".join(lines[start - 1 : end]),
+                sourceCodeStart=start,
+                sourceCodeEnd=end,
+                functionSource=text_of_function,
+                occurrence=seen[text],
+            )
+        )
+        seen[text] += 1
+    return sites

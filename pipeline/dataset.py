@@ -1,0 +1,202 @@
+"""Reads a written dataset back, strictly: any unknown, missing or inconsistent field is an error
+that names the file and the problem."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+
+from pipeline.manifest import Manifest
+from pipeline.models import (
+    _RECORD_ID,
+    _REPO,
+    _SHA40,
+    _TIMESTAMP,
+    Envelope,
+    ErrorRecord,
+    IndexEntry,
+)
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class DatasetError(Exception):
+    """A dataset directory that is not a valid vmine dataset (one line for the user)."""
+
+
+@dataclass
+class Dataset:
+    root: Path
+    manifest: dict
+    entries: list[IndexEntry]
+    records: dict[str, ErrorRecord]
+    datasetVersion: str
+
+    @property
+    def repo(self) -> str:
+        return self.manifest["repo"]
+
+    @property
+    def sha(self) -> str:
+        return self.manifest["analyzedSha"]
+
+
+def _problem(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return f"{where}: {first['msg']}{more}"
+
+
+def _missing(model: type[BaseModel], data: object, where: str) -> str | None:
+    """The first field the model has but `data` lacks (defaults do not excuse it: a dataset
+    on disk always spells out every field), searching nested models and lists of them."""
+    if not isinstance(data, dict):
+        return None
+    for name, info in model.model_fields.items():
+        if info.exclude:
+            continue
+        if name not in data:
+            return f"{where}{name}: field required"
+        inner = info.annotation
+        args = get_args(inner)
+        if get_origin(inner) is list and args and isinstance(args[0], type):
+            inner_model, values = args[0], data[name]
+        else:
+            inner_model, values = inner, [data[name]]
+        if isinstance(inner_model, type) and issubclass(inner_model, BaseModel):
+            for position, value in enumerate(values if isinstance(values, list) else []):
+                label = f"{where}{name}." if inner_model is inner else f"{where}{name}.{position}."
+                problem = _missing(inner_model, value, label)
+                if problem:
+                    return problem
+    return None
+
+
+def _parse(model: type[M], text: str, where: str) -> M:
+    try:
+        parsed = model.model_validate_json(text)
+    except ValidationError as exc:
+        raise DatasetError(f"{where}: {_problem(exc)}") from None
+    problem = _missing(model, json.loads(text), "")
+    if problem:
+        raise DatasetError(f"{where}: {problem}")
+    return parsed
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: missing") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{path}: cannot read: {exc}") from None
+
+
+def load_dataset(path: Path) -> Dataset:
+    """The dataset in `path` (the directory holding `manifest.json`)."""
+    root = Path(path)
+    if not root.is_dir():
+        raise DatasetError(f"{root}: not a directory")
+    manifest_path = root / "manifest.json"
+    manifest = _parse(Manifest, _read(manifest_path), str(manifest_path))
+
+    index_path = root / "index.jsonl"
+    entries: list[IndexEntry] = []
+    for number, line in enumerate(_read(index_path).splitlines(), start=1):
+        entries.append(_parse(IndexEntry, line, f"{index_path}:{number}"))
+
+    records: dict[str, ErrorRecord] = {}
+    for record_path in sorted((root / "records").glob("*.json")):
+        envelope = _parse(Envelope, _read(record_path), str(record_path))
+        record = envelope.record
+        if record_path.stem != record.id:
+            raise DatasetError(f"{record_path}: holds record {record.id}")
+        if (record.repo, record.analyzedSha) != (manifest.repo, manifest.analyzedSha):
+            raise DatasetError(
+                f"{record_path}: record is for {record.repo}@{record.analyzedSha}, "
+                f"manifest for {manifest.repo}@{manifest.analyzedSha}"
+            )
+        if envelope.datasetVersion != manifest.datasetVersion:
+            raise DatasetError(
+                f"{record_path}: datasetVersion {envelope.datasetVersion} differs from "
+                f"the manifest's {manifest.datasetVersion}"
+            )
+        records[record.id] = record
+
+    indexed = [entry.id for entry in entries]
+    if len(set(indexed)) != len(indexed):
+        raise DatasetError(f"{index_path}: an id appears more than once")
+    if set(indexed) != set(records):
+        missing = sorted(set(indexed) - set(records))
+        extra = sorted(set(records) - set(indexed))
+        what = f"no record file for {missing[0]}" if missing else f"{extra[0]} is not indexed"
+        raise DatasetError(f"{index_path}: {what}")
+    if manifest.counts.records != len(records):
+        raise DatasetError(
+            f"{manifest_path}: counts.records is {manifest.counts.records}, "
+            f"found {len(records)} records"
+        )
+    return Dataset(
+        root=root,
+        manifest=json.loads(manifest.model_dump_json()),
+        entries=entries,
+        records=records,
+        datasetVersion=manifest.datasetVersion,
+    )
+
+
+def find_datasets(root: Path) -> list[Path]:
+    """Every directory under `root` (itself included) that holds a `manifest.json`, sorted."""
+    root = Path(root)
+    return sorted(path.parent for path in root.rglob("manifest.json") if path.is_file())
+
+
+SCHEMA_MODELS: dict[str, type[BaseModel]] = {
+    "record": ErrorRecord,
+    "envelope": Envelope,
+    "index": IndexEntry,
+    "manifest": Manifest,
+}
+
+
+# Formats the models check in validators, which pydantic cannot put into the schema itself.
+_PATTERNS = {
+    "id": _RECORD_ID.pattern,
+    "repo": _REPO.pattern,
+    "analyzedSha": _SHA40.pattern,
+    "analyzedAt": _TIMESTAMP.pattern,
+    "datasetVersion": _TIMESTAMP.pattern,
+}
+
+
+def _tighten(node: object) -> None:
+    """Every property is required (files spell out every field, as `load_dataset` demands),
+    and the checked string formats carry their pattern."""
+    if isinstance(node, dict):
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            node["required"] = list(properties)
+            for name, prop in properties.items():
+                if name in _PATTERNS and prop.get("type") == "string":
+                    prop["pattern"] = _PATTERNS[name]
+        for value in node.values():
+            _tighten(value)
+    elif isinstance(node, list):
+        for value in node:
+            _tighten(value)
+
+
+def json_schema(kind: str = "record") -> str:
+    """The JSON Schema (draft 2020-12) of one file kind of a dataset, as committed under
+    `schemas/{kind}.schema.json`."""
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **SCHEMA_MODELS[kind].model_json_schema(mode="serialization"),
+    }
+    _tighten(schema)
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,322 @@
+"""Sites -> explanations: the cache first, then the explainer with bounded concurrency,
+request/token budgets and clean interruption (finished answers are cached at once)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import signal
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pipeline.cache import CachedExplanation, Store, Usage, dumps_key
+from pipeline.console import Console
+from pipeline.explainers.base import Explainer, ExplainRequest, ExplainResult, Grounding
+from pipeline.identity import record_id
+from pipeline.models import Site, now_timestamp
+
+_SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+def explanation_key(model: str, prompt_version: str, site: Site) -> str:
+    """The cache key of a site's explanation: its content, never its line numbers or commit,
+    so a regeneration pays only for sites whose content changed."""
+    text = dumps_key(
+        model,
+        prompt_version,
+        site.errorClass,
+        site.errorMessage,
+        site.messagePattern,
+        site.guards,
+        site.qualname,
+        site.functionSource,
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class EnrichOutcome:
+    """What enrichment produced, by record id."""
+
+    explanations: dict[str, CachedExplanation] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)  # id -> reason
+    pending: list[str] = field(default_factory=list)  # ids not explained (budget, signal)
+    grounding_warnings: dict[str, list[str]] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+    cache_hits: int = 0
+    budget_exhausted: bool = False
+    interrupted_by: int | None = None  # the signal number that stopped the run
+
+    @property
+    def exit_code_for_signal(self) -> int | None:
+        return None if self.interrupted_by is None else _SIGNAL_EXIT[self.interrupted_by]
+
+
+@dataclass(frozen=True)
+class EnrichPlan:
+    """What a `--dry-run` would cost: sites in total, answered by the cache, to request."""
+
+    sites: int
+    cached: int
+    to_request: int
+    input_tokens: int
+    output_tokens: int
+
+
+def siblings_of(sites: Sequence[Site]) -> dict[str, list[Site]]:
+    """By record id: the other sites of the same function (context for the explainer)."""
+    groups: dict[tuple[str, str], list[Site]] = defaultdict(list)
+    for site in sites:
+        groups[(site.filePath, site.qualname)].append(site)
+    return {
+        record_id(site): [
+            other for other in groups[(site.filePath, site.qualname)] if other is not site
+        ]
+        for site in sites
+    }
+
+
+def _by_key(sites: Sequence[Site], explainer: Explainer) -> dict[str, list[Site]]:
+    keyed: dict[str, list[Site]] = defaultdict(list)
+    for site in sites:
+        keyed[explanation_key(explainer.model, explainer.prompt_version, site)].append(site)
+    return keyed
+
+
+def plan(
+    sites: Sequence[Site], explainer: Explainer, store: Store, grounding: Grounding
+) -> EnrichPlan:
+    """Count and estimate without calling the explainer (`--dry-run`)."""
+    keyed = _by_key(sites, explainer)
+    cached_keys = store.has_explanations(keyed)
+    siblings = siblings_of(sites)
+    estimate = getattr(explainer, "estimate_tokens", None)
+    input_tokens = output_tokens = 0
+    for key, group in keyed.items():
+        if key in cached_keys or estimate is None:
+            continue
+        request = ExplainRequest(group[0], siblings[record_id(group[0])], grounding)
+        tokens_in, tokens_out = estimate(request)
+        input_tokens += tokens_in
+        output_tokens += tokens_out
+    return EnrichPlan(
+        sites=len(sites),
+        cached=sum(len(group) for key, group in keyed.items() if key in cached_keys),
+        to_request=sum(1 for key in keyed if key not in cached_keys),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+    )
+
+
+class _Budget:
+    """Stops new requests once `max_requests` HTTP requests (retries and repairs count)
+    or `max_tokens` tokens have been used; in-flight calls count as one request each."""
+
+    def __init__(self, max_requests: int | None, max_tokens: int | None) -> None:
+        self.max_requests = max_requests
+        self.max_tokens = max_tokens
+        self.used = Usage()
+        self.in_flight = 0
+        self.exhausted = False
+
+    def allows_start(self) -> bool:
+        if (
+            self.max_requests is not None
+            and self.used.requests + self.in_flight >= self.max_requests
+        ):
+            self.exhausted = True
+        tokens = self.used.prompt_tokens + self.used.completion_tokens
+        if self.max_tokens is not None and tokens >= self.max_tokens:
+            self.exhausted = True
+        return not self.exhausted
+
+
+def enrich(
+    sites: Sequence[Site],
+    explainer: Explainer,
+    store: Store,
+    grounding: Grounding,
+    *,
+    concurrency: int = 8,
+    max_requests: int | None = None,
+    max_tokens: int | None = None,
+    console: Console | None = None,
+) -> EnrichOutcome:
+    """Explain every site: cache hits cost nothing; misses go to the explainer, each answer
+    cached as soon as it arrives. SIGINT/SIGTERM cancel what is in flight; the sites left
+    are `pending` and `interrupted_by` says which signal stopped the run."""
+    console = console or Console()
+    outcome = EnrichOutcome()
+    siblings = siblings_of(sites)
+    keyed = _by_key(sites, explainer)
+    misses: dict[str, list[Site]] = {}
+    hits: dict[str, CachedExplanation] = {}
+    for key, group in keyed.items():
+        cached = store.get_explanation(key)
+        if cached is None:
+            misses[key] = group
+        else:
+            hits[key] = cached
+    with _Interruption(outcome) as interruption:
+        # Cached answers are checked again: an explanation may not hold in a newer commit.
+        # A grounding may look up what all of them need in one go (not one lookup each).
+        prefetch = getattr(grounding, "prefetch", None)
+        if prefetch is not None and hits:
+            try:
+                prefetch([cached.explanation for cached in hits.values()])
+            except Exception:
+                if outcome.interrupted_by is None:
+                    raise
+        for key, cached in hits.items():
+            # Once interrupted, cached answers are kept unchecked: they cost nothing, and
+            # leaving them out would drop their records from a reused output directory.
+            warnings: list[str] = []
+            if outcome.interrupted_by is None:
+                try:
+                    warnings = grounding.check(cached.explanation)
+                except Exception:
+                    if outcome.interrupted_by is None:
+                        raise  # not a lookup killed by the same Ctrl-C
+            for site in keyed[key]:
+                rid = record_id(site)
+                outcome.explanations[rid] = cached
+                outcome.cache_hits += 1
+                if warnings:
+                    outcome.grounding_warnings[rid] = list(warnings)
+        if misses:
+            asyncio.run(
+                _explain_misses(
+                    misses,
+                    siblings,
+                    explainer,
+                    store,
+                    grounding,
+                    outcome,
+                    max(1, concurrency),
+                    _Budget(max_requests, max_tokens),
+                    console,
+                    interruption,
+                )
+            )
+    return outcome
+
+
+async def _explain_misses(
+    misses: dict[str, list[Site]],
+    siblings: dict[str, list[Site]],
+    explainer: Explainer,
+    store: Store,
+    grounding: Grounding,
+    outcome: EnrichOutcome,
+    concurrency: int,
+    budget: _Budget,
+    console: Console,
+    interruption: _Interruption,
+) -> None:
+    semaphore = asyncio.Semaphore(concurrency)
+    unfinished = set(misses)
+
+    def record(key: str, result: ExplainResult) -> None:
+        unfinished.discard(key)
+        budget.used = budget.used + result.usage
+        outcome.usage = outcome.usage + result.usage
+        group = misses[key]
+        if result.explanation is None:
+            for site in group:
+                outcome.failures[record_id(site)] = result.error or "no explanation"
+            return
+        cached = CachedExplanation(
+            explanation=result.explanation, usage=result.usage, analyzed_at=now_timestamp()
+        )
+        store.put_explanation(key, cached)
+        for site in group:
+            outcome.explanations[record_id(site)] = cached
+            if result.grounding_warnings:
+                outcome.grounding_warnings[record_id(site)] = list(result.grounding_warnings)
+
+    with console.progress("explain", len(misses), "tokens") as tracker:
+
+        async def one(key: str) -> None:
+            async with semaphore:
+                # The flag, not only the cancellation: an explainer that never yields to the
+                # loop (offline) would otherwise run every site before the cancel arrives.
+                if outcome.interrupted_by is not None or not budget.allows_start():
+                    return
+                site = misses[key][0]
+                request = ExplainRequest(site, siblings[record_id(site)], grounding)
+                budget.in_flight += 1
+                try:
+                    result = await explainer.explain(request)
+                except Exception as exc:  # an explainer bug must not sink the whole run
+                    result = ExplainResult(None, f"{type(exc).__name__}: {exc}")
+                finally:
+                    budget.in_flight -= 1
+                if result.explanation is None and outcome.interrupted_by is not None:
+                    return  # most likely the signal's doing: leave the site pending
+                record(key, result)
+                used = outcome.usage
+                tracker.advance(1, tokens=used.prompt_tokens + used.completion_tokens)
+
+        tasks = [asyncio.ensure_future(one(key)) for key in misses]
+        interruption.watch(tasks)
+        try:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        finally:
+            interruption.watch([])
+            await _close(explainer)
+
+    outcome.budget_exhausted = budget.exhausted
+    for key in misses:
+        if key in unfinished:
+            outcome.pending.extend(record_id(site) for site in misses[key])
+
+
+class _Interruption:
+    """SIGINT/SIGTERM while enriching: note the signal at once and cancel the watched tasks.
+
+    Plain `signal.signal` handlers (not the loop's) so the flag is set immediately, even
+    while an explainer blocks the loop in a subprocess that the same signal kills: its error
+    then leaves the site pending instead of failed. Handlers can only be set in the main
+    thread; elsewhere signals keep their usual effect."""
+
+    def __init__(self, outcome: EnrichOutcome) -> None:
+        self.outcome = outcome
+        self._tasks: list[asyncio.Future] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._previous: dict[int, object] = {}
+
+    def __enter__(self) -> _Interruption:
+        for signum in _SIGNAL_EXIT:
+            try:
+                self._previous[signum] = signal.signal(signum, self._handle)
+            except ValueError:  # not the main thread
+                pass
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+    def watch(self, tasks: list[asyncio.Future]) -> None:
+        self._tasks = tasks
+        self._loop = asyncio.get_running_loop() if tasks else None
+
+    def _handle(self, signum: int, frame: object) -> None:
+        self.outcome.interrupted_by = self.outcome.interrupted_by or signum
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._cancel)
+
+    def _cancel(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+
+
+async def _close(explainer: Explainer) -> None:
+    """Let an explainer release its HTTP client inside the loop that created it."""
+    close = getattr(explainer, "aclose", None)
+    if close is not None:
+        try:
+            await close()
+        except Exception:  # closing is best effort; the answers are already cached
+            pass

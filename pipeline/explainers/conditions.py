@@ -1,0 +1,321 @@
+"""A site's guards as conditions: parsed, said in words, inverted, and rewritten as code."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import io
+import tokenize
+from dataclasses import dataclass, field
+
+RECEIVERS = ("self", "cls")
+
+# Words that make a name read as an on/off switch (`use_ray`, `executor_supports_async`):
+# such names are "true"/"false", other values "set"/"not set".
+_BOOL_WORDS = frozenset(
+    "use uses enable enabled disable disabled is has have allow allows skip support supports "
+    "should can need needs force trust strict only eager async".split()
+)
+
+# comparison operator -> (words when it holds, words when it does not)
+_COMPARE_WORDS: dict[type[ast.cmpop], tuple[str, str]] = {
+    ast.Eq: ("is", "is not"),
+    ast.NotEq: ("is not", "is"),
+    ast.Lt: ("is less than", "is at least"),
+    ast.LtE: ("is at most", "is greater than"),
+    ast.Gt: ("is greater than", "is at most"),
+    ast.GtE: ("is at least", "is less than"),
+    ast.In: ("is in", "is not in"),
+    ast.NotIn: ("is not in", "is in"),
+    ast.Is: ("is", "is not"),
+    ast.IsNot: ("is not", "is"),
+}
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _tokens(code: str) -> list[tokenize.TokenInfo] | None:
+    try:
+        return list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+
+
+@functools.lru_cache(maxsize=4096)
+def rewrite_receiver(code: str, replacement: str) -> str:
+    """`self.x.y` -> `{replacement}x.y` (also `cls.`), outside strings, in one-line code."""
+    tokens = _tokens(code)
+    if tokens is None or "\n" in code.strip():
+        return code
+    spans = []
+    for i, tok in enumerate(tokens[:-1]):
+        before = tokens[i - 1].string if i else ""
+        if (
+            tok.type == tokenize.NAME
+            and tok.string in RECEIVERS
+            and tokens[i + 1].string == "."
+            and before != "."
+        ):
+            spans.append((tok.start[1], tokens[i + 1].end[1]))
+    for start, end in reversed(spans):
+        code = code[:start] + replacement + code[end:]
+    return code
+
+
+def without_comments(code: str) -> str:
+    """Code with its comments dropped, on one line; '' when it does not even tokenize
+    (a guard's comment is free prose, never repeated)."""
+    tokens = _tokens(code)
+    if tokens is None:
+        return ""
+    lines = code.split("\n")
+    for tok in tokens:
+        if tok.type == tokenize.COMMENT:
+            row, col = tok.start
+            lines[row - 1] = lines[row - 1][:col]
+    return one_line("\n".join(lines))
+
+
+def chain(node: ast.AST) -> list[str] | None:
+    """`self.a.b` -> ['self', 'a', 'b']; None for anything but a dotted name."""
+    names: list[str] = []
+    while isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    names.append(node.id)
+    return names[::-1]
+
+
+def is_constant_like(node: ast.AST) -> bool:
+    """A literal, or a dotted name ending in an UPPER_CASE member (`Backend.TRITON`)."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+        return True
+    names = chain(node)
+    return bool(names) and len(names) > 1 and names[-1].isupper()  # type: ignore[index]
+
+
+def is_bool_name(name: str) -> bool:
+    return any(word in _BOOL_WORDS for word in name.lower().split("_"))
+
+
+def rename_names(code: str, aliases: dict[str, str]) -> str:
+    """Rename free names (`v` -> `targets`) in one-line code, leaving attributes alone."""
+    if not aliases:
+        return code
+    tokens = _tokens(code)
+    if tokens is None or "\n" in code.strip():
+        return code
+    spans = []
+    for i, tok in enumerate(tokens):
+        before = tokens[i - 1].string if i else ""
+        if tok.type == tokenize.NAME and tok.string in aliases and before != ".":
+            spans.append((tok.start[1], tok.end[1], aliases[tok.string]))
+    for start, end, name in reversed(spans):
+        code = code[:start] + name + code[end:]
+    return code
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One conjunct of a site's guards (a guard `a and b` gives two).
+
+    `node` is None when the guard is not valid Python on its own; its `source` is then the
+    guard without comments (possibly empty) and only "holds"/"does not hold" apply."""
+
+    node: ast.expr | None
+    source: str  # one line, as written, receiver kept
+    origin: str = field(default="", repr=False)  # the text `node`'s offsets point into
+    # names a reader knows better by another (a field validator's `v` is the field)
+    aliases: tuple[tuple[str, str], ...] = ()
+
+    def show(self, node: ast.AST, rename: dict[str, str] | None = None) -> str:
+        """Reader's text of a sub-expression: `self.` dropped, renamed if asked."""
+        segment = source_segment(self.origin, node)
+        text = rename_names(rewrite_receiver(segment, ""), dict(self.aliases))
+        return (rename or {}).get(text, text)
+
+    @property
+    def text(self) -> str:
+        return rename_names(rewrite_receiver(self.source, ""), dict(self.aliases))
+
+    @property
+    def code(self) -> str:
+        """The condition as a test of a config object named `cfg`."""
+        return rewrite_receiver(self.source, "cfg.")
+
+    @property
+    def compare(self) -> tuple[ast.expr, type[ast.cmpop], ast.expr] | None:
+        """(left, operator, right) of a single comparison."""
+        node = self.node
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            return node.left, type(node.ops[0]), node.comparators[0]
+        return None
+
+    @property
+    def switch(self) -> tuple[ast.expr, bool] | None:
+        """(dotted name, truth it has here) for `x` / `not x` tests."""
+        node, truth = self.node, True
+        while isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            node, truth = node.operand, not truth
+        if node is not None and chain(node) is not None:
+            return node, truth
+        return None
+
+    @property
+    def subject(self) -> ast.expr | None:
+        """The dotted name a condition is about (`x`, `not x`, `x == 1`, `isinstance(x, T)`)."""
+        if (switch := self.switch) is not None:
+            return switch[0]
+        if (compare := self.compare) is not None and chain(compare[0]) is not None:
+            return compare[0]
+        node = self.node
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            node = node.operand
+        if _is_isinstance(node) and chain(node.args[0]) is not None:  # type: ignore[union-attr]
+            return node.args[0]  # type: ignore[union-attr]
+        return None
+
+    def phrase(self, negate: bool = False, rename: dict[str, str] | None = None) -> str:
+        """The condition in words (`cache_config.use_x is true`), or its negation."""
+        if self.node is None:
+            if not self.source:
+                return (
+                    "a condition that is not valid Python on its own does not hold"
+                    if negate
+                    else "a condition that is not valid Python on its own holds"
+                )
+            return f"{self.source} does not hold" if negate else f"{self.source} holds"
+        return _phrase(self, self.node, negate, rename or {})
+
+
+@functools.lru_cache(maxsize=256)
+def _lines(origin: str) -> tuple[bytes, ...]:
+    return tuple(line.encode() for line in origin.split("\n"))
+
+
+def source_segment(origin: str, node: ast.AST) -> str:
+    """A node's one-line source as written in `origin`, else `ast.unparse` of it."""
+    line, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    if not origin or line is None or line != end:
+        return ast.unparse(node)
+    text = _lines(origin)[line - 1]  # offsets are in UTF-8 bytes
+    return text[node.col_offset : node.end_col_offset].decode()  # type: ignore[attr-defined]
+
+
+def parse_guards(guards: list[str], aliases: dict[str, str] | None = None) -> list[Condition]:
+    """Guards -> conditions, top-level `and`s split, outermost first."""
+    renames = tuple(sorted((aliases or {}).items()))
+    conditions: list[Condition] = []
+    for guard in guards:
+        origin = f"(\n{guard}\n)"
+        try:
+            tree = ast.parse(origin, mode="eval")
+        except SyntaxError:
+            conditions.append(Condition(None, without_comments(guard)))
+            continue
+        for node in _conjuncts(tree.body):
+            source = source_segment(origin, node)
+            conditions.append(Condition(node, source, origin, renames))
+    return conditions
+
+
+def _conjuncts(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        return [part for value in node.values for part in _conjuncts(value)]
+    return [node]
+
+
+def _is_isinstance(node: ast.AST | None) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "isinstance"
+        and len(node.args) == 2
+        and not node.keywords
+    )
+
+
+def _phrase(cond: Condition, node: ast.expr, negate: bool, rename: dict[str, str]) -> str:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _phrase(cond, node.operand, not negate, rename)
+    if isinstance(node, ast.BoolOp):
+        parts = []
+        for value in node.values:
+            part = _phrase(cond, value, negate, rename)
+            parts.append(f"({part})" if isinstance(value, ast.BoolOp) else part)
+        # De Morgan: a negated `and` reads as `or`, a negated `or` as `and`
+        if isinstance(node.op, ast.And) != negate:
+            return " and ".join(parts)
+        return "either " + " or ".join(parts)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        left, right = cond.show(node.left, rename), cond.show(node.comparators[0], rename)
+        op = type(node.ops[0])
+        words = _COMPARE_WORDS[op][negate]
+        if op in (ast.Eq, ast.NotEq) and not is_constant_like(node.comparators[0]):
+            # `a == b` of two values: "a is b" would read as identity
+            words = ("equals", "differs from")[(op is ast.NotEq) != negate]
+        if left.startswith("--") and right == "None" and words in ("is", "is not"):
+            return f"{left} is {'not set' if words == 'is' else 'set'}"
+        return f"{left} {words} {right}"
+    if _is_isinstance(node):
+        value, kind = (cond.show(arg, rename) for arg in node.args)  # type: ignore[attr-defined]
+        return f"{value} is {'not ' if negate else ''}an instance of {kind}"
+    if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1:
+            return f"{cond.show(node.args[0], rename)} is {'' if negate else 'not '}empty"
+        return f"{cond.show(node, rename)} returns {'false' if negate else 'true'}"
+    names = chain(node)
+    if names is not None:
+        text = cond.show(node, rename)
+        if text.startswith("--") and is_bool_name(names[-1]):
+            return f"{text} is {'off' if negate else 'on'}"
+        if text.startswith("--"):
+            return f"{text} is {'not given' if negate else 'given'}"
+        if is_bool_name(names[-1]):
+            return f"{text} is {'false' if negate else 'true'}"
+        return f"{text} is {'not set' if negate else 'set'}"
+    return f"{cond.show(node, rename)} is {'false' if negate else 'true'}"
+
+
+def join_words(parts: list[str]) -> str:
+    """['a', 'b', 'c'] -> 'a, b and c'."""
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def simplify(conditions: list[Condition]) -> list[Condition]:
+    """Drop repeated conditions and the `x != a` / `x not in (a, b)` tests that an
+    `x == c` among them already implies (an if/elif chain leaves many of those)."""
+    unique: list[Condition] = []
+    for condition in conditions:
+        if all(condition.code != kept.code for kept in unique):
+            unique.append(condition)
+    pinned: dict[str, object] = {}  # subject -> the constant an `==` test pins it to
+    for condition in unique:
+        compare = condition.compare
+        if compare and compare[1] is ast.Eq and isinstance(compare[2], ast.Constant):
+            pinned.setdefault(ast.dump(compare[0]), compare[2].value)
+    return [c for c in unique if not _implied(c, pinned)]
+
+
+def _implied(condition: Condition, pinned: dict[str, object]) -> bool:
+    compare = condition.compare
+    if compare is None or ast.dump(compare[0]) not in pinned:
+        return False
+    value, op, right = pinned[ast.dump(compare[0])], compare[1], compare[2]
+    if op is ast.NotEq and isinstance(right, ast.Constant):
+        return right.value != value
+    if op is ast.NotIn and isinstance(right, ast.Tuple | ast.List | ast.Set):
+        items = right.elts
+        return all(isinstance(e, ast.Constant) for e in items) and all(
+            e.value != value
+            for e in items  # type: ignore[attr-defined]
+        )
+    return False

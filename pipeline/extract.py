@@ -1,0 +1,275 @@
+"""A `Snapshot` -> sorted `Site`s and skipped files, across processes, with a per-blob cache."""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import nullcontext
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import get_args
+
+from pydantic import BaseModel, ConfigDict
+
+from extractors.facts import EXTRACTOR_VERSION, FileExtraction, MessageStatus, Rules
+from pipeline.cache import Store, default_store_path
+from pipeline.console import Console, Tracker
+from pipeline.models import Site
+from pipeline.sources import Snapshot, default_cache_dir, open_source
+
+# Below this many files to analyse, starting worker processes costs more than it saves.
+_IN_PROCESS_BELOW = 24
+# Chunks per worker: enough to balance uneven files, few enough that IPC stays cheap.
+_CHUNKS_PER_WORKER = 6
+
+
+class SkippedFile(BaseModel):
+    """A file that could not be analysed, and why (one line)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    filePath: str
+    reason: str
+
+
+class ExtractStats(BaseModel):
+    """How many `.py` files there were, passed the byte prefilter, were parsed, were reused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    files_total: int = 0
+    files_candidate: int = 0
+    files_parsed: int = 0
+    files_reused: int = 0
+
+
+class Extraction(BaseModel):
+    """What a snapshot yielded: its sites sorted by (filePath, lineNumber), and skipped files."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sites: list[Site]
+    skipped: list[SkippedFile]
+    stats: ExtractStats
+
+
+def cache_token(rules: Rules) -> str:
+    """The per-blob cache key's second half: changes whenever the extractor or a rule does."""
+    text = f"{EXTRACTOR_VERSION}\0{rules.cache_token()}"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def selected(path: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
+    """A `.py` file kept by the globs (matched against the whole path; `*` also crosses `/`)."""
+    if not path.endswith(".py"):
+        return False
+    if include and not any(fnmatchcase(path, glob) for glob in include):
+        return False
+    return not any(fnmatchcase(path, glob) for glob in exclude)
+
+
+def is_candidate(data: bytes, needles: Sequence[bytes]) -> bool:
+    """Cheap byte test before any decoding: a site needs `raise` and a configured class name."""
+    return b"raise" in data and any(needle in data for needle in needles)
+
+
+def _extract_chunk(items: list[tuple[str, bytes]], rules: Rules) -> list[FileExtraction]:
+    from extractors.sites import extract_file
+
+    results = []
+    for path, data in items:
+        try:
+            results.append(extract_file(path, data, rules))
+        except Exception as exc:  # extract_file must not raise; one bad file stays one file
+            reason = f"extractor error: {type(exc).__name__}: {exc}".splitlines()[0]
+            results.append(FileExtraction(filePath=path, skipped=reason))
+    return results
+
+
+class _Silent:
+    """A tracker for library callers that passed no console."""
+
+    def advance(self, count: int = 1, **fields: object) -> None:
+        pass
+
+
+def _progress(console: Console | None, total: int):
+    return console.progress("files", total) if console else nullcontext(_Silent())
+
+
+def _chunks(items: list[tuple[str, bytes]], count: int) -> list[list[tuple[str, bytes]]]:
+    """Split into about `count` chunks of similar byte size, biggest files first."""
+    ordered = sorted(items, key=lambda item: -len(item[1]))
+    chunks: list[list[tuple[str, bytes]]] = [[] for _ in range(max(1, count))]
+    sizes = [0] * len(chunks)
+    for item in ordered:
+        smallest = sizes.index(min(sizes))
+        chunks[smallest].append(item)
+        sizes[smallest] += len(item[1])
+    return [chunk for chunk in chunks if chunk]
+
+
+def extract_snapshot(
+    snapshot: Snapshot,
+    rules: Rules,
+    *,
+    store: Store | None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    workers: int | None = None,
+    console: Console | None = None,
+) -> Extraction:
+    """Every site of the snapshot's `.py` files, analysing only blobs the store lacks."""
+    repo = snapshot.require_repo()
+    prefix = snapshot.path_prefix
+    files = [f for f in snapshot.files if selected(prefix + f.path, include, exclude)]
+    stats = ExtractStats(files_total=len(files))
+    paths_of: dict[str, list[str]] = {}
+    for tree_file in files:
+        paths_of.setdefault(tree_file.blob, []).append(tree_file.path)
+
+    needles = [name.encode() for name in rules.error_classes]
+    candidates: dict[str, bytes] = {}
+    for blob, data in snapshot.read_blobs(paths_of):
+        if is_candidate(data, needles):
+            candidates[blob] = data
+    stats.files_candidate = sum(len(paths_of[blob]) for blob in candidates)
+
+    token = cache_token(rules)
+    known = store.get_files(candidates, token) if store is not None else {}
+    fresh = {blob: data for blob, data in candidates.items() if blob not in known}
+    stats.files_reused = sum(len(paths_of[blob]) for blob in known)
+    stats.files_parsed = sum(len(paths_of[blob]) for blob in fresh)
+
+    # Workers are forked before the progress display starts a thread of its own.
+    with _Analysis(fresh, paths_of, rules, workers) as analysis:
+        with _progress(console, len(files)) as tracker:
+            tracker.advance(len(files) - stats.files_parsed)
+            analysed = analysis.collect(tracker)
+    if store is not None and analysed:
+        store.put_files(analysed.items(), token)
+
+    results = {**known, **analysed}
+    sites: list[Site] = []
+    skipped: list[SkippedFile] = []
+    for tree_file in files:
+        extraction = results.get(tree_file.blob)
+        if extraction is None:
+            continue
+        if extraction.skipped is not None:
+            skipped.append(SkippedFile(filePath=prefix + tree_file.path, reason=extraction.skipped))
+            continue
+        for raw in extraction.sites:
+            # A cached analysis may come from another path holding the same bytes.
+            placed = raw if raw.filePath == tree_file.path else raw.model_copy(
+                update={"filePath": tree_file.path}
+            )
+            sites.append(Site.place(placed, repo, snapshot.sha, prefix, url_ref=snapshot.url_ref))
+    sites.sort(key=lambda site: (site.filePath, site.lineNumber))
+    skipped.sort(key=lambda item: item.filePath)
+    return Extraction(sites=sites, skipped=skipped, stats=stats)
+
+
+class _Analysis:
+    """blob -> FileExtraction for blobs not in the cache, in worker processes when many."""
+
+    def __init__(self, fresh: dict[str, bytes], paths_of: dict[str, list[str]], rules: Rules,
+                 workers: int | None) -> None:
+        self._rules = rules
+        self._items = [(paths_of[blob][0], data) for blob, data in fresh.items()]
+        self._blob_of = {paths_of[blob][0]: blob for blob in fresh}
+        self._weight = {path: len(paths_of[blob]) for path, blob in self._blob_of.items()}
+        self._workers = workers or os.cpu_count() or 1
+        self._pool: ProcessPoolExecutor | None = None
+        self._futures: dict[Future[list[FileExtraction]], list[tuple[str, bytes]]] = {}
+
+    def __enter__(self) -> _Analysis:
+        if self._workers > 1 and len(self._items) >= _IN_PROCESS_BELOW:
+            context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+            self._pool = ProcessPoolExecutor(max_workers=self._workers, mp_context=context)
+            for chunk in _chunks(self._items, self._workers * _CHUNKS_PER_WORKER):
+                self._futures[self._pool.submit(_extract_chunk, chunk, self._rules)] = chunk
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+    def collect(self, tracker: Tracker | _Silent) -> dict[str, FileExtraction]:
+        results: dict[str, FileExtraction] = {}
+        if self._pool is None:
+            for path, data in self._items:
+                (results[self._blob_of[path]],) = _extract_chunk([(path, data)], self._rules)
+                tracker.advance(self._weight[path])
+            return results
+        for future in as_completed(self._futures):
+            chunk = self._futures[future]
+            try:
+                extractions = future.result()
+            except BrokenProcessPool as exc:
+                reason = f"extractor crashed: {exc}".splitlines()[0]
+                extractions = [FileExtraction(filePath=path, skipped=reason) for path, _ in chunk]
+            for extraction, (path, _) in zip(extractions, chunk, strict=True):
+                results[self._blob_of[path]] = extraction
+                tracker.advance(self._weight[path])
+        return results
+
+
+def extract_source(
+    source: str,
+    rev: str | None = None,
+    *,
+    repo_name: str | None = None,
+    cache_dir: Path | None = None,
+    use_cache: bool = True,
+    rules: Rules | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    workers: int | None = None,
+    console: Console | None = None,
+) -> Extraction:
+    """The `extract` command's job: open SOURCE at REV and extract it (SourceError on bad
+    input, before any analysis)."""
+    cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    snapshot = open_source(source, rev, repo_name=repo_name, cache_dir=cache_dir,
+                           console=console)
+    snapshot.require_repo()
+    options = dict(include=include, exclude=exclude, workers=workers, console=console)
+    if not use_cache:
+        return extract_snapshot(snapshot, rules or Rules(), store=None, **options)
+    with Store(default_store_path(cache_dir)) as store:
+        return extract_snapshot(snapshot, rules or Rules(), store=store, **options)
+
+
+def summary_line(extraction: Extraction) -> str:
+    """The closing line of `vmine extract` on stderr: file counts, sites, sites by status."""
+    stats = extraction.stats
+    by_status = Counter(site.messageStatus for site in extraction.sites)
+    statuses = " ".join(f"{name}={by_status[name]}" for name in get_args(MessageStatus))
+    return (
+        f"extract: files={stats.files_total} candidates={stats.files_candidate} "
+        f"parsed={stats.files_parsed} reused={stats.files_reused} "
+        f"sites={len(extraction.sites)} skipped={len(extraction.skipped)} {statuses}"
+    )
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write through a temporary file beside `path` and rename, so readers never see half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
+    )
+    try:
+        with handle:
+            handle.write(text)
+        os.replace(handle.name, path)
+    except BaseException:
+        os.unlink(handle.name)
+        raise

@@ -1,0 +1,441 @@
+"""SOURCE + REV -> a `Snapshot`: one commit's tree of a git repository, read as blobs."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import platformdirs
+
+from pipeline.console import Console
+
+
+class SourceError(Exception):
+    """A SOURCE or REV that cannot be used; the message is one line for the user."""
+
+
+# Seconds a git command that talks to a remote may take before it counts as unreachable;
+# a stalled HTTP transfer is cut earlier by http.lowSpeedLimit below.
+ASK_TIMEOUT = 120
+FETCH_TIMEOUT = 3600
+
+_SHA40 = re.compile(r"^[0-9a-f]{40}$")
+_ABBREV = re.compile(r"^[0-9a-f]{4,39}$")
+_SHORTHAND = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")
+_REPO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")
+_TRANSPORT = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")
+_URL = re.compile(r"^(https?|ssh|git|file)://", re.IGNORECASE)
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_SCP = re.compile(r"^[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+:(?!/)")
+_GITHUB = re.compile(
+    r"^(?:https?://(?:[^@/]+@)?github\.com/|ssh://git@github\.com(?::\d+)?/|git@github\.com:)"
+    r"(?P<owner>[A-Za-z0-9][A-Za-z0-9_.-]*)/(?P<name>[A-Za-z0-9_.-]+?)(?:\.git)?/?$"
+)
+# The parts of the caller's environment that would point git at another repository.
+_GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+                 "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES")
+
+
+def default_cache_dir() -> Path:
+    """`$VMINE_CACHE_DIR`, else the user cache directory of this OS (`~/.cache/vmine`)."""
+    env = os.environ.get("VMINE_CACHE_DIR")
+    return Path(env) if env else Path(platformdirs.user_cache_dir("vmine"))
+
+
+def git_env(**extra: str) -> dict[str, str]:
+    """The environment for every git subprocess: never prompt, never wander to another repo."""
+    env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROP}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes -o ConnectTimeout=30")
+    env["LC_ALL"] = "C"
+    env.update(extra)
+    return env
+
+
+def run_git(
+    git_dir: Path | None,
+    *args: str,
+    timeout: float | None = None,
+    input: bytes | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """One git command (no shell); the caller checks `returncode`."""
+    cmd = ["git"]
+    if git_dir is not None:
+        cmd += ["--git-dir", str(git_dir)]
+    cmd += ["-c", "http.lowSpeedLimit=1000", "-c", "http.lowSpeedTime=60", *args]
+    try:
+        return subprocess.run(
+            cmd, input=input, capture_output=True, timeout=timeout, env=env or git_env()
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise SourceError(f"git {args[0]} took longer than {timeout:.0f} s") from exc
+
+
+def _first_line(data: bytes) -> str:
+    lines = [ln.strip() for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
+    fatal = [ln for ln in lines if ln.startswith(("fatal:", "error:"))]
+    return (fatal or lines or ["no message"])[0]
+
+
+def repo_from_url(url: str) -> str | None:
+    """`owner/name` of a GitHub URL (https or ssh forms), else None."""
+    match = _GITHUB.match(url.strip())
+    return f"{match['owner']}/{match['name']}" if match else None
+
+
+def check_repo_name(name: str) -> str:
+    if not _REPO_NAME.match(name):
+        raise SourceError(f"--repo-name must be OWNER/NAME, got {name!r}")
+    return name
+
+
+@dataclass(frozen=True)
+class TreeFile:
+    """One file of the analysed tree: posix path and 40-hex blob SHA."""
+
+    path: str
+    blob: str
+
+
+@dataclass
+class Snapshot:
+    """One commit's tree: every file with its blob SHA, readable without a checkout."""
+
+    git_dir: Path
+    repo: str | None
+    sha: str
+    url_ref: str
+    path_prefix: str
+    origin: str
+    files: list[TreeFile] = field(default_factory=list)
+    source: str = ""
+
+    def require_repo(self) -> str:
+        """The `owner/name` the output needs, or a one-line SourceError saying how to give it."""
+        if self.repo is None:
+            raise SourceError(
+                f"cannot tell the GitHub owner/name of {self.source or self.git_dir}: "
+                "pass --repo-name OWNER/NAME"
+            )
+        return self.repo
+
+    def read_blobs(self, blobs: Iterable[str]) -> Iterator[tuple[str, bytes]]:
+        """Contents of these blobs, in order, through one `git cat-file --batch` process."""
+        wanted = list(blobs)
+        if not wanted:
+            return
+        proc = subprocess.Popen(
+            ["git", "--git-dir", str(self.git_dir), "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=git_env(),
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+
+        def feed() -> None:
+            # A writer thread so that a full stdout pipe never blocks our writes.
+            try:
+                proc.stdin.write("".join(f"{blob}\n" for blob in wanted).encode())
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        try:
+            for blob in wanted:
+                header = proc.stdout.readline().split()
+                if len(header) != 3:
+                    raise SourceError(f"blob {blob} is missing from {self.git_dir}")
+                size = int(header[2])
+                data = proc.stdout.read(size)
+                proc.stdout.read(1)
+                yield blob, data
+        finally:
+            proc.stdout.close()
+            proc.kill()
+            proc.wait()
+            writer.join()
+
+    def contains(self, needles: Iterable[str]) -> set[str]:
+        """Which of these strings occur in any (text) file of the tree."""
+        remaining = {n for n in needles if n and "\n" not in n and "\0" not in n}
+        found: set[str] = set()
+        # `git grep -o` prints only the leftmost-longest match, so a needle hidden inside a
+        # longer one shows up in the next round, once the longer one is out of the query.
+        while remaining:
+            matched: set[str] = set()
+            pending = sorted(remaining)
+            for start in range(0, len(pending), 200):
+                args = ["grep", "-I", "-h", "-o", "-F", "--no-color"]
+                for needle in pending[start : start + 200]:
+                    args += ["-e", needle]
+                done = run_git(self.git_dir, *args, self.sha, "--")
+                if done.returncode not in (0, 1):
+                    raise SourceError(f"git grep failed: {_first_line(done.stderr)}")
+                for line in done.stdout.decode("utf-8", "replace").splitlines():
+                    if line in remaining:
+                        matched.add(line)
+            if not matched:
+                break
+            found |= matched
+            remaining -= matched
+        return found
+
+
+# -- resolving a SOURCE ----------------------------------------------------------------
+
+
+def _refuse_option_like(source: str, rev: str | None) -> None:
+    if source.startswith("-"):
+        raise SourceError(f"SOURCE must not start with '-': {source!r}")
+    if rev is not None and rev.startswith("-"):
+        raise SourceError(f"REV must not start with '-': {rev!r}")
+    if _TRANSPORT.match(source):
+        raise SourceError(
+            f"refusing the git transport URL {source!r}: use a path, an https://, ssh:// "
+            "or file:// URL, or OWNER/NAME"
+        )
+
+
+def _is_url(source: str) -> bool:
+    return bool(_URL.match(source) or _SCP.match(source))
+
+
+def open_source(
+    source: str,
+    rev: str | None,
+    *,
+    repo_name: str | None,
+    cache_dir: Path,
+    console: Console | None = None,
+    github: str | None = None,
+    tag: str | None = None,
+    path_prefix: str | None = None,
+) -> Snapshot:
+    """Resolve SOURCE at REV to a Snapshot; `github`, `tag`, `path_prefix` only apply to
+    `pypi:` releases (see pipeline/releases.py)."""
+    _refuse_option_like(source, rev)
+    if repo_name is not None:
+        check_repo_name(repo_name)
+    if source.startswith("pypi:"):
+        from pipeline import releases
+
+        if rev is not None:
+            raise SourceError("--rev does not apply to a pypi: SOURCE (the version pins it)")
+        return releases.open_release(
+            source, cache_dir=Path(cache_dir), repo_name=repo_name or github, tag=tag,
+            path_prefix=path_prefix, console=console,
+        )
+    path = Path(source).expanduser()
+    if not _is_url(source) and path.exists():
+        return _open_local(path, source, rev, repo_name)
+    if _is_url(source):
+        url = source
+    elif _SHORTHAND.match(source) and not source.startswith("."):
+        url = f"https://github.com/{source}.git"
+    elif _SCHEME.match(source):
+        raise SourceError(f"unsupported URL scheme in {source!r}: use https://, ssh:// or file://")
+    else:
+        raise SourceError(
+            f"{source!r} is not an existing path, a git URL, OWNER/NAME or pypi:NAME==VERSION"
+        )
+    return _open_remote(url, source, rev, repo_name, Path(cache_dir), console)
+
+
+def _open_local(path: Path, source: str, rev: str | None, repo_name: str | None) -> Snapshot:
+    git_dir = local_git_dir(path)
+    sha = resolve_rev(git_dir, rev or "HEAD", where=source)
+    origin_url = run_git(git_dir, "config", "--get", "remote.origin.url").stdout.decode().strip()
+    repo = repo_name or repo_from_url(origin_url)
+    return _snapshot(git_dir, sha, repo=repo, origin="local", source=source)
+
+
+def local_git_dir(path: Path) -> Path:
+    """The git directory of a repository whose top level (or bare directory) is `path`."""
+    resolved = path.resolve()
+    if not resolved.is_dir():
+        raise SourceError(f"not a git repository: {path}")
+    done = run_git(None, "-C", str(resolved), "rev-parse", "--is-bare-repository",
+                   "--absolute-git-dir")
+    lines = done.stdout.decode().splitlines()
+    if done.returncode != 0 or len(lines) != 2:
+        raise SourceError(f"not a git repository: {path}")
+    git_dir = Path(lines[1])
+    top: Path | None = git_dir
+    if lines[0] != "true":
+        shown = run_git(None, "-C", str(resolved), "rev-parse", "--show-toplevel")
+        top = Path(shown.stdout.decode().strip()) if shown.returncode == 0 else None
+    # A folder inside some other repository is not that repository.
+    if top is None or top.resolve() != resolved:
+        raise SourceError(f"not a git repository: {path} (it lies inside {top or git_dir})")
+    return git_dir
+
+
+def resolve_rev(git_dir: Path, rev: str, *, where: str) -> str:
+    """The 40-hex commit a REV (SHA, abbreviated SHA, tag, branch) names in this repository."""
+    done = run_git(git_dir, "rev-parse", "--verify", "--quiet", "--end-of-options",
+                   f"{rev}^{{commit}}")
+    if done.returncode == 0:
+        return done.stdout.decode().strip()
+    if _ABBREV.match(rev):
+        ambiguous = run_git(git_dir, "rev-parse", "--verify", "--end-of-options", rev)
+        if b"ambiguous" in ambiguous.stderr:
+            raise SourceError(f"REV {rev!r} is ambiguous in {where}: give more digits")
+    raise SourceError(
+        f"unknown revision {rev!r} in {where}: pass a commit SHA, tag or branch that exists"
+    )
+
+
+def _snapshot(git_dir: Path, sha: str, *, repo: str | None, origin: str, source: str,
+              url_ref: str | None = None, path_prefix: str = "") -> Snapshot:
+    return Snapshot(
+        git_dir=git_dir, repo=repo, sha=sha, url_ref=url_ref or sha, path_prefix=path_prefix,
+        origin=origin, files=list_tree(git_dir, sha), source=source,
+    )
+
+
+def list_tree(git_dir: Path, sha: str) -> list[TreeFile]:
+    """Every regular file of the commit's tree (symlinks and submodules left out)."""
+    done = run_git(git_dir, "ls-tree", "-r", "-z", "--full-tree", sha)
+    if done.returncode != 0:
+        raise SourceError(f"cannot list the tree of {sha}: {_first_line(done.stderr)}")
+    files = []
+    for entry in done.stdout.split(b"\0"):
+        if not entry:
+            continue
+        meta, _, path = entry.partition(b"\t")
+        mode, kind, blob = meta.split()
+        if kind == b"blob" and mode in (b"100644", b"100755"):
+            files.append(TreeFile(path.decode("utf-8", "surrogateescape"), blob.decode()))
+    files.sort(key=lambda f: f.path)
+    return files
+
+
+# -- remote repositories ---------------------------------------------------------------
+
+
+def mirror_dir(cache_dir: Path, url: str) -> Path:
+    """Where the bare mirror of a remote lives: readable name + hash of the exact URL."""
+    tail = re.sub(r"[^A-Za-z0-9_.-]+", "_", url.rstrip("/").split("/")[-1])[:40]
+    digest = hashlib.sha256(url.encode()).hexdigest()[:12]
+    return cache_dir / "git" / f"{tail.removesuffix('.git')}-{digest}.git"
+
+
+def _init_mirror(git_dir: Path, url: str) -> None:
+    if (git_dir / "HEAD").exists():
+        return
+    git_dir.parent.mkdir(parents=True, exist_ok=True)
+    done = run_git(None, "init", "--bare", "--quiet", str(git_dir))
+    if done.returncode != 0:
+        raise SourceError(f"cannot create {git_dir}: {_first_line(done.stderr)}")
+    run_git(git_dir, "config", "remote.origin.url", url)
+
+
+def _has_commit(git_dir: Path, sha: str) -> bool:
+    return run_git(git_dir, "cat-file", "-e", f"{sha}^{{commit}}").returncode == 0
+
+
+def _keep(git_dir: Path, sha: str) -> None:
+    # A ref per analysed commit, so that git gc never drops a fetched commit.
+    run_git(git_dir, "update-ref", f"refs/vmine/{sha}", sha)
+
+
+def _fetch(git_dir: Path, url: str, *args: str) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return run_git(git_dir, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", *args,
+                       timeout=FETCH_TIMEOUT)
+    except SourceError as exc:
+        raise SourceError(f"cannot fetch from {url}: {exc}") from exc
+
+
+def _remote_refs(git_dir: Path, url: str) -> dict[str, str]:
+    """Ref name -> commit SHA as the remote advertises them (peeled tags win)."""
+    try:
+        done = run_git(git_dir, "ls-remote", "origin", timeout=ASK_TIMEOUT)
+    except SourceError as exc:
+        raise SourceError(f"cannot reach {url}: {exc}") from exc
+    if done.returncode != 0:
+        raise SourceError(f"cannot reach {url}: {_first_line(done.stderr)}")
+    refs: dict[str, str] = {}
+    for line in done.stdout.decode().splitlines():
+        sha, _, name = line.partition("\t")
+        if name.endswith("^{}"):
+            refs[name[:-3]] = sha
+        else:
+            refs.setdefault(name, sha)
+    return refs
+
+
+def _ref_sha(refs: dict[str, str], rev: str) -> str | None:
+    for name in (rev, f"refs/tags/{rev}", f"refs/heads/{rev}"):
+        if name in refs and (name == "HEAD" or name.startswith("refs/")):
+            return refs[name]
+    return None
+
+
+def _open_remote(url: str, source: str, rev: str | None, repo_name: str | None,
+                 cache_dir: Path, console: Console | None) -> Snapshot:
+    git_dir = mirror_dir(cache_dir, url)
+    _init_mirror(git_dir, url)
+    repo = repo_name or repo_from_url(url)
+    wanted = rev or "HEAD"
+    if _SHA40.match(wanted) and _has_commit(git_dir, wanted):
+        return _snapshot(git_dir, wanted, repo=repo, origin="git", source=source)
+    if console is not None:
+        console.line(f"fetching {url} at {wanted}")
+    # Asking for the refs first fails fast (ASK_TIMEOUT) on a remote that cannot be reached.
+    refs = _remote_refs(git_dir, url)
+    if _SHA40.match(wanted):
+        sha = wanted
+    else:
+        sha = _ref_sha(refs, wanted)
+        if sha is None and _ABBREV.match(wanted):
+            sha = _resolve_abbrev(cache_dir, url, wanted, refs)
+        if sha is None:
+            raise SourceError(
+                f"unknown revision {wanted!r} in {url}: pass a commit SHA, tag or branch "
+                "that exists"
+            )
+        if _has_commit(git_dir, sha):
+            return _snapshot(git_dir, sha, repo=repo, origin="git", source=source)
+    # One commit, no history, where the server lets us ask for it by SHA.
+    done = _fetch(git_dir, url, "--depth", "1", "origin", sha)
+    if done.returncode != 0 and not _has_commit(git_dir, sha):
+        # The server does not hand out commits by SHA: fetch its branches and tags.
+        done = _fetch(git_dir, url, "origin", "+refs/heads/*:refs/remotes/origin/*",
+                      "+refs/tags/*:refs/tags/*")
+        if done.returncode != 0:
+            raise SourceError(f"cannot fetch from {url}: {_first_line(done.stderr)}")
+    if not _has_commit(git_dir, sha):
+        raise SourceError(f"unknown revision {wanted!r} in {url}: the remote has no such commit")
+    _keep(git_dir, sha)
+    return _snapshot(git_dir, sha, repo=repo, origin="git", source=source)
+
+
+def _resolve_abbrev(cache_dir: Path, url: str, prefix: str, refs: dict[str, str]) -> str | None:
+    """An abbreviated SHA, looked up in a commits-only copy of the remote's history."""
+    tips = {sha for sha in refs.values() if sha.startswith(prefix)}
+    if len(tips) == 1:
+        return tips.pop()
+    # Commits only (no trees, no blobs) in a side repository, so the mirror stays plain.
+    index_dir = mirror_dir(cache_dir, url).with_suffix(".commits")
+    _init_mirror(index_dir, url)
+    done = _fetch(index_dir, url, "--filter=tree:0", "origin",
+                  "+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*")
+    if done.returncode != 0:
+        raise SourceError(f"cannot fetch from {url}: {_first_line(done.stderr)}")
+    try:
+        return resolve_rev(index_dir, prefix, where=url)
+    except SourceError as exc:
+        if "ambiguous" in str(exc):
+            raise
+        return None

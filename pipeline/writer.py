@@ -1,0 +1,77 @@
+"""Records -> `OUT/{owner}/{name}/{sha40}/`: one envelope per record, the index, the manifest;
+every file replaced atomically, so a reader never sees a partial file."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from pipeline.manifest import Manifest
+from pipeline.models import Envelope, ErrorRecord, IndexEntry
+
+_TEMP_PREFIX = ".vmine-tmp-"
+
+
+def dataset_dir(out_dir: Path, repo: str, sha: str) -> Path:
+    owner, name = repo.split("/", 1)
+    return Path(out_dir) / owner / name / sha
+
+
+def write_atomic(path: Path, text: str) -> bool:
+    """Replace `path` with `text` via a temp file in the same directory and `os.replace`;
+    returns False (and writes nothing) when the file already holds exactly these bytes."""
+    data = text.encode("utf-8")
+    try:
+        if path.read_bytes() == data:
+            return False
+    except FileNotFoundError:
+        pass
+    handle, temp = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return True
+
+
+def write_dataset(
+    out_dir: Path,
+    repo: str,
+    sha: str,
+    records: Iterable[ErrorRecord],
+    index_entries: Iterable[IndexEntry],
+    manifest: Manifest | dict,
+) -> Path:
+    """Write (or bring up to date) one dataset and return its directory. Records of sites
+    that are gone since the last write into the same directory are removed."""
+    manifest = manifest if isinstance(manifest, Manifest) else Manifest.model_validate(manifest)
+    if (manifest.repo, manifest.analyzedSha) != (repo, sha):
+        raise ValueError(
+            f"manifest is for {manifest.repo}@{manifest.analyzedSha}, not {repo}@{sha}"
+        )
+    root = dataset_dir(out_dir, repo, sha)
+    records_dir = root / "records"
+    records_dir.mkdir(parents=True, exist_ok=True)
+    # Leftovers of a run killed mid-write are never valid files; drop them.
+    for stale in list(root.glob(_TEMP_PREFIX + "*")) + list(records_dir.glob(_TEMP_PREFIX + "*")):
+        stale.unlink(missing_ok=True)
+
+    written: set[str] = set()
+    for record in records:
+        envelope = Envelope(record=record, datasetVersion=manifest.datasetVersion)
+        write_atomic(records_dir / f"{record.id}.json", envelope.model_dump_json())
+        written.add(f"{record.id}.json")
+
+    entries = sorted(index_entries, key=lambda entry: (entry.filePath, entry.lineNumber))
+    write_atomic(root / "index.jsonl", "".join(entry.model_dump_json() + "\n" for entry in entries))
+    write_atomic(root / "manifest.json", manifest.to_json())
+
+    for path in records_dir.glob("*.json"):
+        if path.name not in written:
+            path.unlink()
+    return root

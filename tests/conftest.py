@@ -1,0 +1,36 @@
+"""Shared pytest fixtures."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.llm_server import FakeLLM
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLLM]:
+    """A local OpenAI-compatible server (tests/llm_server.py); script faults with `.fail`."""
+    with FakeLLM() as server:
+        yield server
+
+
+def make_git_repo(root: Path, files: dict[str, str]) -> Path:
+    """A git repository at `root` with `files` (posix path -> text) in one commit."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    env = {
+        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+        "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+        "PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(root),
+    }  # fmt: skip
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "fixture"]):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True)
+    return root

@@ -1,0 +1,408 @@
+"""`vmine explain`: pasted text -> candidate messages -> ranked records -> a page or JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pipeline.cli import main
+from pipeline.explain import index_dataset, lookup, pattern_fragments
+from pipeline.tracebacks import Candidate, candidates, strip_line_prefixes
+from tests.datasets import CASES, SHA, Case, write_fixture_dataset
+
+# --- finding the messages in pasted text --------------------------------------------------
+
+CHAINED = """\
+Traceback (most recent call last):
+  File "/srv/app/launch.py", line 40, in build
+    config = EngineConfig(**args)
+  File "/srv/app/config.py", line 12, in __init__
+    raise ValueError("--use-fast-decode requires --decode-backend flash")
+ValueError: --use-fast-decode requires --decode-backend flash
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/srv/app/launch.py", line 44, in build
+    report(exc)
+KeyError: 'report'
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/srv/app/launch.py", line 60, in <module>
+    main()
+RuntimeError: engine failed to start"""
+
+PYDANTIC = """\
+Traceback (most recent call last):
+  File "/srv/app/launch.py", line 8, in <module>
+    EngineConfig(max_batch_size=6)
+pydantic_core._pydantic_core.ValidationError: 1 validation error for EngineConfig
+max_batch_size
+  Value error, max_batch_size must be a power of 2, got 6 [type=value_error, input_value=6, input_type=int]
+    For further information visit https://errors.pydantic.dev/2.11/v/value_error"""
+
+MULTILINE_PYDANTIC = """\
+pydantic_core._pydantic_core.ValidationError: 1 validation error for SchedulerConfig
+  Value error, Unknown scheduler policy 'lifo'.
+Choose one of: fcfs, priority [type=value_error, input_value=ArgsKwargs((), {'policy': 'lifo'}), input_type=ArgsKwargs]
+    For further information visit https://errors.pydantic.dev/2.11/v/value_error"""
+
+
+def _prefixed(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line for line in text.split("\n"))
+
+
+CANDIDATE_CASES = [
+    ("a plain message", "max_len must be positive",
+     [Candidate("max_len must be positive")]),
+    ("a message with a colon is kept whole", "max_len: 3 is too big",
+     [Candidate("max_len: 3 is too big")]),
+    ("an exception line", "ValueError: max_len must be positive",
+     [Candidate("max_len must be positive", "ValueError"),
+      Candidate("ValueError: max_len must be positive")]),
+    ("a builtins-qualified class", "builtins.ValueError: bad mode 'x'",
+     [Candidate("bad mode 'x'", "ValueError"), Candidate("builtins.ValueError: bad mode 'x'")]),
+    ("another exception class", "acme.errors.ConfigError: bad mode",
+     [Candidate("bad mode", "ConfigError"), Candidate("acme.errors.ConfigError: bad mode")]),
+    ("a CLI's `Error:` names no class", "Error: max_len must be positive",
+     [Candidate("max_len must be positive"), Candidate("Error: max_len must be positive")]),
+    ("chained exceptions: every exception line, the last raised first", CHAINED,
+     [Candidate("engine failed to start", "RuntimeError"),
+      Candidate("'report'", "KeyError"),
+      Candidate("--use-fast-decode requires --decode-backend flash", "ValueError")]),
+    ("pydantic's wrapping of a ValueError", PYDANTIC,
+     [Candidate("max_batch_size must be a power of 2, got 6", "ValueError"),
+      Candidate("1 validation error for EngineConfig\nmax_batch_size\n  Value error, "
+                "max_batch_size must be a power of 2, got 6 [type=value_error, "
+                "input_value=6, input_type=int]", "ValidationError")]),
+    ("a multi-line message inside pydantic's wrapping", MULTILINE_PYDANTIC,
+     [Candidate("Unknown scheduler policy 'lifo'.\nChoose one of: fcfs, priority", "ValueError"),
+      Candidate("1 validation error for SchedulerConfig\n  Value error, Unknown scheduler "
+                "policy 'lifo'.\nChoose one of: fcfs, priority [type=value_error, "
+                "input_value=ArgsKwargs((), {'policy': 'lifo'}), input_type=ArgsKwargs]",
+                "ValidationError")]),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [c[1:] for c in CANDIDATE_CASES],
+                         ids=[c[0] for c in CANDIDATE_CASES])
+def test_candidates_found_in_pasted_text(text: str, expected: list[Candidate]) -> None:
+    assert candidates(text) == expected
+
+
+PREFIX_CASES = [
+    ("vLLM process prefix", "(APIServer pid=2994609) ", "ValueError: x"),
+    ("vLLM logger prefix", "ERROR 08-14 12:00:01 [core.py:700] ", "ValueError: x"),
+    ("both", "(EngineCore_DP0 pid=12) ERROR 08-14 12:00:01.123 [core.py:7] ", "ValueError: x"),
+    ("SGLang timestamp", "[2026-08-14 12:00:01 TP0] ", "ValueError: x"),
+    ("docker compose prefix", "serve-1  | ", "ValueError: x"),
+]
+
+
+@pytest.mark.parametrize(("prefix", "line"), [c[1:] for c in PREFIX_CASES],
+                         ids=[c[0] for c in PREFIX_CASES])
+def test_log_line_prefixes_are_stripped(prefix: str, line: str) -> None:
+    text = _prefixed(f"Traceback (most recent call last):\n  File \"a.py\", line 1\n{line}",
+                     prefix)
+    assert strip_line_prefixes(text) == (
+        f"Traceback (most recent call last):\n  File \"a.py\", line 1\n{line}"
+    )
+
+
+def test_lines_sharing_words_are_not_taken_for_a_prefix() -> None:
+    text = "policy must be one of\npolicy must be set"
+    assert strip_line_prefixes(text) == text
+
+
+PATTERN_CASES = [
+    ("--use-fast-decode requires --decode-backend flash",
+     ("--use-fast-decode requires --decode-backend flash",)),
+    ("max_batch_size must be a power of 2, got (.*?)",
+     ("max_batch_size must be a power of 2, got ", "")),
+    ("Unknown policy (.*?)\\. Choose one of: (.*?)",
+     ("Unknown policy ", ". Choose one of: ", "")),
+    ("\\(P/D disaggregation\\) \\\\(.*?)", ("(P/D disaggregation) \\", "")),
+    ("a+ b", None),  # regex syntax outside the contract
+]
+
+
+@pytest.mark.parametrize(("pattern", "fragments"), PATTERN_CASES)
+def test_pattern_fragments(pattern: str, fragments: tuple[str, ...] | None) -> None:
+    assert pattern_fragments(pattern) == fragments
+
+
+# --- ranking ------------------------------------------------------------------------------
+
+
+def test_exact_literal_match_ranks_before_pattern_matches(tmp_path: Path) -> None:
+    catch_all = Case(
+        id="bbbb000000000001", slug="requires", filePath="serve/config/engine.py",
+        lineNumber=120, qualname="EngineConfig.check_flags", validatorKind="name",
+        errorMessage="{flag} requires --decode-backend flash",
+        messagePattern="(.*?) requires --decode-backend flash", messageStatus="template",
+        guards=[], source=CASES[0].source, sourceStart=101,
+        explanation=CASES[0].explanation,
+    )
+    root = write_fixture_dataset(tmp_path, [*CASES, catch_all])
+    found = lookup("--use-fast-decode requires --decode-backend flash", [index_dataset(root)])
+    assert [(m.entry.id, m.kind, round(m.score, 3)) for m in found.matches] == [
+        ("aaaa000000000002", "exact", 1.0),
+        ("bbbb000000000001", "pattern", 0.653),
+    ]
+
+
+# --- the command --------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def output(tmp_path: Path) -> Path:
+    write_fixture_dataset(tmp_path / "output")
+    return tmp_path / "output"
+
+
+def _explain(output: Path, *args: str, stdin: str | None = None):
+    result = CliRunner().invoke(main, ["explain", *args, "--dataset", str(output)], input=stdin)
+    dataset = output / "acme" / "serve" / SHA
+    return result.exit_code, result.output.replace(str(dataset), "DATASET")
+
+
+LITERAL_PAGE = """\
+Match: exact message.
+
+acme/serve · error · ValueError
+
+--use-fast-decode requires --decode-backend flash
+
+Error message
+
+  --use-fast-decode requires --decode-backend flash
+
+What it means
+
+  Raised when fast decode runs on a backend other than flash.
+
+When it is raised
+
+  EngineConfig.check_decode raises it when all of these hold:
+  - self.use_fast_decode
+  - self.decode_backend != "flash"
+
+Source
+
+  Thrown at serve/config/engine.py:108
+
+    101 |     @model_validator(mode="after")
+    102 |     def check_decode(self) -> "EngineConfig":
+    103 |         if not self.use_fast_decode:
+    104 |             return self
+    105 |         if self.speculative_tokens > 0:
+    106 |             raise ValueError("--use-fast-decode does not support speculative decoding")
+    107 |         if self.decode_backend != "flash":
+  > 108 |             raise ValueError("--use-fast-decode requires --decode-backend flash")
+    109 |         return self
+    110 |
+    111 |     @field_validator("max_batch_size")
+    112 |     @classmethod
+    113 |     def validate_batching(cls, value: int) -> int:
+    114 |         if value & (value - 1):
+    115 |             raise ValueError(f"max_batch_size must be a power of 2, got {value}")
+    116 |         return value
+
+Solutions
+
+  1. Pass --decode-backend flash.
+  2. Drop --use-fast-decode.
+
+Example fix
+
+  # before
+  serve --use-fast-decode
+  # after
+  serve
+
+View on GitHub
+
+  https://github.com/acme/serve/blob/c0ffee1234555555555555555555555555555555/serve/config/engine.py#L101-L116
+  (pinned to c0ffee1234)
+
+Record aaaa000000000002: DATASET/records/aaaa000000000002.json
+"""
+
+
+def test_literal_message_prints_the_record_page(output: Path) -> None:
+    assert _explain(output, "--use-fast-decode requires --decode-backend flash") == (
+        0, LITERAL_PAGE
+    )
+
+
+def test_message_read_from_stdin(output: Path) -> None:
+    code, text = _explain(output, "-",
+                          stdin="--use-fast-decode requires --decode-backend flash\n")
+    assert (code, text) == (0, LITERAL_PAGE)
+
+
+def test_fstring_message_with_value_filled_in(output: Path) -> None:
+    code, text = _explain(output, "max_batch_size must be a power of 2, got 6", "--all")
+    assert (code, text) == (0, (
+        "0.976  pattern      aaaa000000000003  acme/serve@c0ffee1234  "
+        "serve/config/engine.py:115  max_batch_size must be a power of 2, got {value}\n"
+    ))
+
+
+def test_traceback_with_chained_exceptions_finds_the_value_error(output: Path) -> None:
+    code, text = _explain(output, CHAINED)
+    assert code == 0
+    assert text.splitlines()[:5] == [
+        "Match: exact message.",
+        "",
+        "acme/serve · error · ValueError",
+        "",
+        "--use-fast-decode requires --decode-backend flash",
+    ]
+
+
+def test_pydantic_validation_error_with_log_prefixes(output: Path) -> None:
+    pasted = _prefixed(MULTILINE_PYDANTIC, "(APIServer pid=2994609) ERROR 08-14 12:00:01 "
+                                           "[api_server.py:91] ")
+    code, text = _explain(output, pasted, "--all")
+    assert (code, text) == (0, (
+        "0.677  pattern      aaaa000000000004  acme/serve@c0ffee1234  "
+        "serve/config/scheduler.py:12  Unknown scheduler policy {self.policy!r}.\n"
+    ))
+
+
+def test_message_raised_as_another_exception_class_is_matched_with_a_note(
+    output: Path,
+) -> None:
+    code, text = _explain(output, "RuntimeError: --use-fast-decode requires --decode-backend "
+                                  "flash")
+    assert code == 0
+    assert text.splitlines()[:3] == [
+        "Match: exact message.",
+        "Note: the message was raised as RuntimeError; this record is a ValueError.",
+        "",
+    ]
+
+
+def test_no_match_falls_back_to_approximate_and_says_so(output: Path) -> None:
+    code, text = _explain(output, "--use-fast-decode needs the flash decode backend")
+    assert code == 1
+    assert text.splitlines()[:6] == [
+        "No record matches this message exactly. The closest records (approximate, by text "
+        "similarity):",
+        "  0.67  --use-fast-decode requires --decode-backend flash  (serve/config/engine.py:108)",
+        "  0.44  --use-fast-decode does not support speculative decoding  "
+        "(serve/config/engine.py:106)",
+        "",
+        "Closest record:",
+        "",
+    ]
+
+
+def test_all_on_no_match_lists_approximate_scores(output: Path) -> None:
+    assert _explain(output, "--use-fast-decode needs the flash decode backend", "--all") == (
+        1,
+        "No record matches this message; these are approximate (similarity):\n"
+        "0.673  approximate  aaaa000000000002  acme/serve@c0ffee1234  serve/config/engine.py:108"
+        "  --use-fast-decode requires --decode-backend flash\n"
+        "0.436  approximate  aaaa000000000001  acme/serve@c0ffee1234  serve/config/engine.py:106"
+        "  --use-fast-decode does not support speculative decoding\n",
+    )
+
+
+def test_nothing_close_says_so(output: Path) -> None:
+    assert _explain(output, "zzz qqq") == (
+        1, "No record matches this message, and none is close to it.\nSearched for: zzz qqq\n"
+    )
+
+
+def test_json_prints_the_matching_envelopes(output: Path) -> None:
+    code, text = _explain(output, "ValueError: max_batch_size must be a power of 2, got 12",
+                          "--json")
+    assert code == 0
+    lines = text.splitlines()
+    assert len(lines) == 1
+    on_disk = output / "acme" / "serve" / SHA / "records" / "aaaa000000000003.json"
+    assert json.loads(lines[0]) == json.loads(on_disk.read_text())
+
+
+def test_datasets_default_to_output_folder(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_fixture_dataset(Path("output"))
+    result = CliRunner().invoke(
+        main, ["explain", "--use-fast-decode requires --decode-backend flash", "--all"]
+    )
+    assert (result.exit_code, result.output) == (0, (
+        "1.000  exact        aaaa000000000002  acme/serve@c0ffee1234  serve/config/engine.py:108"
+        "  --use-fast-decode requires --decode-backend flash\n"
+    ))
+
+
+def test_no_dataset_is_an_input_error(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    result = CliRunner().invoke(main, ["explain", "x", "--dataset", str(tmp_path / "empty")])
+    assert result.exit_code == 2
+    assert result.output == (
+        f"Error: {tmp_path / 'empty'}: no dataset found (run `vmine run` first, or pass "
+        "--dataset DIR)\n"
+    )
+
+
+# --- end to end on a dataset written by `vmine run` ---------------------------------------
+
+ENGINE_PY = '''\
+from dataclasses import dataclass
+
+
+@dataclass
+class CacheConfig:
+    block_size: int = 16
+    swap_space: float = 4.0
+
+    def __post_init__(self) -> None:
+        if self.block_size not in (8, 16, 32):
+            raise ValueError(
+                f"block_size must be one of 8, 16 or 32 (got {self.block_size}). "
+                "Pass --block-size with a supported value."
+            )
+        if self.swap_space < 0:
+            raise ValueError("swap_space must not be negative")
+'''
+
+
+@pytest.mark.slow
+def test_explain_and_render_a_dataset_written_by_run(tmp_path: Path) -> None:
+    from tests.conftest import make_git_repo
+
+    repo = make_git_repo(tmp_path / "engine", {"engine/cache.py": ENGINE_PY})
+    runner = CliRunner()
+    ran = runner.invoke(main, [
+        "run", str(repo), "--repo-name", "acme/engine", "-o", str(tmp_path / "out"),
+        "--cache-dir", str(tmp_path / "cache"), "--llm", "offline", "--ci",
+    ])
+    assert ran.exit_code == 0, ran.output
+    traceback = (
+        "Traceback (most recent call last):\n"
+        '  File "serve.py", line 3, in <module>\n'
+        "    CacheConfig(block_size=12)\n"
+        "ValueError: block_size must be one of 8, 16 or 32 (got 12). Pass --block-size with a "
+        "supported value."
+    )
+    found = runner.invoke(main, ["explain", traceback, "--dataset", str(tmp_path / "out"),
+                                 "--all"])
+    assert found.exit_code == 0, found.output
+    assert found.output.split("  ")[1:2] == ["pattern"]
+    assert found.output.rstrip().endswith(
+        "engine/cache.py:11  block_size must be one of 8, 16 or 32 (got {self.block_size}). "
+        "Pass --block-size with a supported v…"  # --all cuts messages at 100 characters
+    )
+    for fmt, page in (("markdown", "index.md"), ("html", "index.html")):
+        rendered = runner.invoke(main, ["render", str(tmp_path / "out"), "--format", fmt,
+                                        "-o", str(tmp_path / fmt)])
+        assert rendered.exit_code == 0, rendered.output
+        assert "swap_space must not be negative" in (tmp_path / fmt / page).read_text()

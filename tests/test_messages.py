@@ -1,0 +1,334 @@
+"""Message reconstruction: one case table per message form (source in, text/status/pattern out).
+
+Every case that Python can evaluate is also rendered with concrete values, and its pattern
+must fully match what the code would really say at run time.
+"""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+import libcst as cst
+import pytest
+
+from extractors.messages import Hole, Message, Text, message_of, message_of_args, one_line
+
+# Local names the (stand-in) binding lookup knows; any other name is unknown to it.
+KNOWN = {"prefix": "Invalid value: ", "hint": "see --help"}
+
+
+def lookup(name: str) -> Message | None:
+    return Message((Text(KNOWN[name]),)) if name in KNOWN else None
+
+
+def describe(*values: object) -> str:
+    return "described " + repr(values)
+
+
+# Run-time values for the names the cases use: full of regex metacharacters and newlines.
+NAMESPACE = {
+    **KNOWN,
+    "x": "a.b*\n(c)",
+    "a": "[x]",
+    "b": "$1^",
+    "n": 3,
+    "ratio": 0.5,
+    "width": 8,
+    "c": True,
+    "cfg": SimpleNamespace(mode="fast|slow"),
+    "items": ["p?", "q+"],
+    "args": ("u{", "v}"),
+    "data": {"name": "n\\d"},
+    "kwargs": {"b": "\u03b2"},
+    "d": {"k": "[v]"},
+    "reason": "too large",
+    "errors": ("e1", "e2"),
+    "describe": describe,
+}
+
+# Sources that raise at run time (malformed templates): no rendering to compare against.
+NOT_EVALUABLE = {'"50%!" % x', '"{".format(x)'}
+
+
+def reconstruct(source: str) -> Message:
+    module = cst.parse_module(f"_ = {source}\n")
+    return message_of(module.body[0].body[0].value, module, lookup)
+
+
+def reconstruct_raise(source: str) -> Message:
+    module = cst.parse_module(source + "\n")
+    call = module.body[0].body[0].exc
+    return message_of_args(call.args, module, lookup)
+
+
+def check(message: Message, text: str, status: str, pattern: str) -> None:
+    assert (message.text(), message.status(), message.pattern()) == (text, status, pattern)
+
+
+def check_run_time(source: str, pattern: str) -> None:
+    rendered = eval(source, dict(NAMESPACE))  # trusted: the sources are the tables below
+    assert re.fullmatch(pattern, str(rendered), re.DOTALL), (pattern, rendered)
+
+
+# --- string literals ---------------------------------------------------------------------
+
+STRING_LITERALS = [
+    ('"must be positive"', "must be positive", "literal", "must be positive"),
+    ("'single quotes'", "single quotes", "literal", "single quotes"),
+    ('"""triple "quoted" text"""', 'triple "quoted" text', "literal", 'triple "quoted" text'),
+    (r'r"raw \d+ stays"', r"raw \d+ stays", "literal", r"raw \\d\+ stays"),
+    (r'"tab\there"', "tab\there", "literal", "tab\there"),
+    (r'"e \u00e9 \N{EM DASH} \x41"', "e \u00e9 \u2014 A", "literal", "e \u00e9 \u2014 A"),
+    ('u"legacy prefix"', "legacy prefix", "literal", "legacy prefix"),
+    (
+        '"(P/D split) - 50% [ok]"',
+        "(P/D split) - 50% [ok]",
+        "literal",
+        r"\(P/D split\) - 50% \[ok\]",
+    ),
+    ('b"bytes are not text"', '{b"bytes are not text"}', "unresolved", "(.*?)"),
+    ('""', "", "literal", ""),
+]
+
+
+@pytest.mark.parametrize(("source", "text", "status", "pattern"), STRING_LITERALS)
+def test_string_literal_is_its_run_time_text(source, text, status, pattern):
+    check(reconstruct(source), text, status, pattern)
+
+
+# --- implicit concatenation --------------------------------------------------------------
+
+IMPLICIT_CONCATENATION = [
+    ('"max_tokens " "must be set"', "max_tokens must be set", "literal", "max_tokens must be set"),
+    (
+        '"--enable-foo is incompatible with bar " "(P/D, KV offload)"',
+        "--enable-foo is incompatible with bar (P/D, KV offload)",
+        "literal",
+        r"--enable-foo is incompatible with bar \(P/D, KV offload\)",
+    ),
+    (
+        '"max_tokens must be " f"at least {n}, got {x!r}"',
+        "max_tokens must be at least {n}, got {x!r}",
+        "template",
+        "max_tokens must be at least (.*?), got (.*?)",
+    ),
+    (
+        '(\n    "first line, "\n    "second {x}"\n)',
+        "first line, second {x}",
+        "literal",
+        r"first line, second \{x\}",
+    ),
+    (r'"raw " r"\n" " cooked\n"', "raw \\n cooked\n", "literal", "raw \\\\n cooked\n"),
+]
+
+
+@pytest.mark.parametrize(("source", "text", "status", "pattern"), IMPLICIT_CONCATENATION)
+def test_implicit_concatenation_joins_its_pieces(source, text, status, pattern):
+    check(reconstruct(source), text, status, pattern)
+
+
+# --- f-strings ---------------------------------------------------------------------------
+
+FSTRINGS = [
+    ('f"got {cfg.mode!r}"', "got {cfg.mode!r}", "template", "got (.*?)"),
+    ('f"{ratio:.2f} is out of range"', "{ratio:.2f} is out of range", "template",
+     "(.*?) is out of range"),
+    ('f"padded {x:>{width}}|"', "padded {x:>{width}}|", "template", r"padded (.*?)\|"),
+    ('f"{{braces}} around {n}"', "{braces} around {n}", "template", r"\{braces\} around (.*?)"),
+    ('f"{n=}"', "n={n!r}", "template", "n=(.*?)"),
+    ('f"{ ratio = :.1f}!"', " ratio = {ratio:.1f}!", "template", " ratio = (.*?)!"),
+    ('f"{x=!s} end"', "x={x!s} end", "template", "x=(.*?) end"),
+    (r'rf"raw \d {n}"', r"raw \d {n}", "template", r"raw \\d (.*?)"),
+    (r'f"tab\t{n}\N{EM DASH}"', "tab\t{n}\u2014", "template", "tab\t(.*?)\u2014"),
+    ('f"{prefix}{n}"', "Invalid value: {n}", "template", "Invalid value: (.*?)"),
+    ("f\"{'literal'} and {n}\"", "literal and {n}", "template", "literal and (.*?)"),
+    ('F"upper {n}"', "upper {n}", "template", "upper (.*?)"),
+    # Escapes are decoded after the braces are read: `\x7b` is a brace, never a field.
+    (r'f"\x7b\x7b {n}"', "{{ {n}", "template", r"\{\{ (.*?)"),
+    ('f"{describe(x)} is bad"', "{describe(x)} is bad", "template", "(.*?) is bad"),
+    (
+        "f\"\"\"items: {', '.join(\n    items\n)}\"\"\"",
+        "items: {', '.join(items)}",
+        "template",
+        "items: (.*?)",
+    ),
+    ('f"{n}"', "{n}", "unresolved", "(.*?)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("source", "text", "status", "pattern"), FSTRINGS)
+def test_fstring_keeps_placeholders_as_written(source, text, status, pattern):
+    check(reconstruct(source), text, status, pattern)
+
+
+# --- `+` concatenation -------------------------------------------------------------------
+
+PLUS_CONCATENATION = [
+    ('"expected " + str(n) + " items"', "expected {n} items", "template", "expected (.*?) items"),
+    ('"mode " + repr(cfg.mode)', "mode {cfg.mode!r}", "template", "mode (.*?)"),
+    ('prefix + "must be set"', "Invalid value: must be set", "literal",
+     "Invalid value: must be set"),
+    ('"unknown mode: " + cfg.mode', "unknown mode: {cfg.mode}", "partial", "unknown mode: (.*?)"),
+    ('"bad: " + ", ".join(items)', 'bad: {", ".join(items)}', "partial", "bad: (.*?)"),
+    ('f"got {n} " + "items"', "got {n} items", "template", "got (.*?) items"),
+    ('"a" + (b + "c")', "a{b}c", "partial", "a(.*?)c"),
+    ("a + b", "{a + b}", "unresolved", "(.*?)"),
+    ("reason + str(n)", "{reason}{n}", "unresolved", "(.*?)(.*?)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("source", "text", "status", "pattern"), PLUS_CONCATENATION)
+def test_plus_concatenation_joins_operands(source, text, status, pattern):
+    check(reconstruct(source), text, status, pattern)
+
+
+# --- `%` formatting ----------------------------------------------------------------------
+
+PERCENT_FORMATTING = [
+    ('"bad %s" % x', "bad {x}", "template", "bad (.*?)"),
+    ('"%s and %r" % (a, b)', "{a} and {b!r}", "template", "(.*?) and (.*?)"),
+    ('"%d%% of %.2f" % (n, ratio)', "{n:d}% of {ratio:.2f}", "template", "(.*?)% of (.*?)"),
+    ('"%(name)s is %(v)r" % {"name": x, "v": n}', "{x} is {n!r}", "template", "(.*?) is (.*?)"),
+    ('"key %(name)s" % data', "key {data['name']}", "partial", "key (.*?)"),
+    ('"%s then %s" % args', "{args[0]} then {args[1]}", "partial", "(.*?) then (.*?)"),
+    ('"%s and %s" % ("fixed", x)', "fixed and {x}", "template", "fixed and (.*?)"),
+    ('"%s" % prefix', "Invalid value: ", "literal", "Invalid value: "),
+    ('"%-5s|%05d|%*d" % (a, n, width, n)', "{a:-5s}|{n:05d}|{n:*d}", "template",
+     r"(.*?)\|(.*?)\|(.*?)"),
+    ("n % 2", "{n % 2}", "unresolved", "(.*?)"),
+    ('"50%!" % x', '{"50%!" % x}', "unresolved", "(.*?)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("source", "text", "status", "pattern"), PERCENT_FORMATTING)
+def test_percent_formatting_fills_conversions(source, text, status, pattern):
+    check(reconstruct(source), text, status, pattern)
+
+
+# --- `.format(...)` ----------------------------------------------------------------------
+
+FORMAT_CALLS = [
+    ('"expected {} got {}".format(n, x)', "expected {n} got {x}", "template",
+     "expected (.*?) got (.*?)"),
+    ('"{0} vs {0!r}".format(x)', "{x} vs {x!r}", "template", "(.*?) vs (.*?)"),
+    ('"{name}: {value:.3f}".format(name=x, value=ratio)', "{x}: {ratio:.3f}", "template",
+     "(.*?): (.*?)"),
+    ('"{cfg.mode} [{d[k]}]".format(cfg=cfg, d=d)', "{cfg.mode} [{d[k]}]", "template",
+     r"(.*?) \[(.*?)\]"),
+    ('"{:>{}}|".format(x, width)', "{x:>{width}}|", "template", r"(.*?)\|"),
+    ('"{a} and {b}".format(a=x, **kwargs)', "{x} and {b}", "partial", "(.*?) and (.*?)"),
+    ('"{} and {}".format(*args)', "{} and {}", "partial", "(.*?) and (.*?)"),
+    ('"{{literal}} {}".format(n)', "{literal} {n}", "template", r"\{literal\} (.*?)"),
+    ('"{}".format(prefix)', "Invalid value: ", "literal", "Invalid value: "),
+    ('"{".format(x)', '{"{".format(x)}', "unresolved", "(.*?)"),
+    ("reason.format(x)", "{reason.format(x)}", "unresolved", "(.*?)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("source", "text", "status", "pattern"), FORMAT_CALLS)
+def test_format_call_fills_fields(source, text, status, pattern):
+    check(reconstruct(source), text, status, pattern)
+
+
+# --- names and everything else -----------------------------------------------------------
+
+OTHER_EXPRESSIONS = [
+    ("prefix", "Invalid value: ", "literal", "Invalid value: "),
+    ("reason", "{reason}", "unresolved", "(.*?)"),
+    ("cfg.mode", "{cfg.mode}", "unresolved", "(.*?)"),
+    ("describe(x)", "{describe(x)}", "unresolved", "(.*?)"),
+    ('d["k"]', '{d["k"]}', "unresolved", "(.*?)"),
+    ('"a" if c else "b"', '{"a" if c else "b"}', "unresolved", "(.*?)"),
+    ("describe(\n    x,  # the value\n    n,\n)", "{describe(x, n)}", "unresolved", "(.*?)"),
+]
+
+
+@pytest.mark.parametrize(("source", "text", "status", "pattern"), OTHER_EXPRESSIONS)
+def test_other_expression_is_one_hole_with_its_source(source, text, status, pattern):
+    check(reconstruct(source), text, status, pattern)
+
+
+ALL_EXPRESSION_CASES = (
+    STRING_LITERALS
+    + IMPLICIT_CONCATENATION
+    + FSTRINGS
+    + PLUS_CONCATENATION
+    + PERCENT_FORMATTING
+    + FORMAT_CALLS
+    + OTHER_EXPRESSIONS
+)
+
+
+@pytest.mark.parametrize(
+    "source,pattern",
+    [(c[0], c[3]) for c in ALL_EXPRESSION_CASES if c[0] not in NOT_EVALUABLE],
+)
+def test_pattern_matches_the_run_time_message(source, pattern):
+    check_run_time(source, pattern)
+
+
+# --- the arguments of ValueError(...) ----------------------------------------------------
+
+RAISE_ARGUMENTS = [
+    ("raise ValueError()", "", "literal", ""),
+    ('raise ValueError("one argument")', "one argument", "literal", "one argument"),
+    ('raise ValueError(f"got {n}") from exc', "got {n}", "template", "got (.*?)"),
+    ('raise ValueError("bad value:", x)', '{"bad value:", x}', "unresolved", "(.*?)"),
+    ("raise ValueError(*errors)", "{*errors}", "unresolved", "(.*?)"),
+]
+
+
+@pytest.mark.parametrize(("source", "text", "status", "pattern"), RAISE_ARGUMENTS)
+def test_raise_arguments_give_the_message(source, text, status, pattern):
+    check(reconstruct_raise(source), text, status, pattern)
+
+
+@pytest.mark.parametrize("source,pattern", [(c[0], c[3]) for c in RAISE_ARGUMENTS])
+def test_raise_arguments_pattern_matches_str_of_the_error(source, pattern):
+    call = source.removeprefix("raise ").removesuffix(" from exc")
+    check_run_time(f"str({call})", pattern)
+
+
+def test_bare_raise_has_the_empty_literal_message():
+    check(message_of_args([], cst.parse_module(""), lookup), "", "literal", "")
+
+
+# --- the Message itself ------------------------------------------------------------------
+
+STATUSES = [
+    ((), "literal"),
+    ((Text("fixed"),), "literal"),
+    ((Text("got "), Hole("n", True)), "template"),
+    ((Text("got "), Hole("n", True), Hole("reason", False)), "partial"),
+    ((Hole("n", True),), "unresolved"),
+    ((Hole("n", True), Hole("reason", False)), "unresolved"),
+]
+
+
+@pytest.mark.parametrize(("parts", "status"), STATUSES)
+def test_status_follows_known_text_and_hole_kinds(parts, status):
+    assert Message(parts).status() == status
+
+
+def test_message_merges_adjacent_text_and_drops_empty_text():
+    message = Message((Text("a"), Text(""), Text("b"), Hole("n", True), Text("")))
+    assert message.parts == (Text("ab"), Hole("n", True))
+
+
+def test_adding_messages_joins_their_parts():
+    joined = Message((Text("got "), Hole("n", True))) + Message((Text(" items"),))
+    assert (joined.text(), joined.pattern()) == ("got {n} items", "got (.*?) items")
+
+
+@pytest.mark.parametrize(
+    "source,expected",
+    [
+        ("cfg.mode", "cfg.mode"),
+        ("describe(\n    x,\n    n,\n)", "describe(x, n)"),
+        ("[\n    a,  # first\n    b,\n]", "[a, b]"),
+        ("a\n    and b", "a and b"),
+    ],
+)
+def test_one_line_collapses_multi_line_source(source, expected):
+    assert one_line(source) == expected

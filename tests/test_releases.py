@@ -1,0 +1,198 @@
+"""pypi:NAME==VERSION -> a cached git repository with fixed dates, from a local package index."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pipeline.cli import main
+from pipeline.releases import commit_files, parse_spec
+from pipeline.sources import SourceError, open_source
+from tests.git_fixtures import git
+
+# An in-tree build backend with no build requirements, so pip can prepare the sdist's
+# metadata without reaching any index.
+BACKEND = '''\
+import os
+
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    name = NAME + "-" + VERSION + ".dist-info"
+    os.makedirs(os.path.join(metadata_directory, name))
+    with open(os.path.join(metadata_directory, name, "METADATA"), "w") as out:
+        out.write("Metadata-Version: 2.1\\nName: " + NAME + "\\nVersion: " + VERSION + "\\n")
+    return name
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    raise RuntimeError("not needed by pip download")
+'''
+
+LIMITS = '''\
+def validate_port(port: int) -> None:
+    if not 0 < port < 65536:
+        raise ValueError(f"--port must be between 1 and 65535, got {port}")
+'''
+
+
+def _add(tar: tarfile.TarFile, name: str, text: str) -> None:
+    data = text.encode()
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    tar.addfile(info, io.BytesIO(data))
+
+
+def make_sdist(index: Path, name: str, version: str, files: dict[str, str]) -> Path:
+    index.mkdir(parents=True, exist_ok=True)
+    top = f"{name}-{version}"
+    path = index / f"{top}.tar.gz"
+    backend = f"NAME = {name!r}\nVERSION = {version!r}\n" + BACKEND
+    pyproject = ('[build-system]\nrequires = []\nbuild-backend = "tinybackend"\n'
+                 'backend-path = ["."]\n')
+    with tarfile.open(path, "w:gz") as tar:
+        _add(tar, f"{top}/PKG-INFO",
+             f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        _add(tar, f"{top}/pyproject.toml", pyproject)
+        _add(tar, f"{top}/tinybackend.py", backend)
+        for inner, text in files.items():
+            _add(tar, f"{top}/{inner}", text)
+    return path
+
+
+def make_wheel(index: Path, name: str, version: str, files: dict[str, bytes]) -> Path:
+    index.mkdir(parents=True, exist_ok=True)
+    path = index / f"{name}-{version}-py3-none-any.whl"
+    info = f"{name}-{version}.dist-info"
+    meta = {
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\n"
+                         b"Tag: py3-none-any\n",
+    }
+    with zipfile.ZipFile(path, "w") as zf:
+        for inner, data in {**files, **meta}.items():
+            zf.writestr(inner, data)
+        zf.writestr(f"{info}/RECORD", "")
+    return path
+
+
+@pytest.fixture
+def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A find-links folder that pip uses instead of any configured index."""
+    folder = tmp_path / "index"
+    folder.mkdir()
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(folder))
+    monkeypatch.delenv("PIP_INDEX_URL", raising=False)
+    monkeypatch.delenv("PIP_EXTRA_INDEX_URL", raising=False)
+    return folder
+
+
+def test_sdist_release_gives_the_same_commit_every_time(index: Path, tmp_path: Path) -> None:
+    make_sdist(index, "tinyval", "1.0", {"tinyval/__init__.py": "", "tinyval/limits.py": LIMITS})
+    first = open_source("pypi:tinyval==1.0", None, repo_name="acme/tinyval",
+                        cache_dir=tmp_path / "a")
+    second = open_source("pypi:tinyval==1.0", None, repo_name="acme/tinyval",
+                         cache_dir=tmp_path / "b")
+    assert first.sha == second.sha
+    assert [f.path for f in first.files] == [
+        "PKG-INFO", "pyproject.toml", "tinybackend.py", "tinyval/__init__.py", "tinyval/limits.py",
+    ]
+    assert first.origin == "pypi:tinyval==1.0"
+    assert first.url_ref == "v1.0"
+    assert first.repo == "acme/tinyval"
+    repo = tmp_path / "a" / "releases" / "tinyval.git"
+    assert git(repo, "rev-parse", "refs/tags/tinyval==1.0") == first.sha
+    assert git(repo, "log", "-1", "--format=%an <%ae> %aI | %cn <%ce> %cI", first.sha) == (
+        "vmine <vmine@localhost> 2000-01-01T00:00:00+00:00 | "
+        "vmine <vmine@localhost> 2000-01-01T00:00:00+00:00"
+    )
+
+
+def test_cached_release_is_reused_without_pip(index: Path, tmp_path: Path) -> None:
+    make_wheel(index, "tinyval", "1.0", {"tinyval/limits.py": LIMITS.encode()})
+    first = open_source("pypi:tinyval==1.0", None, repo_name=None, cache_dir=tmp_path)
+    (index / "tinyval-1.0-py3-none-any.whl").unlink()
+    again = open_source("pypi:tinyval==1.0", None, repo_name=None, cache_dir=tmp_path)
+    assert again.sha == first.sha
+
+
+def test_wheel_is_used_when_there_is_no_sdist_and_binaries_stay_out(
+    index: Path, tmp_path: Path
+) -> None:
+    make_wheel(index, "tinywheel", "2.0", {
+        "tinywheel/__init__.py": b"",
+        "tinywheel/limits.py": LIMITS.encode(),
+        "tinywheel/_speedups.so": b"\x7fELF\x02\x01\x01\x00\x00binary",
+    })
+    snap = open_source("pypi:tinywheel==2.0", None, repo_name=None, cache_dir=tmp_path)
+    assert [f.path for f in snap.files] == [
+        "tinywheel-2.0.dist-info/METADATA",
+        "tinywheel-2.0.dist-info/RECORD",
+        "tinywheel-2.0.dist-info/WHEEL",
+        "tinywheel/__init__.py",
+        "tinywheel/limits.py",
+    ]
+    assert snap.repo is None
+
+
+def test_known_project_maps_onto_its_github_tree(index: Path, tmp_path: Path) -> None:
+    make_wheel(index, "sglang", "0.0.1", {"sglang/limits.py": LIMITS.encode()})
+    result = CliRunner().invoke(main, ["extract", "pypi:sglang==0.0.1", "--cache-dir",
+                                       str(tmp_path)])
+    assert result.exit_code == 0, result.stderr
+    site = json.loads(result.stdout)
+    assert (site["repo"], site["filePath"], site["githubUrl"]) == (
+        "sgl-project/sglang",
+        "python/sglang/limits.py",
+        "https://github.com/sgl-project/sglang/blob/v0.0.1/python/sglang/limits.py#L1-L3",
+    )
+    assert site["analyzedSha"] == open_source(
+        "pypi:sglang==0.0.1", None, repo_name=None, cache_dir=tmp_path
+    ).sha
+
+
+def test_commit_files_is_deterministic_and_order_free(tmp_path: Path) -> None:
+    one = commit_files(tmp_path / "a.git", {"b.py": b"x = 1\n", "a/c.py": b""}, message="m")
+    two = commit_files(tmp_path / "b.git", {"a/c.py": b"", "b.py": b"x = 1\n"}, message="m")
+    # the SHA that `git commit` gives for these files with the same identity and dates
+    assert one == two == "53e862dc6d150bc4b43dbb3311e5426a2c84c338"
+
+
+@pytest.mark.parametrize(
+    ("spec", "parsed"),
+    [
+        ("pypi:vllm==0.33.0", ("vllm", "0.33.0")),
+        ("pypi:SGLang==0.5.10.post1", ("sglang", "0.5.10.post1")),
+        ("pypi:my_pkg==1.0rc1", ("my-pkg", "1.0rc1")),
+    ],
+)
+def test_release_spec_is_parsed(spec: str, parsed: tuple[str, str]) -> None:
+    assert parse_spec(spec) == parsed
+
+
+@pytest.mark.parametrize("spec", ["pypi:vllm", "pypi:vllm>=0.3", "pypi:==1.0", "pypi:vllm==1.0;x"])
+def test_malformed_release_spec_is_refused(spec: str) -> None:
+    with pytest.raises(SourceError) as info:
+        parse_spec(spec)
+    assert str(info.value) == f"a release SOURCE must read pypi:NAME==VERSION, got {spec!r}"
+
+
+def test_missing_release_is_refused_in_one_line(index: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["extract", "pypi:nothere==1.0", "--cache-dir",
+                                       str(tmp_path)])
+    assert result.exit_code == 2
+    errors = [ln for ln in result.stderr.splitlines() if ln.startswith("Error: ")]
+    assert len(errors) == 1
+    assert errors[0].startswith("Error: cannot download nothere==1.0 with pip: ")

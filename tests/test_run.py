@@ -1,0 +1,476 @@
+"""Enrichment (cache, budgets, concurrency, interruption) and `vmine run` end to end."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+
+import pytest
+from click.testing import CliRunner
+
+from pipeline.cache import Store, Usage
+from pipeline.cli import main
+from pipeline.console import Console
+from pipeline.dataset import load_dataset
+from pipeline.enrich import enrich, explanation_key, plan
+from pipeline.explainers.base import ExplainRequest, ExplainResult, NoGrounding
+from pipeline.identity import record_id
+from pipeline.run import RunOptions, run_dataset
+from tests.conftest import make_git_repo
+from tests.site_factory import make_explanation, make_site
+
+SITES = [
+    make_site("max_batch must be positive", line=10),
+    make_site("unknown scheduling policy", line=20, qualname="SchedulerConfig.check_policy"),
+    make_site("timeout must be at least 1 s", line=30, qualname="ServerConfig.validate"),
+    make_site("port is out of range", line=40, qualname="ServerConfig.validate"),
+    make_site("host must not be empty", line=50, qualname="ServerConfig.validate"),
+]
+
+
+class CountingExplainer:
+    """A deterministic explainer that records its calls and reports one HTTP request each."""
+
+    provider = "test"
+    model = "test-model"
+    prompt_version = "test-1"
+
+    def __init__(self, tokens: int = 10, fail: str | None = None, pause: float = 0.0) -> None:
+        self.calls: list[str] = []
+        self.tokens = tokens
+        self.fail = fail
+        self.pause = pause
+        self.in_flight = 0
+        self.most_in_flight = 0
+
+    async def explain(self, request: ExplainRequest) -> ExplainResult:
+        message = request.site.errorMessage
+        self.calls.append(message)
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(self.pause)
+        finally:
+            self.in_flight -= 1
+        usage = Usage(requests=1, prompt_tokens=self.tokens, completion_tokens=self.tokens)
+        if message == self.fail:
+            return ExplainResult(None, "the model refused", usage)
+        explanation = make_explanation(f"Raised when {message}.")
+        return ExplainResult(
+            explanation, usage=usage, grounding_warnings=request.grounding.check(explanation)
+        )
+
+    def estimate_tokens(self, request: ExplainRequest) -> tuple[int, int]:
+        return (len(request.site.errorMessage), 100)
+
+
+class FlagGrounding:
+    def check(self, explanation):
+        return ["exampleFix: flag --max-batch does not occur in the repository"]
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(tmp_path / "store.sqlite") as opened:
+        yield opened
+
+
+def run_enrich(store, explainer, sites=SITES, grounding=None, **options):
+    return enrich(sites, explainer, store, grounding or NoGrounding(), **options)
+
+
+# -- enrich ----------------------------------------------------------------------------
+
+
+def test_cache_key_ignores_line_numbers_and_commit():
+    moved = make_site("max_batch must be positive", line=99).model_copy(
+        update={"analyzedSha": "f" * 40}
+    )
+    assert explanation_key("m", "v1", moved) == explanation_key("m", "v1", SITES[0])
+    assert explanation_key("m", "v2", moved) != explanation_key("m", "v1", SITES[0])
+    assert explanation_key("m2", "v1", moved) != explanation_key("m", "v1", SITES[0])
+
+
+def test_every_site_is_explained_and_cached(store):
+    explainer = CountingExplainer()
+    outcome = run_enrich(store, explainer)
+    assert sorted(explainer.calls) == sorted(s.errorMessage for s in SITES)
+    assert set(outcome.explanations) == {record_id(s) for s in SITES}
+    assert (outcome.failures, outcome.pending, outcome.cache_hits) == ({}, [], 0)
+    assert outcome.usage == Usage(requests=5, prompt_tokens=50, completion_tokens=50)
+
+
+def test_warm_cache_makes_no_calls_and_keeps_the_first_analysis_time(store):
+    first = run_enrich(store, CountingExplainer())
+    again = CountingExplainer()
+    second = run_enrich(store, again)
+    assert again.calls == []
+    assert second.cache_hits == 5
+    assert second.usage == Usage()
+    assert {rid: c.analyzed_at for rid, c in second.explanations.items()} == {
+        rid: c.analyzed_at for rid, c in first.explanations.items()
+    }
+
+
+def test_failure_is_reported_and_retried_on_the_next_run(store):
+    outcome = run_enrich(store, CountingExplainer(fail="port is out of range"))
+    assert outcome.failures == {record_id(SITES[3]): "the model refused"}
+    retry = CountingExplainer()
+    run_enrich(store, retry)
+    assert retry.calls == ["port is out of range"]
+
+
+def test_explainer_exception_becomes_a_failure(store):
+    class Broken(CountingExplainer):
+        async def explain(self, request):
+            raise RuntimeError("boom")
+
+    outcome = run_enrich(store, Broken(), sites=SITES[:1])
+    assert outcome.failures == {record_id(SITES[0]): "RuntimeError: boom"}
+
+
+def test_request_budget_leaves_the_rest_pending_and_a_rerun_resumes(store):
+    limited = CountingExplainer()
+    outcome = run_enrich(store, limited, concurrency=3, max_requests=2)
+    assert len(limited.calls) == 2
+    assert outcome.budget_exhausted
+    assert len(outcome.pending) == 3
+    assert len(outcome.explanations) == 2
+    resumed = CountingExplainer()
+    again = run_enrich(store, resumed)
+    assert len(resumed.calls) == 3
+    assert again.cache_hits == 2
+    assert not again.pending
+
+
+def test_token_budget_stops_new_requests(store):
+    explainer = CountingExplainer(tokens=50)  # 100 tokens a call
+    outcome = run_enrich(store, explainer, concurrency=1, max_tokens=150)
+    assert len(explainer.calls) == 2
+    assert len(outcome.pending) == 3
+
+
+def test_concurrency_bounds_the_calls_in_flight(store):
+    explainer = CountingExplainer(pause=0.01)
+    run_enrich(store, explainer, concurrency=2)
+    assert explainer.most_in_flight == 2
+
+
+def test_sites_with_the_same_content_share_one_call(store):
+    twice = [make_site("bad value", line=10), make_site("bad value", line=20, occurrence=1)]
+    explainer = CountingExplainer()
+    outcome = run_enrich(store, explainer, sites=twice)
+    assert explainer.calls == ["bad value"]
+    assert set(outcome.explanations) == {record_id(s) for s in twice}
+
+
+def test_grounding_warnings_for_new_and_cached_explanations(store):
+    new = run_enrich(store, CountingExplainer(), sites=SITES[:1], grounding=FlagGrounding())
+    cached = run_enrich(store, CountingExplainer(), sites=SITES[:1], grounding=FlagGrounding())
+    expected = {
+        record_id(SITES[0]): ["exampleFix: flag --max-batch does not occur in the repository"]
+    }
+    assert new.grounding_warnings == expected
+    assert cached.grounding_warnings == expected
+
+
+def test_interrupt_keeps_what_finished_and_leaves_the_rest_pending(store):
+    class Interrupted(CountingExplainer):
+        async def explain(self, request):
+            if len(self.calls) == 1:
+                self.calls.append(request.site.errorMessage)
+                os.kill(os.getpid(), signal.SIGINT)
+                await asyncio.sleep(30)
+            return await super().explain(request)
+
+    outcome = run_enrich(store, Interrupted(), concurrency=1)
+    assert outcome.interrupted_by == signal.SIGINT
+    assert outcome.exit_code_for_signal == 130
+    assert set(outcome.explanations) == {record_id(SITES[0])}
+    assert len(outcome.pending) == 4
+    resumed = CountingExplainer()
+    run_enrich(store, resumed)
+    assert len(resumed.calls) == 4
+
+
+def test_error_caused_by_the_interrupt_leaves_the_site_pending_not_failed(store):
+    class KilledChild(CountingExplainer):
+        async def explain(self, request):
+            # What a `git grep` killed by the same Ctrl-C looks like to the explainer.
+            os.kill(os.getpid(), signal.SIGTERM)
+            return ExplainResult(None, "SourceError: git grep failed")
+
+    outcome = run_enrich(store, KilledChild(), sites=SITES[:2], concurrency=1)
+    assert outcome.exit_code_for_signal == 143
+    assert outcome.failures == {}
+    assert sorted(outcome.pending) == sorted(record_id(s) for s in SITES[:2])
+
+
+def test_interrupt_while_rechecking_cached_answers_keeps_them_all(store):
+    run_enrich(store, CountingExplainer(), sites=SITES[:3])
+
+    class InterruptedGrounding:
+        checked = 0
+
+        def check(self, explanation):
+            self.checked += 1
+            os.kill(os.getpid(), signal.SIGINT)
+            return ["exampleFix: does not parse as Python"]
+
+    grounding = InterruptedGrounding()
+    explainer = CountingExplainer()
+    outcome = run_enrich(store, explainer, grounding=grounding)
+    assert grounding.checked == 1
+    assert explainer.calls == []
+    assert set(outcome.explanations) == {record_id(s) for s in SITES[:3]}
+    assert sorted(outcome.pending) == sorted(record_id(s) for s in SITES[3:])
+    assert len(outcome.grounding_warnings) == 1
+    assert outcome.exit_code_for_signal == 130
+
+
+def test_signal_handlers_are_restored_after_enrichment(store):
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    run_enrich(store, CountingExplainer(), sites=SITES[:1])
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+def test_plan_counts_cached_sites_and_estimates_tokens(store):
+    run_enrich(store, CountingExplainer(), sites=SITES[:2])
+    estimate = plan(SITES, CountingExplainer(), store, NoGrounding())
+    assert (estimate.sites, estimate.cached, estimate.to_request) == (5, 2, 3)
+    assert estimate.input_tokens == sum(len(s.errorMessage) for s in SITES[2:])
+    assert estimate.output_tokens == 300
+
+
+# -- vmine run, end to end on a hand-written repository --------------------------------
+
+CONFIG_PY = """\
+from dataclasses import dataclass
+
+
+@dataclass
+class SchedulerConfig:
+    max_batch: int = 8
+    policy: str = "fcfs"
+
+    def __post_init__(self) -> None:
+        if self.max_batch <= 0:
+            raise ValueError("max_batch must be positive")
+        if self.policy not in ("fcfs", "priority"):
+            raise ValueError(f"unknown scheduling policy {self.policy!r}")
+
+
+def check_port(port: int) -> int:
+    if not 0 < port < 65536:
+        raise ValueError("port %d is out of range" % port)
+    return port
+
+
+def describe(port: int) -> str:
+    raise ValueError("not inside a validator")
+"""
+
+VERSION = "2026-03-04T05:06:07.089Z"
+SLUGS = {"max-batch-must-be-positive", "unknown-scheduling-policy", "port-is-out-of-range"}
+
+
+@pytest.fixture
+def repo(tmp_path):
+
+    return make_git_repo(
+        tmp_path / "engine",
+        {"engine/__init__.py": "", "engine/config.py": CONFIG_PY, "README.md": "# engine\n"},
+    )
+
+
+def head_sha(repo) -> str:
+
+    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, check=True)
+    return done.stdout.decode().strip()
+
+
+def vmine_run(repo, tmp_path, *extra):
+    args = [
+        "run", str(repo), "--repo-name", "acme/engine", "-o", str(tmp_path / "out"),
+        "--cache-dir", str(tmp_path / "cache"), "--llm", "offline",
+        "--dataset-version", VERSION, "--ci", *extra,
+    ]  # fmt: skip
+    return CliRunner().invoke(main, args)
+
+
+def options(repo, tmp_path, **more):
+
+    return RunOptions(
+        source=str(repo),
+        repo_name="acme/engine",
+        out_dir=tmp_path / "out",
+        cache_dir=tmp_path / "cache",
+        dataset_version=VERSION,
+        **more,
+    )
+
+
+def records_of(root):
+    return {path.name: path.read_bytes() for path in (root / "records").iterdir()}
+
+
+def test_run_writes_the_dataset_and_a_warm_rerun_calls_no_explainer(repo, tmp_path, monkeypatch):
+    from pipeline.explainers.offline import OfflineExplainer
+
+    result = vmine_run(repo, tmp_path)
+    assert result.exit_code == 0, result.output
+    root = tmp_path / "out" / "acme" / "engine" / head_sha(repo)
+    dataset = load_dataset(root)
+    assert {record.slug for record in dataset.records.values()} == SLUGS
+    assert [(e.filePath, e.lineNumber) for e in dataset.entries] == [
+        ("engine/config.py", 11),
+        ("engine/config.py", 13),
+        ("engine/config.py", 18),
+    ]
+    counts = dataset.manifest["counts"]
+    assert (counts["records"], counts["sitesNew"], counts["sitesReused"]) == (3, 3, 0)
+    assert counts["byStatus"] == {"literal": 1, "template": 2, "partial": 0, "unresolved": 0}
+    assert dataset.manifest["llm"]["provider"] == "offline"
+    assert f"records: 3 written to {root}" in result.output
+
+    calls = []
+    original = OfflineExplainer.explain
+
+    async def counted(self, request):
+        calls.append(request.site.errorMessage)
+        return await original(self, request)
+
+    monkeypatch.setattr(OfflineExplainer, "explain", counted)
+    before = records_of(root)
+    again = vmine_run(repo, tmp_path)
+    assert again.exit_code == 0, again.output
+    assert calls == []
+    assert records_of(root) == before
+    manifest = load_dataset(root).manifest
+    assert (manifest["counts"]["sitesNew"], manifest["counts"]["sitesReused"]) == (0, 3)
+
+
+def test_budget_exit_3_leaves_pending_sites_and_a_rerun_resumes(repo, tmp_path):
+
+    limited = CountingExplainer()
+    outcome = run_dataset(options(repo, tmp_path, max_requests=1), Console(), explainer=limited)
+    assert outcome.exit_code == 3
+    assert len(limited.calls) == 1
+    assert outcome.manifest["counts"]["pending"] == 2
+    assert {site["reason"] for site in outcome.manifest["pendingSites"]} == {"budget ran out"}
+    assert len(load_dataset(outcome.dataset_dir).records) == 1
+
+    resumed = CountingExplainer()
+    final = run_dataset(options(repo, tmp_path), Console(), explainer=resumed)
+    assert final.exit_code == 0
+    assert len(resumed.calls) == 2
+    assert len(load_dataset(final.dataset_dir).records) == 3
+    assert {r.slug for r in load_dataset(final.dataset_dir).records.values()} == SLUGS
+
+
+def test_failed_site_gives_exit_1_and_is_listed(repo, tmp_path):
+
+    explainer = CountingExplainer(fail="max_batch must be positive")
+    outcome = run_dataset(options(repo, tmp_path), Console(), explainer=explainer)
+    assert outcome.exit_code == 1
+    assert outcome.manifest["failedSites"] == [
+        {
+            "filePath": "engine/config.py",
+            "lineNumber": 11,
+            "qualname": "SchedulerConfig.__post_init__",
+            "reason": "the model refused",
+        }
+    ]
+
+
+def test_skipped_file_gives_exit_1(tmp_path):
+
+    broken = make_git_repo(
+        tmp_path / "broken",
+        {
+            "engine/config.py": CONFIG_PY,
+            "engine/bad.py": "def check(:\n    raise ValueError('x')\n",
+        },
+    )
+    result = vmine_run(broken, tmp_path)
+    assert result.exit_code == 1, result.output
+    root = tmp_path / "out" / "acme" / "engine" / head_sha(broken)
+
+    skipped = load_dataset(root).manifest["skippedFiles"]
+    assert [entry["filePath"] for entry in skipped] == ["engine/bad.py"]
+
+
+def test_dry_run_counts_and_writes_nothing(repo, tmp_path):
+    result = vmine_run(repo, tmp_path, "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert (
+        "dry run: 3 sites, 0 cached, 3 to request with offline/offline "
+        "(about 0 input + 0 output tokens)"
+    ) in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_source_that_does_not_exist_is_exit_2_in_one_line(tmp_path):
+    result = vmine_run(tmp_path / "missing", tmp_path)
+    assert result.exit_code == 2
+    assert result.output.startswith("Error: ")
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_openai_without_key_or_url_is_exit_2(repo, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    result = vmine_run(repo, tmp_path, "--llm", "openai")
+    assert result.exit_code == 2
+    assert "--llm openai needs OPENAI_API_KEY or --base-url/OPENAI_BASE_URL" in result.output
+
+
+def test_bad_dataset_version_is_exit_2(repo, tmp_path):
+
+    result = CliRunner().invoke(main, ["run", str(repo), "--dataset-version", "yesterday"])
+    assert result.exit_code == 2
+    assert "--dataset-version: timestamp must match" in result.output
+
+
+def test_run_without_source_is_a_usage_error():
+    result = CliRunner().invoke(main, ["run"])
+    assert result.exit_code == 2
+    assert "give exactly one SOURCE (or --config FILE [TARGET...])" in result.output
+
+
+def test_run_config_that_does_not_exist_is_exit_2(tmp_path):
+    result = CliRunner().invoke(main, ["run", "--config", str(tmp_path / "pipeline.toml")])
+    assert result.exit_code == 2
+    assert result.output.startswith("Error: ")
+
+
+def test_openai_budget_counts_http_requests_and_a_rerun_resumes(repo, tmp_path, fake_llm):
+    llm = ["--llm", "openai", "--base-url", fake_llm.base_url, "--model", "fake-model"]
+    limited = vmine_run(repo, tmp_path, *llm, "--max-requests", "2", "--concurrency", "1")
+    assert limited.exit_code == 3, limited.output
+    assert fake_llm.count == 2
+    root = tmp_path / "out" / "acme" / "engine" / head_sha(repo)
+    manifest = load_dataset(root).manifest
+    assert (manifest["llm"]["requests"], manifest["counts"]["pending"]) == (2, 1)
+    assert manifest["llm"]["model"] == "fake-model"
+    assert "budget ran out: what finished is written and cached; rerun to resume" in limited.output
+
+    resumed = vmine_run(repo, tmp_path, *llm)
+    assert resumed.exit_code == 0, resumed.output
+    assert fake_llm.count == 3
+    warm = vmine_run(repo, tmp_path, *llm)
+    assert warm.exit_code == 0, warm.output
+    assert fake_llm.count == 3
+    assert load_dataset(root).manifest["llm"]["cacheHits"] == 3
+
+
+def test_openai_dry_run_estimates_tokens_without_a_key(repo, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    result = vmine_run(repo, tmp_path, "--llm", "openai", "--dry-run")
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.output.splitlines() if line.startswith("dry run:"))
+    assert line.startswith("dry run: 3 sites, 0 cached, 3 to request with openai/")
+    assert " 0 input" not in line
