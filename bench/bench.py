@@ -200,7 +200,12 @@ def bench_target(label: str, git_dir: Path, rev: str, repo: str, *, with_semgrep
                  run.peak_rss < MAX_RSS)
     if with_semgrep:
         tree = export_tree(git_dir, rev, f"{git_dir.stem}-{rev}")
-        exe = semgrep()
+        try:
+            exe = semgrep()
+        except (OSError, subprocess.CalledProcessError) as exc:
+            report.check(f"{label}: semgrep installed", f"no ({exc})", False)
+            check_sites(label, git_dir, rev, sites, report)
+            return
         sg_cmd = [str(exe), "scan", "--lang", "python", "-e", "raise ValueError(...)",
                   "--metrics=off", "--disable-version-check", "--json", "--quiet",
                   "--no-git-ignore", str(tree)]

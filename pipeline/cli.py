@@ -92,6 +92,8 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
             code = run_dataset(RunOptions(source=args[0], **overrides), console).exit_code
     except (SourceError, RunError, ConfigError, ValidationError) as error:
         raise InputError(_one_line(error)) from None
+    except OSError as error:  # an output or cache path that cannot be written
+        raise InputError(f"{error.filename or ''}: {error.strerror or error}") from None
     except KeyboardInterrupt:
         console.line("interrupted")
         code = 130
@@ -129,7 +131,7 @@ def extract_command(source: str, rev: str | None, repo_name: str | None, output:
     as JSON Lines, one site per line, sorted by filePath then lineNumber; the same input
     always gives the same bytes. Skipped files are listed on stderr, followed by a summary
     line. Exit codes: 0 done, 1 some files were skipped (with --strict: nothing is written),
-    2 usage or input error."""
+    2 usage or input error, 130 interrupted (files analysed so far stay cached)."""
     from pipeline.console import Console
     from pipeline.extract import extract_source, summary_line
     from pipeline.sources import SourceError
@@ -142,6 +144,9 @@ def extract_command(source: str, rev: str | None, repo_name: str | None, output:
         )
     except SourceError as error:
         raise InputError(_one_line(error)) from None
+    except KeyboardInterrupt:
+        console.line("interrupted: analyses finished so far are cached; rerun to resume")
+        raise SystemExit(130) from None
     for item in extraction.skipped:
         console.line(f"skipped: {item.filePath}: {item.reason}")
     if strict and extraction.skipped:

@@ -17,6 +17,7 @@ from extractors.facts import Rules
 
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")
 _RELEASE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9][A-Za-z0-9.+!_-]*$")
+_TRANSPORT = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")
 _TARGET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -80,6 +81,13 @@ class Target(_Strict):
     def _not_an_option(cls, value: str | None) -> str | None:
         if value is not None and (not value or value.startswith("-")):
             raise ValueError(f"must not be empty or start with '-', got {value!r}")
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _plain_transport(cls, value: str | None) -> str | None:
+        if value is not None and _TRANSPORT.match(value):
+            raise ValueError(f"git transport URLs are refused, got {value!r}")
         return value
 
     @field_validator("release")

@@ -17,6 +17,9 @@ from pipeline.identity import record_id
 from pipeline.models import Site, now_timestamp
 
 _SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
+# Seconds the requests in flight at a first SIGINT/SIGTERM get to finish before they are
+# cancelled (they are already paid for); a second signal cancels them at once.
+GRACE_SECONDS = 5.0
 
 
 def explanation_key(model: str, prompt_version: str, site: Site) -> str:
@@ -142,9 +145,11 @@ def enrich(
     max_requests: int | None = None,
     max_tokens: int | None = None,
     console: Console | None = None,
+    grace: float = GRACE_SECONDS,
 ) -> EnrichOutcome:
     """Explain every site: cache hits cost nothing; misses go to the explainer, each answer
-    cached as soon as it arrives. SIGINT/SIGTERM cancel what is in flight; the sites left
+    cached as soon as it arrives. SIGINT/SIGTERM stop new requests, let those in flight
+    finish for up to `grace` seconds (a second signal cancels them at once); the sites left
     are `pending` and `interrupted_by` says which signal stopped the run."""
     console = console or Console()
     outcome = EnrichOutcome()
@@ -158,7 +163,7 @@ def enrich(
             misses[key] = group
         else:
             hits[key] = cached
-    with _Interruption(outcome) as interruption:
+    with _Interruption(outcome, grace) as interruption:
         # Cached answers are checked again: an explanation may not hold in a newer commit.
         # A grounding may look up what all of them need in one go (not one lookup each).
         prefetch = getattr(grounding, "prefetch", None)
@@ -218,9 +223,11 @@ async def _explain_misses(
     unfinished = set(misses)
 
     def record(key: str, result: ExplainResult) -> None:
-        unfinished.discard(key)
         budget.used = budget.used + result.usage
         outcome.usage = outcome.usage + result.usage
+        if result.explanation is None and outcome.interrupted_by is not None:
+            return  # most likely the signal's doing (a killed subprocess): leave it pending
+        unfinished.discard(key)
         group = misses[key]
         if result.explanation is None:
             for site in group:
@@ -252,8 +259,6 @@ async def _explain_misses(
                     result = ExplainResult(None, f"{type(exc).__name__}: {exc}")
                 finally:
                     budget.in_flight -= 1
-                if result.explanation is None and outcome.interrupted_by is not None:
-                    return  # most likely the signal's doing: leave the site pending
                 record(key, result)
                 used = outcome.usage
                 tracker.advance(1, tokens=used.prompt_tokens + used.completion_tokens)
@@ -261,10 +266,15 @@ async def _explain_misses(
         tasks = [asyncio.ensure_future(one(key)) for key in misses]
         interruption.watch(tasks)
         try:
-            await asyncio.gather(*tasks, return_exceptions=True)
+            results = await asyncio.gather(*tasks, return_exceptions=True)
         finally:
             interruption.watch([])
             await _close(explainer)
+        # Cancellation is how an interrupt ends a task; anything else (the cache file
+        # failing, say) must not pass for a pending site.
+        for result in results:
+            if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
+                raise result
 
     outcome.budget_exhausted = budget.exhausted
     for key in misses:
@@ -273,15 +283,18 @@ async def _explain_misses(
 
 
 class _Interruption:
-    """SIGINT/SIGTERM while enriching: note the signal at once and cancel the watched tasks.
+    """SIGINT/SIGTERM while enriching. The first signal stops new requests at once and gives
+    those in flight `grace` seconds to finish (they are paid for: keep their answers); a
+    second signal, or the end of the grace, cancels them.
 
     Plain `signal.signal` handlers (not the loop's) so the flag is set immediately, even
     while an explainer blocks the loop in a subprocess that the same signal kills: its error
     then leaves the site pending instead of failed. Handlers can only be set in the main
     thread; elsewhere signals keep their usual effect."""
 
-    def __init__(self, outcome: EnrichOutcome) -> None:
+    def __init__(self, outcome: EnrichOutcome, grace: float) -> None:
         self.outcome = outcome
+        self.grace = grace
         self._tasks: list[asyncio.Future] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._previous: dict[int, object] = {}
@@ -301,11 +314,18 @@ class _Interruption:
     def watch(self, tasks: list[asyncio.Future]) -> None:
         self._tasks = tasks
         self._loop = asyncio.get_running_loop() if tasks else None
+        if tasks and self.outcome.interrupted_by is not None:
+            self._cancel()
 
     def _handle(self, signum: int, frame: object) -> None:
+        again = self.outcome.interrupted_by is not None
         self.outcome.interrupted_by = self.outcome.interrupted_by or signum
         if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._cancel)
+            self._loop.call_soon_threadsafe(self._cancel if again else self._start_grace)
+
+    def _start_grace(self) -> None:
+        if self._loop is not None:
+            self._loop.call_later(self.grace, self._cancel)
 
     def _cancel(self) -> None:
         for task in self._tasks:

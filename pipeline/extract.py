@@ -5,10 +5,11 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import signal
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import nullcontext
@@ -104,6 +105,11 @@ def _progress(console: Console | None, total: int):
     return console.progress("files", total) if console else nullcontext(_Silent())
 
 
+def _ignore_interrupts() -> None:
+    # Ctrl-C is the parent's to handle: it stops handing out chunks and keeps what finished.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _chunks(items: list[tuple[str, bytes]], count: int) -> list[list[tuple[str, bytes]]]:
     """Split into about `count` chunks of similar byte size, biggest files first."""
     ordered = sorted(items, key=lambda item: -len(item[1]))
@@ -152,9 +158,10 @@ def extract_snapshot(
     with _Analysis(fresh, paths_of, rules, workers) as analysis:
         with _progress(console, len(files)) as tracker:
             tracker.advance(len(files) - stats.files_parsed)
-            analysed = analysis.collect(tracker)
-    if store is not None and analysed:
-        store.put_files(analysed.items(), token)
+            # Stored chunk by chunk, so an interrupted run keeps what it finished.
+            analysed = analysis.collect(
+                tracker, (lambda done: store.put_files(done, token)) if store is not None else None
+            )
 
     results = {**known, **analysed}
     sites: list[Site] = []
@@ -193,7 +200,9 @@ class _Analysis:
     def __enter__(self) -> _Analysis:
         if self._workers > 1 and len(self._items) >= _IN_PROCESS_BELOW:
             context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-            self._pool = ProcessPoolExecutor(max_workers=self._workers, mp_context=context)
+            self._pool = ProcessPoolExecutor(
+                max_workers=self._workers, mp_context=context, initializer=_ignore_interrupts
+            )
             for chunk in _chunks(self._items, self._workers * _CHUNKS_PER_WORKER):
                 self._futures[self._pool.submit(_extract_chunk, chunk, self._rules)] = chunk
         return self
@@ -202,23 +211,34 @@ class _Analysis:
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
 
-    def collect(self, tracker: Tracker | _Silent) -> dict[str, FileExtraction]:
+    def collect(
+        self,
+        tracker: Tracker | _Silent,
+        keep: Callable[[list[tuple[str, FileExtraction]]], None] | None,
+    ) -> dict[str, FileExtraction]:
         results: dict[str, FileExtraction] = {}
         if self._pool is None:
             for path, data in self._items:
                 (results[self._blob_of[path]],) = _extract_chunk([(path, data)], self._rules)
                 tracker.advance(self._weight[path])
+            if keep is not None and results:
+                keep(list(results.items()))
             return results
         for future in as_completed(self._futures):
             chunk = self._futures[future]
+            crashed = False
             try:
                 extractions = future.result()
             except BrokenProcessPool as exc:
+                crashed = True
                 reason = f"extractor crashed: {exc}".splitlines()[0]
                 extractions = [FileExtraction(filePath=path, skipped=reason) for path, _ in chunk]
-            for extraction, (path, _) in zip(extractions, chunk, strict=True):
-                results[self._blob_of[path]] = extraction
-                tracker.advance(self._weight[path])
+            done = [(self._blob_of[path], extraction)
+                    for extraction, (path, _) in zip(extractions, chunk, strict=True)]
+            results.update(done)
+            if keep is not None and not crashed:  # a crash says nothing lasting about a file
+                keep(done)
+            tracker.advance(sum(self._weight[path] for path, _ in chunk))
         return results
 
 

@@ -16,8 +16,8 @@ from pipeline.sources import (
     FETCH_TIMEOUT,
     Snapshot,
     SourceError,
-    _snapshot,
     git_env,
+    make_snapshot,
     run_git,
 )
 
@@ -81,7 +81,7 @@ def open_release(
     prefix = PATH_PREFIX_OF.get(name, "") if path_prefix is None else path_prefix
     if prefix and not prefix.endswith("/"):
         prefix += "/"
-    return _snapshot(
+    return make_snapshot(
         git_dir, sha, repo=repo_name or GITHUB_OF.get(name), origin=f"pypi:{name}=={version}",
         source=spec, url_ref=(tag or DEFAULT_TAG).format(version=version), path_prefix=prefix,
     )
@@ -97,7 +97,9 @@ def _tag_commit(git_dir: Path, ref: str) -> str | None:
 def download(name: str, version: str, into: Path) -> Path:
     """The release's sdist, else its wheel, fetched by pip (so the user's index settings
     apply); returns the archive's path."""
-    attempts = (("--no-binary", name), ("--only-binary", name))
+    # No build isolation: preparing an sdist's metadata must not install its build
+    # requirements (vLLM's would pull in torch); when it cannot, the wheel is used.
+    attempts = (("--no-binary", name, "--no-build-isolation"), ("--only-binary", name))
     reasons = []
     for index, choice in enumerate(attempts):
         target = into / str(index)
@@ -111,8 +113,9 @@ def download(name: str, version: str, into: Path) -> Path:
         archives = sorted(target.glob("*")) if target.exists() else []
         if done.returncode == 0 and archives:
             return archives[0]
-        lines = [ln for ln in done.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
-        reasons.append(lines[-1].strip() if lines else f"pip exited {done.returncode}")
+        lines = [ln.strip() for ln in done.stderr.decode("utf-8", "replace").splitlines()]
+        errors = [ln for ln in lines if ln.startswith("ERROR:")] or [ln for ln in lines if ln]
+        reasons.append(errors[-1] if errors else f"pip exited {done.returncode}")
     raise SourceError(f"cannot download {name}=={version} with pip: {reasons[-1]}")
 
 

@@ -232,6 +232,8 @@ def run_dataset(
 
     cache_dir = Path(options.cache_dir) if options.cache_dir else default_cache_dir()
     explainer = explainer or choose_explainer(options)
+    if not options.dry_run:  # fail before the work, not after it
+        Path(options.out_dir).mkdir(parents=True, exist_ok=True)
     snapshot = open_source(
         options.source,
         options.rev,

@@ -238,17 +238,20 @@ def open_source(
     path = Path(source).expanduser()
     if not _is_url(source) and path.exists():
         return _open_local(path, source, rev, repo_name)
+    return _open_remote(remote_url(source), source, rev, repo_name, Path(cache_dir), console)
+
+
+def remote_url(source: str) -> str:
+    """The git URL a SOURCE that is no local path names (OWNER/NAME means GitHub)."""
     if _is_url(source):
-        url = source
-    elif _SHORTHAND.match(source) and not source.startswith("."):
-        url = f"https://github.com/{source}.git"
-    elif _SCHEME.match(source):
+        return source
+    if _SHORTHAND.match(source) and not source.startswith("."):
+        return f"https://github.com/{source}.git"
+    if _SCHEME.match(source):
         raise SourceError(f"unsupported URL scheme in {source!r}: use https://, ssh:// or file://")
-    else:
-        raise SourceError(
-            f"{source!r} is not an existing path, a git URL, OWNER/NAME or pypi:NAME==VERSION"
-        )
-    return _open_remote(url, source, rev, repo_name, Path(cache_dir), console)
+    raise SourceError(
+        f"{source!r} is not an existing path, a git URL, OWNER/NAME or pypi:NAME==VERSION"
+    )
 
 
 def _open_local(path: Path, source: str, rev: str | None, repo_name: str | None) -> Snapshot:
@@ -256,7 +259,7 @@ def _open_local(path: Path, source: str, rev: str | None, repo_name: str | None)
     sha = resolve_rev(git_dir, rev or "HEAD", where=source)
     origin_url = run_git(git_dir, "config", "--get", "remote.origin.url").stdout.decode().strip()
     repo = repo_name or repo_from_url(origin_url)
-    return _snapshot(git_dir, sha, repo=repo, origin="local", source=source)
+    return make_snapshot(git_dir, sha, repo=repo, origin="local", source=source)
 
 
 def local_git_dir(path: Path) -> Path:
@@ -295,7 +298,7 @@ def resolve_rev(git_dir: Path, rev: str, *, where: str) -> str:
     )
 
 
-def _snapshot(git_dir: Path, sha: str, *, repo: str | None, origin: str, source: str,
+def make_snapshot(git_dir: Path, sha: str, *, repo: str | None, origin: str, source: str,
               url_ref: str | None = None, path_prefix: str = "") -> Snapshot:
     return Snapshot(
         git_dir=git_dir, repo=repo, sha=sha, url_ref=url_ref or sha, path_prefix=path_prefix,
@@ -389,7 +392,7 @@ def _open_remote(url: str, source: str, rev: str | None, repo_name: str | None,
     repo = repo_name or repo_from_url(url)
     wanted = rev or "HEAD"
     if _SHA40.match(wanted) and _has_commit(git_dir, wanted):
-        return _snapshot(git_dir, wanted, repo=repo, origin="git", source=source)
+        return make_snapshot(git_dir, wanted, repo=repo, origin="git", source=source)
     if console is not None:
         console.line(f"fetching {url} at {wanted}")
     # Asking for the refs first fails fast (ASK_TIMEOUT) on a remote that cannot be reached.
@@ -406,7 +409,7 @@ def _open_remote(url: str, source: str, rev: str | None, repo_name: str | None,
                 "that exists"
             )
         if _has_commit(git_dir, sha):
-            return _snapshot(git_dir, sha, repo=repo, origin="git", source=source)
+            return make_snapshot(git_dir, sha, repo=repo, origin="git", source=source)
     # One commit, no history, where the server lets us ask for it by SHA.
     done = _fetch(git_dir, url, "--depth", "1", "origin", sha)
     if done.returncode != 0 and not _has_commit(git_dir, sha):
@@ -418,7 +421,7 @@ def _open_remote(url: str, source: str, rev: str | None, repo_name: str | None,
     if not _has_commit(git_dir, sha):
         raise SourceError(f"unknown revision {wanted!r} in {url}: the remote has no such commit")
     _keep(git_dir, sha)
-    return _snapshot(git_dir, sha, repo=repo, origin="git", source=source)
+    return make_snapshot(git_dir, sha, repo=repo, origin="git", source=source)
 
 
 def _resolve_abbrev(cache_dir: Path, url: str, prefix: str, refs: dict[str, str]) -> str | None:

@@ -57,6 +57,9 @@ CONFIG_ERRORS = [
      "pipeline.toml: targets.engine.release: expected NAME==VERSION, got 'engine'"),
     ('repo = "acme/engine"\nrev = "--upload-pack=x"\n',
      "pipeline.toml: targets.engine.rev: must not be empty or start with '-', got '--upload-pack=x'"),
+    ('repo = "acme/engine"\nurl = "ext::sh -c touch% /tmp/pwned"\n',
+     "pipeline.toml: targets.engine.url: git transport URLs are refused, "
+     "got 'ext::sh -c touch% /tmp/pwned'"),
     ('repo = "acme/engine"\npath_prefix = "python"\n',
      "pipeline.toml: targets.engine.path_prefix: expected a relative folder ending in '/', got 'python'"),
     ('repo = "acme/engine"\ninclude = "engine/**"\n',

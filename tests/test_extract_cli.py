@@ -159,7 +159,7 @@ def test_help_states_the_exit_codes() -> None:
     text = " ".join(result.stdout.split())
     assert (
         "Exit codes: 0 done, 1 some files were skipped (with --strict: nothing is written), "
-        "2 usage or input error." in text
+        "2 usage or input error, 130 interrupted (files analysed so far stay cached)." in text
     )
 
 

@@ -111,10 +111,19 @@ def test_lookups_are_batched_per_explanation_and_cached_across_explanations():
     grounding.check(explanation(solutions=["Set --kernel-backend triton.", "Pass --foo-bar."]))
     grounding.check(explanation(solutions=["Pass --foo-bar.", "Pass --kernel-backend cuda."]))
     grounding.check(explanation(solutions=["Pass --other-flag."]))
+    # the flags as written in one call; other names only for the flags not found
     assert repository.calls == [
-        ["--foo-bar", "--kernel-backend", "foo_bar", "kernel_backend"],
-        ["--other-flag", "other_flag"],
+        ["--foo-bar", "--kernel-backend"],
+        ["foo_bar"],
+        ["--other-flag"],
+        ["other_flag"],
     ]
+
+
+def test_flags_found_as_written_need_no_second_lookup():
+    repository = Repository()
+    RepoGrounding(repository).check(explanation())
+    assert repository.calls == [["--kernel-backend"]]
 
 
 def test_syntax_error_is_none_for_valid_code():
@@ -129,4 +138,4 @@ def test_prefetch_looks_up_many_explanations_and_texts_at_once():
     assert grounding.check(explanation(solutions=["Pass --foo-bar."])) == [
         "solutions[0]: flag --foo-bar does not occur in the repository"
     ]
-    assert repository.calls == [["--foo-bar", "--kernel-backend", "foo_bar", "kernel_backend"]]
+    assert repository.calls == [["--foo-bar", "--kernel-backend"], ["foo_bar"]]

@@ -520,3 +520,36 @@ def test_comparing_two_values_reads_as_equality_not_identity():
     assert condition.phrase(negate=True) == "head_dim equals attention_head_dim"
     (member,) = parse_guards(["self.backend != Backend.TRITON"])
     assert member.phrase() == "backend is not Backend.TRITON"
+
+
+def test_tests_implied_by_an_equality_are_dropped():
+    site = make_site(
+        "DraftSettings.__post_init__",
+        "post_init",
+        "method 'custom' needs a model path",
+        ['self.method != "ngram"', 'self.method not in ("eagle", "mtp")', 'self.method == "custom"',
+         "self.model is None", "self.model is None"],
+        "def __post_init__(self): ...",
+    )  # fmt: skip
+    assert explain_site(site).documentation == (
+        "Raised by DraftSettings.__post_init__, the __post_init__ hook that runs when a "
+        'DraftSettings is created, when method is "custom" and model is None.'
+    )
+
+
+def test_flag_with_a_negated_form_is_an_on_off_switch():
+    site = make_site(
+        "SchedulerSettings.check_reserve",
+        "name",
+        "paging requires --reserve-full-prompt; remove --no-reserve-full-prompt",
+        ["self.paging is not None", "not self.reserve_full_prompt"],
+        "def check_reserve(self): ...",
+    )
+    explanation = explain_site(site)
+    assert explanation.solutions == [
+        "Pass --reserve-full-prompt (the check fails while reserve_full_prompt is not set).",
+        "Leave paging as None.",
+    ]
+    assert explanation.exampleFix == (
+        "# before\n# (without --reserve-full-prompt)\n# after\n--reserve-full-prompt"
+    )

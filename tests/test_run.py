@@ -131,6 +131,16 @@ def test_explainer_exception_becomes_a_failure(store):
     assert outcome.failures == {record_id(SITES[0]): "RuntimeError: boom"}
 
 
+def test_cache_write_error_is_raised_not_hidden_as_pending(tmp_path):
+    class FullDisk(Store):
+        def put_explanation(self, key, cached):
+            raise OSError("No space left on device")
+
+    with FullDisk(tmp_path / "full.sqlite") as full:
+        with pytest.raises(OSError, match="No space left on device"):
+            run_enrich(full, CountingExplainer(), sites=SITES[:2])
+
+
 def test_request_budget_leaves_the_rest_pending_and_a_rerun_resumes(store):
     limited = CountingExplainer()
     outcome = run_enrich(store, limited, concurrency=3, max_requests=2)
@@ -185,7 +195,7 @@ def test_interrupt_keeps_what_finished_and_leaves_the_rest_pending(store):
                 await asyncio.sleep(30)
             return await super().explain(request)
 
-    outcome = run_enrich(store, Interrupted(), concurrency=1)
+    outcome = run_enrich(store, Interrupted(), concurrency=1, grace=0.05)
     assert outcome.interrupted_by == signal.SIGINT
     assert outcome.exit_code_for_signal == 130
     assert set(outcome.explanations) == {record_id(SITES[0])}
@@ -193,6 +203,38 @@ def test_interrupt_keeps_what_finished_and_leaves_the_rest_pending(store):
     resumed = CountingExplainer()
     run_enrich(store, resumed)
     assert len(resumed.calls) == 4
+
+
+def test_requests_in_flight_at_an_interrupt_finish_within_the_grace(store):
+    class SlowAfterSignal(CountingExplainer):
+        async def explain(self, request):
+            if len(self.calls) == 1:  # the second request, with the first in flight
+                os.kill(os.getpid(), signal.SIGTERM)
+            return await super().explain(request)
+
+    explainer = SlowAfterSignal(pause=0.05)
+    outcome = run_enrich(store, explainer, concurrency=2, grace=10)
+    assert len(explainer.calls) == 2  # the two in flight; nothing started after the signal
+    assert len(outcome.explanations) == 2
+    assert len(outcome.pending) == 3
+    assert outcome.exit_code_for_signal == 143
+    resumed = CountingExplainer()
+    run_enrich(store, resumed)
+    assert len(resumed.calls) == 3
+
+
+def test_second_signal_cancels_the_requests_in_flight(store):
+    class Stubborn(CountingExplainer):
+        async def explain(self, request):
+            self.calls.append(request.site.errorMessage)
+            os.kill(os.getpid(), signal.SIGINT)
+            await asyncio.sleep(0.01)
+            os.kill(os.getpid(), signal.SIGINT)
+            await asyncio.sleep(30)
+
+    outcome = run_enrich(store, Stubborn(), concurrency=1, grace=60)
+    assert outcome.explanations == {}
+    assert len(outcome.pending) == 5
 
 
 def test_error_caused_by_the_interrupt_leaves_the_site_pending_not_failed(store):
@@ -474,3 +516,10 @@ def test_openai_dry_run_estimates_tokens_without_a_key(repo, tmp_path, monkeypat
     line = next(line for line in result.output.splitlines() if line.startswith("dry run:"))
     assert line.startswith("dry run: 3 sites, 0 cached, 3 to request with openai/")
     assert " 0 input" not in line
+
+
+def test_output_directory_that_cannot_be_made_is_exit_2_in_one_line(repo, tmp_path):
+    (tmp_path / "out").write_text("a file where the owner directory should go")
+    result = vmine_run(repo, tmp_path, "-o", str(tmp_path / "out" / "datasets"))
+    assert result.exit_code == 2, result.output
+    assert result.output == f"Error: {tmp_path / 'out' / 'datasets'}: Not a directory\n"

@@ -15,6 +15,7 @@ from pipeline.sources import (
     TreeFile,
     default_cache_dir,
     open_source,
+    remote_url,
     repo_from_url,
 )
 from tests.git_fixtures import CONFIG_V1, CONFIG_V2, Upstream, commit, git, make_upstream
@@ -273,3 +274,33 @@ def test_server_refusing_a_sha_gets_a_full_fetch(
     snap = _open(upstream.url, c3, tmp_path / "cache")
     assert snap.sha == c3
     assert git(snap.git_dir, "rev-list", "--count", "--all") == "5"
+
+
+@pytest.mark.parametrize(
+    ("source", "url"),
+    [
+        ("vllm-project/vllm", "https://github.com/vllm-project/vllm.git"),
+        ("https://github.com/sgl-project/sglang", "https://github.com/sgl-project/sglang"),
+        ("git@github.com:acme/widgets.git", "git@github.com:acme/widgets.git"),
+        ("ssh://git@git.example.com:2222/widgets.git", "ssh://git@git.example.com:2222/widgets.git"),
+        ("file:///srv/git/widgets.git", "file:///srv/git/widgets.git"),
+    ],
+)
+def test_remote_sources_name_their_git_url(source: str, url: str) -> None:
+    assert remote_url(source) == url
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("ftp://example.com/widgets.git",
+         "unsupported URL scheme in 'ftp://example.com/widgets.git': use https://, ssh:// or "
+         "file://"),
+        ("./missing/dir/here", "'./missing/dir/here' is not an existing path, a git URL, "
+         "OWNER/NAME or pypi:NAME==VERSION"),
+    ],
+)
+def test_unknown_source_forms_are_refused(source: str, message: str) -> None:
+    with pytest.raises(SourceError) as info:
+        remote_url(source)
+    assert str(info.value) == message
