@@ -51,9 +51,8 @@ class RepoGrounding:
     strings occur in any of its files (`Snapshot.contains`); each string is looked up once.
 
     Flags are looked up as written first, all in one call; only those not found are looked
-    up again by their other names (snake_case, `--no-x`), in a second call. A lookup costs
-    in proportion to its needles (a `git grep` of 200 needles over vLLM takes seconds), and
-    most flags occur as written."""
+    up again by their other names (snake_case, `--no-x`), in a second call: a lookup costs
+    in proportion to its needles, and most flags occur as written."""
 
     def __init__(self, contains: Callable[[Iterable[str]], set[str]]) -> None:
         self._contains = contains
