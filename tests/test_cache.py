@@ -1,0 +1,67 @@
+"""The SQLite store: first explanation wins, per-blob analyses round-trip, and several
+processes writing one file at once leave every entry readable."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+from pathlib import Path
+
+from extractors.facts import FileExtraction
+from pipeline.cache import CachedExplanation, Store, Usage
+from tests.site_factory import make_explanation
+
+
+def _cached(text: str, at: str = "2026-08-14T21:17:39.825Z") -> CachedExplanation:
+    return CachedExplanation(
+        explanation=make_explanation(text), usage=Usage(requests=1), analyzed_at=at
+    )
+
+
+def test_an_explanation_is_kept_as_first_stored(tmp_path: Path) -> None:
+    with Store(tmp_path / "store.sqlite") as store:
+        store.put_explanation("k", _cached("first"))
+        store.put_explanation("k", _cached("second", at="2026-09-01T00:00:00.000Z"))
+        kept = store.get_explanation("k")
+    assert kept == _cached("first")
+
+
+def test_missing_keys_are_none_and_known_keys_are_listed(tmp_path: Path) -> None:
+    with Store(tmp_path / "store.sqlite") as store:
+        store.put_explanation("a", _cached("a"))
+        assert store.get_explanation("b") is None
+        assert store.has_explanations(["a", "b"]) == {"a"}
+
+
+def test_file_analyses_round_trip_under_their_token(tmp_path: Path) -> None:
+    broken = FileExtraction(filePath="engine/broken.py", skipped="syntax error at line 3")
+    with Store(tmp_path / "store.sqlite") as store:
+        store.put_files([("b" * 40, broken)], token="t1")
+        assert store.get_files(["b" * 40], token="t1") == {"b" * 40: broken}
+        assert store.get_files(["b" * 40], token="t2") == {}
+
+
+def _write_many(path: str, worker: int, count: int) -> None:
+    with Store(Path(path)) as store:
+        for number in range(count):
+            store.put_explanation(f"{worker}-{number}", _cached(f"{worker}-{number}"))
+
+
+def test_concurrent_writers_leave_every_entry_readable(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite"
+    Store(path).close()
+    context = multiprocessing.get_context("spawn")
+    writers = [context.Process(target=_write_many, args=(str(path), n, 40)) for n in range(4)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join(timeout=120)
+    assert [writer.exitcode for writer in writers] == [0, 0, 0, 0]
+
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    with Store(path) as store:
+        keys = [f"{w}-{n}" for w in range(4) for n in range(40)]
+        assert store.has_explanations(keys) == set(keys)
+        assert store.get_explanation("3-39") == _cached("3-39")
