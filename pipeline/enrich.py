@@ -20,6 +20,9 @@ _SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 # Seconds the requests in flight at a first SIGINT/SIGTERM get to finish before they are
 # cancelled (they are already paid for); a second signal cancels them at once.
 GRACE_SECONDS = 5.0
+# Sites failing in a row, with none explained yet, after which the explainer is given up on
+# (a wrong URL, key or model): without it a dead server costs every site its full retries.
+GIVE_UP_AFTER = 3
 
 
 def explanation_key(model: str, prompt_version: str, site: Site) -> str:
@@ -50,6 +53,7 @@ class EnrichOutcome:
     cache_hits: int = 0
     budget_exhausted: bool = False
     interrupted_by: int | None = None  # the signal number that stopped the run
+    gave_up: str | None = None  # why the explainer was given up on, if it was
 
     @property
     def exit_code_for_signal(self) -> int | None:
@@ -221,8 +225,11 @@ async def _explain_misses(
 ) -> None:
     semaphore = asyncio.Semaphore(concurrency)
     unfinished = set(misses)
+    failed_in_a_row = 0
+    explained_any = False
 
     def record(key: str, result: ExplainResult) -> None:
+        nonlocal failed_in_a_row, explained_any
         budget.used = budget.used + result.usage
         outcome.usage = outcome.usage + result.usage
         if result.explanation is None and outcome.interrupted_by is not None:
@@ -232,7 +239,14 @@ async def _explain_misses(
         if result.explanation is None:
             for site in group:
                 outcome.failures[record_id(site)] = result.error or "no explanation"
+            failed_in_a_row += 1
+            if not explained_any and failed_in_a_row >= GIVE_UP_AFTER and not outcome.gave_up:
+                outcome.gave_up = (
+                    f"the first {failed_in_a_row} sites all failed, the last with: "
+                    f"{(result.error or 'no explanation').rstrip('.')}"
+                )
             return
+        failed_in_a_row, explained_any = 0, True
         cached = CachedExplanation(
             explanation=result.explanation, usage=result.usage, analyzed_at=now_timestamp()
         )
@@ -248,7 +262,8 @@ async def _explain_misses(
             async with semaphore:
                 # The flag, not only the cancellation: an explainer that never yields to the
                 # loop (offline) would otherwise run every site before the cancel arrives.
-                if outcome.interrupted_by is not None or not budget.allows_start():
+                stopped = outcome.interrupted_by is not None or outcome.gave_up is not None
+                if stopped or not budget.allows_start():
                     return
                 site = misses[key][0]
                 request = ExplainRequest(site, siblings[record_id(site)], grounding)

@@ -170,7 +170,11 @@ def build_manifest(
     by_status = Counter(entry.messageStatus for entry in entries)
     failed = [_problem(by_id[rid], reason) for rid, reason in outcome.failures.items()]
     failed += list(clashes)
-    pending_reason = "interrupted" if outcome.interrupted_by else "budget ran out"
+    pending_reason = (
+        "interrupted" if outcome.interrupted_by
+        else "explainer given up on" if outcome.gave_up
+        else "budget ran out"
+    )
     stats = extraction.stats
     return Manifest(
         repo=snapshot.repo,
@@ -297,6 +301,8 @@ def exit_code(manifest: Manifest, outcome: EnrichOutcome) -> int:
     """A signal's code (130/143) beats a spent budget (3), which beats problems (1)."""
     if outcome.exit_code_for_signal is not None:
         return outcome.exit_code_for_signal
+    if outcome.gave_up is not None:
+        return EXIT_USAGE
     if manifest.counts.pending:
         return EXIT_BUDGET
     if manifest.counts.skippedFiles or manifest.counts.failedSites:
@@ -330,6 +336,11 @@ def report(console: Console, manifest: Manifest, root: Path, outcome: EnrichOutc
     ]
     if outcome.interrupted_by is not None:
         lines.append("interrupted: what finished is written and cached; rerun to resume")
+    elif outcome.gave_up is not None:
+        lines.append(
+            f"explainer given up on: {outcome.gave_up}; check --base-url, OPENAI_API_KEY "
+            "and --model, then rerun (what finished is cached)"
+        )
     elif counts.pending:
         lines.append("budget ran out: what finished is written and cached; rerun to resume")
     for line in lines:

@@ -14,7 +14,7 @@ from pipeline.cache import Store, Usage
 from pipeline.cli import main
 from pipeline.console import Console
 from pipeline.dataset import load_dataset
-from pipeline.enrich import enrich, explanation_key, plan
+from pipeline.enrich import GIVE_UP_AFTER, enrich, explanation_key, plan
 from pipeline.explainers.base import ExplainRequest, ExplainResult, NoGrounding
 from pipeline.identity import record_id
 from pipeline.run import RunOptions, run_dataset
@@ -153,6 +153,41 @@ def test_request_budget_leaves_the_rest_pending_and_a_rerun_resumes(store):
     assert len(resumed.calls) == 3
     assert again.cache_hits == 2
     assert not again.pending
+
+
+class DeadServer(CountingExplainer):
+    """Every call fails, as against a wrong base URL or key."""
+
+    async def explain(self, request: ExplainRequest) -> ExplainResult:
+        self.calls.append(request.site.errorMessage)
+        return ExplainResult(None, "gave up after 5 requests: connection error.", Usage(requests=5))
+
+
+def test_an_explainer_failing_every_site_from_the_start_is_given_up_on(store):
+    dead = DeadServer()
+    outcome = run_enrich(store, dead, concurrency=1)
+    assert len(dead.calls) == GIVE_UP_AFTER
+    assert outcome.gave_up == (
+        "the first 3 sites all failed, the last with: gave up after 5 requests: "
+        "connection error"
+    )
+    assert len(outcome.failures) == 3
+    assert len(outcome.pending) == 2
+
+
+def test_failures_after_a_success_do_not_stop_the_run(store):
+    class FailsAfterFirst(CountingExplainer):
+        async def explain(self, request):
+            if self.calls:
+                self.calls.append(request.site.errorMessage)
+                return ExplainResult(None, "the model refused", Usage(requests=1))
+            return await super().explain(request)
+
+    explainer = FailsAfterFirst()
+    outcome = run_enrich(store, explainer, concurrency=1)
+    assert len(explainer.calls) == 5
+    assert outcome.gave_up is None
+    assert len(outcome.failures) == 4
 
 
 def test_token_budget_stops_new_requests(store):
