@@ -18,12 +18,23 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 Mode = Literal["tty", "plain", "github"]
+
+
+class _RateColumn(ProgressColumn):
+    """Items per second, once rich has seen enough progress to estimate it."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("   -/s" if speed is None else f"{speed:6.1f}/s")
 
 
 def detect_mode(ci: bool | None = None, stream: TextIO | None = None) -> Mode:
@@ -130,6 +141,7 @@ class Console:
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
+            _RateColumn(),
             TimeElapsedColumn(),
             TextColumn("eta"),
             TimeRemainingColumn(),
