@@ -36,7 +36,15 @@ def _one_line(error: Exception) -> str:
     return str(error).splitlines()[0] if str(error) else type(error).__name__
 
 
-@main.command("run")
+def _path_problem(error: OSError, path: Path | None = None) -> str:
+    """An output or cache path that cannot be created or written, as one line; `path` names
+    the file the user gave when the error is about a temporary file beside it."""
+    name = path or error.filename
+    where = f"{name}: " if name else ""
+    return f"{where}{error.strerror or error}; pass a directory you can write to"
+
+
+@main.command("run", short_help="Mine SOURCE, or the targets of a pipeline.toml, into a dataset.")
 @click.argument("args", nargs=-1, metavar="SOURCE | TARGET...")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Mine the targets of this pipeline.toml (all, or the TARGETs named) "
@@ -93,14 +101,14 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
     except (SourceError, RunError, ConfigError, ValidationError) as error:
         raise InputError(_one_line(error)) from None
     except OSError as error:  # an output or cache path that cannot be written
-        raise InputError(f"{error.filename or ''}: {error.strerror or error}") from None
+        raise InputError(_path_problem(error)) from None
     except KeyboardInterrupt:
         console.line("interrupted")
         code = 130
     raise SystemExit(code)
 
 
-@main.command("extract")
+@main.command("extract", short_help="Print the raise sites of SOURCE as JSON Lines.")
 @click.argument("source")
 @click.option("--rev", help="Commit SHA (full or abbreviated), tag or branch to analyse "
               "(default: HEAD).")
@@ -132,7 +140,7 @@ def extract_command(source: str, rev: str | None, repo_name: str | None, output:
     always gives the same bytes. Skipped files are listed on stderr, followed by a summary
     line. Exit codes: 0 done, 1 some files were skipped (with --strict: nothing is written),
     2 usage or input error, 130 interrupted (files analysed so far stay cached)."""
-    from pipeline.console import Console
+    from pipeline.console import Console, line_of, skipped_markdown, workflow_command
     from pipeline.extract import extract_source, summary_line
     from pipeline.sources import SourceError
 
@@ -144,11 +152,15 @@ def extract_command(source: str, rev: str | None, repo_name: str | None, output:
         )
     except SourceError as error:
         raise InputError(_one_line(error)) from None
+    except OSError as error:  # a cache directory that cannot be written
+        raise InputError(_path_problem(error)) from None
     except KeyboardInterrupt:
         console.line("interrupted: analyses finished so far are cached; rerun to resume")
         raise SystemExit(130) from None
     for item in extraction.skipped:
         console.line(f"skipped: {item.filePath}: {item.reason}")
+        console.annotate(workflow_command("warning", f"skipped: {item.reason}",
+                                          file=item.filePath, line=line_of(item.reason)))
     if strict and extraction.skipped:
         console.line(f"extract: --strict: {len(extraction.skipped)} file(s) skipped, "
                      "no output written")
@@ -159,12 +171,19 @@ def extract_command(source: str, rev: str | None, repo_name: str | None, output:
     else:
         from pipeline.extract import write_atomic
 
-        write_atomic(output, text)
+        try:
+            write_atomic(output, text)
+        except OSError as error:
+            raise InputError(_path_problem(error, output)) from None
     console.line(summary_line(extraction))
+    console.step_summary(
+        f"### vmine extract: {source}\n\n- {summary_line(extraction)}\n"
+        + skipped_markdown([(item.filePath, item.reason) for item in extraction.skipped])
+    )
     raise SystemExit(1 if extraction.skipped else 0)
 
 
-@main.command("schema")
+@main.command("schema", short_help="Print the JSON Schema of a dataset file.")
 @click.argument("kind", type=click.Choice(["record", "envelope", "index", "manifest"]),
                 default="record")
 def schema_command(kind: str) -> None:
@@ -175,7 +194,7 @@ def schema_command(kind: str) -> None:
     click.echo(json_schema(kind), nl=False)
 
 
-@main.command("diff")
+@main.command("diff", short_help="Compare the error sets of two datasets or revisions.")
 @click.argument("old")
 @click.argument("new")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]),
@@ -210,12 +229,15 @@ def diff_command(old: str, new: str, fmt: str, exit_code: bool, cache_dir: Path 
                                 cache_dir=cache_dir)
     except (DiffInputError, SourceError) as error:
         raise InputError(_one_line(error)) from None
+    except OSError as error:  # a cache directory that cannot be written
+        raise InputError(_path_problem(error)) from None
     click.echo(output, nl=False, color=color)
     raise SystemExit(1 if exit_code and diff.differs else 0)
 
 
 # A message often starts with `--` (`--use-x requires ...`): take it as MESSAGE, not an option.
-@main.command("explain", context_settings={"ignore_unknown_options": True})
+@main.command("explain", context_settings={"ignore_unknown_options": True},
+              short_help="Find the record that explains an error message or traceback.")
 @click.argument("message")
 @click.option("--dataset", "datasets", multiple=True,
               type=click.Path(file_okay=False, path_type=Path),
@@ -236,6 +258,8 @@ def explain_command(message: str, datasets: tuple[Path, ...], as_json: bool,
     from pipeline.explain import ExplainError, explain
 
     text = sys.stdin.read() if message == "-" else message
+    if not text.strip():
+        raise InputError("MESSAGE is empty: pass the error message, or - and paste it on stdin")
     try:
         output, code = explain(text, list(datasets), fmt="json" if as_json else "text",
                                show_all=show_all)
@@ -245,7 +269,7 @@ def explain_command(message: str, datasets: tuple[Path, ...], as_json: bool,
     raise SystemExit(code)
 
 
-@main.command("render")
+@main.command("render", short_help="Render a dataset as Markdown pages or a static HTML site.")
 @click.argument("dataset", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["markdown", "html"]), default="markdown",
               show_default=True,
@@ -263,4 +287,6 @@ def render_command(dataset: Path, fmt: str, out_dir: Path) -> None:
         written = render(dataset, fmt, out_dir)
     except RenderError as error:
         raise InputError(str(error)) from None
+    except OSError as error:  # an output directory that cannot be written
+        raise InputError(_path_problem(error)) from None
     click.echo(f"wrote {len(written)} files to {out_dir}")

@@ -8,6 +8,7 @@ and `CI=true`), `github` (plain, plus `::warning` annotations and a step summary
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -61,6 +62,25 @@ def workflow_command(level: str, message: str, *, file: str | None = None,
              for key, value in (("file", file), ("line", line), ("title", title)) if value]
     head = f"::{level} " + ",".join(props) if props else f"::{level}"
     return f"{head}::{_escape_annotation(message)}"
+
+
+def line_of(reason: str) -> int | None:
+    """The line a skip reason names (`syntax error at line 3: ...`), for an annotation."""
+    found = re.search(r"\bat line (\d+)\b", reason)
+    return int(found.group(1)) if found else None
+
+
+_SUMMARY_SKIPPED_MAX = 50  # a job summary lists this many skipped files, then counts the rest
+
+
+def skipped_markdown(skipped: list[tuple[str, str]]) -> str:
+    """The skipped files (path, reason) as a Markdown list for the job summary; '' if none."""
+    if not skipped:
+        return ""
+    lines = [f"- `{path}`: {reason}\n" for path, reason in skipped[:_SUMMARY_SKIPPED_MAX]]
+    if len(skipped) > _SUMMARY_SKIPPED_MAX:
+        lines.append(f"- ... and {len(skipped) - _SUMMARY_SKIPPED_MAX} more\n")
+    return "\nSkipped files:\n\n" + "".join(lines)
 
 
 class Tracker:

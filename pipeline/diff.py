@@ -415,7 +415,8 @@ def stand_in_repo(source: str) -> str:
     if source.startswith("pypi:"):
         name = source.removeprefix("pypi:").split("==", 1)[0]
         return "pypi/" + (_SAFE_NAME.sub("-", name) or "release")
-    return "local/" + (_SAFE_NAME.sub("-", Path(source).resolve().name) or "repo")
+    folder = Path(source).resolve().name.removesuffix(".git")  # a bare `vllm.git` is `vllm`
+    return "local/" + (_SAFE_NAME.sub("-", folder) or "repo")
 
 
 def extract_side(spec: str, role: str, *, cache_dir: Path | None, console: Any,
@@ -434,11 +435,15 @@ def extract_side(spec: str, role: str, *, cache_dir: Path | None, console: Any,
                                console=console)
     except SourceError as exc:
         raise DiffInputError(f"{role} {spec}: {exc}") from None
+    # a tree with no GitHub origin: its commit is not on GitHub, so its sites get no links
+    on_github = snapshot.repo is not None
     if snapshot.repo is None:
         snapshot.repo = fallback_repo or stand_in_repo(source)
     with Store(default_store_path(cache_dir)) as store:
         extraction = extract_snapshot(snapshot, Rules(), store=store, console=console)
     entries, urls = entries_of_sites(extraction.sites)
+    if not on_github:
+        urls = {}
     return ErrorSet(label=spec, repo=snapshot.repo, sha=snapshot.sha, entries=entries,
                     urls=urls)
 

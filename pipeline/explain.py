@@ -183,6 +183,22 @@ class Match:
     def class_agrees(self) -> bool:
         return self.candidate.errorClass in (None, self.entry.errorClass)
 
+    def values(self) -> list[tuple[str, str]]:
+        """Each run-time part of the record's message (`{tp}`) with the text it has in the
+        pasted message (`2`), for a pattern match; [] when they cannot be paired."""
+        if self.kind != "pattern":
+            return []
+        raw = self.pattern.raw
+        fragments = pattern_fragments(raw["messagePattern"])
+        found = re.fullmatch(raw["messagePattern"], self.candidate.message, re.DOTALL)
+        if fragments is None or found is None:
+            return []
+        holes = re.fullmatch(HOLE.join(map(re.escape, fragments)), raw["errorMessage"],
+                             re.DOTALL)
+        if holes is None or len(holes.groups()) != len(found.groups()):
+            return []
+        return list(zip(holes.groups(), found.groups(), strict=True))
+
     def sort_key(self) -> tuple:
         return (
             self.kind != "exact",
@@ -364,22 +380,29 @@ def format_lookup(found: Lookup) -> str:
             )
     head.append("")
     envelope = best.dataset.envelope(best.entry.id)
-    return "\n".join(head) + "\n" + format_page(envelope, best.entry, best.dataset.root)
+    return "\n".join(head) + "\n" + format_page(envelope, best.entry, best.dataset.root,
+                                                 best.values())
 
 
-def format_page(envelope: Envelope, entry: IndexEntry, dataset_root: Path) -> str:
-    """A record as plain text for a terminal."""
+def format_page(envelope: Envelope, entry: IndexEntry, dataset_root: Path,
+                values: list[tuple[str, str]] | None = None) -> str:
+    """A record as plain text for a terminal; `values` pairs each run-time part of the
+    message with its text in the message the user pasted."""
     from pipeline.render import numbered_excerpt, page_title, pinned_ref
 
     record = envelope.record
-    sections: list[tuple[str, str]] = [
-        ("Error message", record.errorMessage),
-        ("What it means", record.documentation),
-    ]
+    sections: list[tuple[str, str]] = [("Error message", record.errorMessage)]
+    if values:
+        sections.append((
+            "In your message",
+            "\n".join(f"{hole} = {_first_line(value)}" for hole, value in values),
+        ))
+    sections.append(("What it means", record.documentation))
     if entry.guards:
+        which = "all of these hold" if len(entry.guards) > 1 else "this holds"
         sections.append((
             "When it is raised",
-            f"{entry.qualname} raises it when all of these hold:\n"
+            f"{entry.qualname} raises it when {which}:\n"
             + "\n".join(f"- {guard}" for guard in entry.guards),
         ))
     sections.append((

@@ -28,16 +28,23 @@ def now_timestamp() -> str:
     return format_timestamp(datetime.now(UTC))
 
 
-def _check(pattern: re.Pattern[str], what: str):
+def _check(pattern: re.Pattern[str], what: str, shape: str | None = None):
+    """`shape` says in words what `pattern` wants, for values a user types."""
+
     def check(value: str) -> str:
         if not pattern.match(value):
-            raise ValueError(f"{what} must match {pattern.pattern}, got {value!r}")
+            wanted = shape or f"match {pattern.pattern}"
+            raise ValueError(f"{what} must {wanted}, got {value!r}")
         return value
 
     return AfterValidator(check)
 
 
-Timestamp = Annotated[str, _check(_TIMESTAMP, "timestamp")]
+Timestamp = Annotated[
+    str,
+    _check(_TIMESTAMP, "timestamp", "be UTC time as YYYY-MM-DDTHH:MM:SS.mmmZ, e.g. "
+           "2026-08-15T22:17:37.221Z"),
+]
 Sha40 = Annotated[str, _check(_SHA40, "analyzedSha")]
 RepoName = Annotated[str, _check(_REPO, "repo")]
 RecordId = Annotated[str, _check(_RECORD_ID, "id")]

@@ -52,6 +52,12 @@ def numbered_excerpt(record: ErrorRecord) -> str:
     return "\n".join(out)
 
 
+def analysed_ref(record: ErrorRecord) -> str:
+    """`owner/name@ref` as the footer names it: the ref the GitHub link is pinned to (a
+    release's tag, not the commit vmine made of its files; else the commit's short SHA)."""
+    return f"{record.repo}@{pinned_ref(record.githubUrl)}"
+
+
 def analysis_label(manifest: dict) -> str:
     """How the explanations were written, for the footer."""
     provider = (manifest.get("llm") or {}).get("provider", "")
@@ -170,7 +176,7 @@ def markdown_page(record: ErrorRecord, entry: IndexEntry, entries: list[IndexEnt
                          "(see [the index](index.md))")
         blocks += ["## Related errors", "\n".join(lines)]
     blocks += ["---", (
-        f"{analysis_label(manifest)} of {md_text(record.repo)}@{record.analyzedSha[:SHORT_SHA]} "
+        f"{analysis_label(manifest)} of {md_text(analysed_ref(record))} "
         f"({record.analyzedAt[:10]}). Data as JSON: `records/{record.id}.json`."
     )]
     return "\n\n".join(blocks) + "\n"

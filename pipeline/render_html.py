@@ -16,6 +16,7 @@ from pygments.lexers import PythonLexer
 from pipeline.models import Envelope, ErrorRecord, IndexEntry
 from pipeline.render import (
     SHORT_SHA,
+    analysed_ref,
     analysis_label,
     group_entries,
     page_title,
@@ -165,8 +166,8 @@ def record_page(envelope: Envelope, entry: IndexEntry, entries: list[IndexEntry]
     if tags:
         parts.append(f'<p class="tags">{tags}</p>\n')
     parts.append(
-        f"<footer>{analysis_label(manifest)} of {h(record.repo)}@"
-        f"{h(record.analyzedSha[:SHORT_SHA])} ({h(record.analyzedAt[:10])}). Data as JSON: "
+        f"<footer>{analysis_label(manifest)} of {h(analysed_ref(record))} "
+        f"({h(record.analyzedAt[:10])}). Data as JSON: "
         f'<a href="../api/errors/{record.id}.json">api/errors/{record.id}.json</a>.</footer>\n'
     )
     return _document(f"{title} · {record.repo}", "".join(parts), "../")

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from extractors.facts import EXTRACTOR_VERSION, Rules
 from pipeline import __version__
 from pipeline.cache import Store, default_store_path
-from pipeline.console import Console
+from pipeline.console import Console, line_of, skipped_markdown
 from pipeline.enrich import EnrichOutcome, enrich, plan
 from pipeline.explainers.base import Explainer
 from pipeline.identity import record_id, slugs
@@ -313,7 +313,8 @@ def exit_code(manifest: Manifest, outcome: EnrichOutcome) -> int:
 def report(console: Console, manifest: Manifest, root: Path, outcome: EnrichOutcome) -> None:
     """Warnings for what went wrong, then the summary lines (stderr, and the CI summary)."""
     for skipped in manifest.skippedFiles:
-        console.warn(f"skipped: {skipped.reason}", file=skipped.filePath)
+        console.warn(f"skipped: {skipped.reason}", file=skipped.filePath,
+                      line=line_of(skipped.reason))
     for failed in manifest.failedSites:
         console.warn(
             f"no explanation: {failed.reason}", file=failed.filePath, line=failed.lineNumber
@@ -348,6 +349,7 @@ def report(console: Console, manifest: Manifest, root: Path, outcome: EnrichOutc
     console.step_summary(
         f"### vmine: {manifest.repo}@{manifest.analyzedSha[:12]}\n\n"
         + "".join(f"- {line}\n" for line in lines)
+        + skipped_markdown([(s.filePath, s.reason) for s in manifest.skippedFiles])
     )
 
 

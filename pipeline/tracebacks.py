@@ -36,6 +36,9 @@ _CHAIN_SEPARATORS = re.compile(
     r"|The above exception was the direct cause of the following exception:)\s*$",
     re.MULTILINE,
 )
+# Two processes' tracebacks pasted one after the other (vLLM's engine core, then its API
+# server) have no separator line: each `Traceback` header starts a block of its own.
+_BLOCK_START = re.compile(r"^(?=Traceback \(most recent call last\):)", re.MULTILINE)
 # `ValueError: msg`, `builtins.ValueError: msg`, `pkg.mod.ConfigError: msg`, bare `ValueError`
 _EXCEPTION_LINE = re.compile(
     r"^(?P<cls>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure)"
@@ -88,7 +91,8 @@ def candidates(text: str) -> list[Candidate]:
         for item in _PYDANTIC_ITEM.finditer(cleaned)
     ]
     wrapped = bool(found)
-    for block in reversed(_CHAIN_SEPARATORS.split(cleaned)):
+    blocks = [b for part in _CHAIN_SEPARATORS.split(cleaned) for b in _BLOCK_START.split(part)]
+    for block in reversed(blocks):
         exception = _exception_of(block)
         if exception is not None and exception.message:
             found.append(exception)

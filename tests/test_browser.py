@@ -305,3 +305,23 @@ def test_hostile_dataset_text_stays_text(browser: Chromium, tmp_path: Path) -> N
         '<script>alert("message")</script> & {value}'
     )
     assert browser.evaluate("document.querySelectorAll('img, iframe').length") == 0
+
+
+def test_long_names_wrap_inside_the_page_width(browser: Chromium, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from tests.datasets import CASES
+
+    long = replace(
+        CASES[0],
+        qualname="CompressedLinearTransformSchemeConfiguration._validate_transform_schemes_of_layer",
+        errorMessage="{sorted(supported_multimodal_dataset_names_for_benchmarking_runs)} only",
+        messagePattern="(.*?) only",
+        messageStatus="template",
+    )
+    root = write_fixture_dataset(tmp_path / "output", [long])
+    render(root, "html", tmp_path / "site")
+    browser.open((tmp_path / "site" / "index.html").as_uri())
+    assert browser.evaluate(
+        "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+    ) is True

@@ -80,23 +80,48 @@ def test_run_under_github_actions_annotates_and_writes_the_job_summary(clean_env
     clean_env.setenv("GITHUB_STEP_SUMMARY", str(summary))
     result, sha = _run(tmp_path)
     assert result.exit_code == 1
+    # the annotation is pinned to the line the reason names
     assert result.stdout == (
-        "::warning file=engine/broken.py::skipped: syntax error at line 1: invalid syntax\n")
+        "::warning file=engine/broken.py,line=1::skipped: syntax error at line 1: invalid syntax\n")
     root = tmp_path / "out" / "acme" / "engine" / sha
     lines = [
         f"records: 1 written to {root} (literal 1, template 0, partial 0, unresolved 0)",
-        "explainer: offline/offline (offline-1): 0 requests, 0 cache hits, 0 prompt + "
+        "explainer: offline/offline (offline-2): 0 requests, 0 cache hits, 0 prompt + "
         "0 completion tokens",
         "files: 2 in tree, 2 parsed, 0 reused, 1 skipped; sites: 0 failed, 0 pending, "
         "0 with grounding warnings",
     ]
     # One line per event on stderr, no progress bar, then the summary lines.
-    assert "warning: engine/broken.py: skipped: syntax error at line 1: invalid syntax" in (
+    assert "warning: engine/broken.py:1: skipped: syntax error at line 1: invalid syntax" in (
         result.stderr.splitlines())
     assert result.stderr.splitlines()[-3:] == lines
     assert "\r" not in result.stderr and "━" not in result.stderr
     assert summary.read_text() == (
-        f"### vmine: acme/engine@{sha[:12]}\n\n" + "".join(f"- {line}\n" for line in lines))
+        f"### vmine: acme/engine@{sha[:12]}\n\n" + "".join(f"- {line}\n" for line in lines)
+        + "\nSkipped files:\n\n- `engine/broken.py`: syntax error at line 1: invalid syntax\n")
+
+
+def test_extract_under_github_actions_annotates_on_stderr_and_writes_the_summary(
+    clean_env, tmp_path
+):
+    summary = tmp_path / "summary.md"
+    clean_env.setenv("GITHUB_ACTIONS", "true")
+    clean_env.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    repo = make_git_repo(tmp_path / "engine", FILES)
+    result = CliRunner().invoke(main, [
+        "extract", str(repo), "--repo-name", "acme/engine", "--cache-dir",
+        str(tmp_path / "cache"), "--ci"])
+    assert result.exit_code == 1
+    assert [json.loads(line)["filePath"] for line in result.stdout.splitlines()] == [
+        "engine/cache.py"]  # stdout stays pure JSON Lines
+    assert (
+        "::warning file=engine/broken.py,line=1::skipped: syntax error at line 1: invalid syntax"
+        in result.stderr.splitlines()
+    )
+    closing = result.stderr.splitlines()[-1]
+    assert summary.read_text() == (
+        f"### vmine extract: {repo}\n\n- {closing}\n\nSkipped files:\n\n"
+        "- `engine/broken.py`: syntax error at line 1: invalid syntax\n")
 
 
 def test_plain_ci_has_no_annotations_and_no_summary(clean_env, tmp_path):
@@ -106,7 +131,7 @@ def test_plain_ci_has_no_annotations_and_no_summary(clean_env, tmp_path):
     result, _ = _run(tmp_path)
     assert result.exit_code == 1
     assert result.stdout == ""
-    assert "warning: engine/broken.py: skipped: syntax error at line 1: invalid syntax" in (
+    assert "warning: engine/broken.py:1: skipped: syntax error at line 1: invalid syntax" in (
         result.stderr.splitlines())
     assert not summary.exists()
 

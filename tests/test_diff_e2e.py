@@ -111,6 +111,20 @@ def test_added_validator(history, tmp_path):
     )
 
 
+def test_trees_without_github_origin_link_nowhere(history, tmp_path):
+    repo, shas = history
+    _, out = _diff(f"{repo}@{shas[0]}", f"{repo}@{shas[1]}", "--format", "markdown",
+                   cache=tmp_path)
+    assert "| added | `engine/config.py:21` | `SchedulerConfig.validate_budget` |" in out
+    assert "github.com" not in out
+
+
+def test_a_bare_repository_folder_is_named_without_git(tmp_path):
+    from pipeline.diff import stand_in_repo
+
+    assert stand_in_repo(str(tmp_path / "engine.git")) == "local/engine"
+
+
 def test_reworded_message(history, tmp_path):
     repo, shas = history
     _, out = _diff(f"{repo}@{shas[1]}", f"{repo}@{shas[2]}", cache=tmp_path)

@@ -53,6 +53,18 @@ Choose one of: fcfs, priority [type=value_error, input_value=ArgsKwargs((), {'po
     For further information visit https://errors.pydantic.dev/2.11/v/value_error"""
 
 
+# Two processes log their tracebacks one after the other, with no chaining line between.
+TWO_PROCESSES = """\
+Traceback (most recent call last):
+  File "/srv/app/engine.py", line 90, in start
+    raise ValueError("queue_depth (0) must be positive")
+ValueError: queue_depth (0) must be positive
+Traceback (most recent call last):
+  File "/srv/app/server.py", line 12, in main
+    wait_for_engine()
+RuntimeError: engine failed to start, see the error above"""
+
+
 def _prefixed(text: str, prefix: str) -> str:
     return "\n".join(prefix + line for line in text.split("\n"))
 
@@ -75,6 +87,9 @@ CANDIDATE_CASES = [
      [Candidate("engine failed to start", "RuntimeError"),
       Candidate("'report'", "KeyError"),
       Candidate("--use-fast-decode requires --decode-backend flash", "ValueError")]),
+    ("two tracebacks in a row: each ends its own message", TWO_PROCESSES,
+     [Candidate("engine failed to start, see the error above", "RuntimeError"),
+      Candidate("queue_depth (0) must be positive", "ValueError")]),
     ("pydantic's wrapping of a ValueError", PYDANTIC,
      [Candidate("max_batch_size must be a power of 2, got 6", "ValueError"),
       Candidate("1 validation error for EngineConfig\nmax_batch_size\n  Value error, "
@@ -254,6 +269,27 @@ def test_fstring_message_with_value_filled_in(output: Path) -> None:
     ))
 
 
+def test_page_of_a_template_shows_the_values_in_the_pasted_message(output: Path) -> None:
+    code, text = _explain(output, "ValueError: max_batch_size must be a power of 2, got 6")
+    assert code == 0
+    lines = text.splitlines()
+    start = lines.index("In your message")
+    assert lines[start - 2:start + 5] == [
+        "  max_batch_size must be a power of 2, got {value}",
+        "",
+        "In your message",
+        "",
+        "  {value} = 6",
+        "",
+        "What it means",
+    ]
+    guards = lines.index("When it is raised")
+    assert lines[guards + 2:guards + 4] == [
+        "  EngineConfig.validate_batching raises it when this holds:",
+        "  - value & (value - 1)",
+    ]
+
+
 def test_traceback_with_chained_exceptions_finds_the_value_error(output: Path) -> None:
     code, text = _explain(output, CHAINED)
     assert code == 0
@@ -341,6 +377,12 @@ def test_datasets_default_to_output_folder(tmp_path: Path, monkeypatch) -> None:
         "1.000  exact        aaaa000000000002  acme/serve@c0ffee1234  serve/config/engine.py:108"
         "  --use-fast-decode requires --decode-backend flash\n"
     ))
+
+
+@pytest.mark.parametrize(("message", "stdin"), [("", None), ("-", " \n")])
+def test_empty_message_is_an_input_error(output: Path, message: str, stdin: str | None) -> None:
+    assert _explain(output, message, stdin=stdin) == (
+        2, "Error: MESSAGE is empty: pass the error message, or - and paste it on stdin\n")
 
 
 def test_no_dataset_is_an_input_error(tmp_path: Path) -> None:

@@ -470,7 +470,10 @@ PHRASES = [
     ("self.spec is not None", "spec is not None", "spec is None"),
     ("isinstance(self.n, int)", "n is an instance of int", "n is not an instance of int"),
     ("not is_known(self.dtype)", "is_known(dtype) returns false", "is_known(dtype) returns true"),
-    ("len(self.items) > 0", "len(items) is greater than 0", "len(items) is at most 0"),
+    ("len(self.items) > 0", "items is not empty", "items is empty"),
+    ("len(self.items) == 0", "items is empty", "items is not empty"),
+    ("len(names) < 1", "names is empty", "names is not empty"),
+    ("len(self.items) > 1", "len(items) is greater than 1", "len(items) is at most 1"),
     ("self.a or not self.b", "either a is set or b is not set", "a is not set and b is set"),
     ("0 < self.n < 9", "0 < n < 9 is true", "0 < n < 9 is false"),
 ]
@@ -552,4 +555,172 @@ def test_flag_with_a_negated_form_is_an_on_off_switch():
     ]
     assert explanation.exampleFix == (
         "# before\n# (without --reserve-full-prompt)\n# after\n--reserve-full-prompt"
+    )
+
+
+def test_field_validator_test_on_its_value_is_a_setting_named_after_the_field():
+    site = make_site(
+        "PageSettings._check_page_size",
+        "pydantic",
+        "'page_size' must be a power of two",
+        ["value & (value - 1)"],
+        """
+        @field_validator("page_size")
+        @classmethod
+        def _check_page_size(cls, value: int) -> int:
+            if value & (value - 1):
+                raise ValueError("'page_size' must be a power of two")
+            return value
+        """,
+    )
+    explanation = explain_site(site)
+    assert explanation.commonSituations == (
+        "A configuration in which page_size & (page_size - 1) is true, for example one copied "
+        "from another setup."
+    )
+    assert explanation.typeGuard == (
+        "def page_size_ok(value) -> bool:\n    return not (value & (value - 1))"
+    )
+    assert '    if "\'page_size\' must be a power of two" in str(e):' in (
+        explanation.tryCatchPattern.splitlines()
+    )
+
+
+def test_check_function_on_its_arguments_speaks_of_values_not_settings():
+    site = make_site(
+        "check_names",
+        "name",
+        "at least one worker name is required",
+        ["not names"],
+        """
+        def check_names(names: list[str]) -> None:
+            if not names:
+                raise ValueError("at least one worker name is required")
+        """,
+    )
+    explanation = explain_site(site)
+    assert explanation.commonSituations == "Values reaching check_names for which names is not set."
+    assert explanation.typeGuard == "def names_ok(names) -> bool:\n    return bool(names)"
+
+
+def test_one_guard_with_or_is_not_called_a_list():
+    site = make_site(
+        "GridSettings.check_grid",
+        "name",
+        "grid needs 2 positive sides",
+        ["len(self.sides) != 2 or min(self.sides) <= 0"],
+        "def check_grid(self): ...",
+    )
+    assert explain_site(site).documentation == (
+        "Raised by GridSettings.check_grid, a check method, when either len(sides) is not 2 or "
+        "min(sides) is at most 0."
+    )
+
+
+def test_two_settings_out_of_order_get_an_example_that_makes_them_equal():
+    site = make_site(
+        "BatchSettings.__post_init__",
+        "post_init",
+        "max_tokens must be at least max_seqs",
+        ["not self.chunked", "self.max_tokens < self.max_seqs"],
+        "def __post_init__(self): ...",
+    )
+    explanation = explain_site(site)
+    assert explanation.exampleFix == (
+        "# before\ncfg.max_tokens = ...  # less than cfg.max_seqs\n"
+        "# after\ncfg.max_tokens = cfg.max_seqs"
+    )
+    assert explanation.commonSituations == (
+        "Combining settings that do not go together (chunked is not set; max_tokens is less "
+        "than max_seqs), for example when reusing a command line or config file written for "
+        "another setup."
+    )
+
+
+def test_a_type_test_in_front_of_another_test_is_no_solution():
+    site = make_site(
+        "ServerSettings._check_limits",
+        "reached",
+        "unknown kind '{kind}' in --per-kind-limits",
+        ["self.per_kind_limits", "isinstance(self.per_kind_limits, dict)", "kind not in KINDS"],
+        """
+        def _check_limits(self):
+            if self.per_kind_limits:
+                if isinstance(self.per_kind_limits, dict):
+                    for kind in self.per_kind_limits:
+                        if kind not in KINDS:
+                            raise ValueError(f"unknown kind '{kind}' in --per-kind-limits")
+        """,
+        pattern="unknown kind '(.*?)' in --per-kind-limits",
+        status="template",
+    )
+    explanation = explain_site(site)
+    assert explanation.solutions == [
+        "Make sure kind is in KINDS.",
+        "Leave out --per-kind-limits (the check fails only while per_kind_limits is set).",
+    ]
+    assert explanation.triggerScenarios.endswith(
+        "In command-line terms: --per-kind-limits is given."
+    )
+
+
+def test_a_value_outside_a_list_of_choices_gets_an_example_with_the_first_choice():
+    site = make_site(
+        "CacheSettings.__post_init__",
+        "post_init",
+        "unknown cache dtype",
+        ['self.cache_dtype not in ("auto", "fp8")'],
+        "def __post_init__(self): ...",
+    )
+    assert explain_site(site).exampleFix == (
+        '# before\ncfg.cache_dtype = ...  # not in ("auto", "fp8")\n'
+        '# after\ncfg.cache_dtype = "auto"'
+    )
+
+
+def test_a_value_outside_a_named_set_of_choices_gets_an_example_from_that_set():
+    assert explain_site(LOADER_FORMAT).exampleFix == (
+        "# before\ncfg.format = ...  # not in SUPPORTED_FORMATS\n"
+        "# after\ncfg.format = ...  # one of SUPPORTED_FORMATS"
+    )
+
+
+def test_command_line_terms_skip_a_none_test_of_a_flag_tested_again():
+    site = make_site(
+        "validate_batch_args",
+        "name",
+        "--max-pending must be at least 1",
+        ["args.max_pending is not None", "args.max_pending < 1"],
+        "def validate_batch_args(args): ...",
+    )
+    assert explain_site(site).triggerScenarios == (
+        "Running validate_batch_args while args.max_pending is not None and args.max_pending "
+        "is less than 1. In command-line terms: --max-pending is less than 1."
+    )
+
+
+def test_a_value_known_not_to_be_none_is_empty_not_unset():
+    site = make_site(
+        "PlacementSettings._check_cpus",
+        "pydantic",
+        "pinned_cpus must not be empty.",
+        ["value is not None", "not value"],
+        """
+        @field_validator("pinned_cpus")
+        @classmethod
+        def _check_cpus(cls, value):
+            if value is not None:
+                if not value:
+                    raise ValueError("pinned_cpus must not be empty.")
+            return value
+        """,
+    )
+    explanation = explain_site(site)
+    assert explanation.documentation == (
+        "Raised by PlacementSettings._check_cpus, the pydantic field validator of pinned_cpus, "
+        "when pinned_cpus is not None and pinned_cpus is empty."
+    )
+    assert explanation.exampleFix == (
+        "# before\npinned_cpus = ...  # an empty value\n"
+        "# after\npinned_cpus = ...  # a non-empty value"
     )

@@ -379,3 +379,14 @@ def test_render_without_a_dataset_is_an_input_error(tmp_path: Path) -> None:
     assert (result.exit_code, result.output) == (
         2, f"Error: {tmp_path}: no dataset found; give one folder holding manifest.json\n"
     )
+
+
+def test_footer_names_the_release_tag_a_release_dataset_is_pinned_to() -> None:
+    from pipeline.render import analysed_ref
+    from tests.datasets import record_of
+
+    record = record_of(CASES[0])
+    assert analysed_ref(record) == "acme/serve@c0ffee1234"
+    tagged = record.model_copy(update={
+        "githubUrl": "https://github.com/acme/serve/blob/v1.2.0/serve/config/engine.py#L1-L9"})
+    assert analysed_ref(tagged) == "acme/serve@v1.2.0"

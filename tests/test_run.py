@@ -508,7 +508,10 @@ def test_bad_dataset_version_is_exit_2(repo, tmp_path):
 
     result = CliRunner().invoke(main, ["run", str(repo), "--dataset-version", "yesterday"])
     assert result.exit_code == 2
-    assert "--dataset-version: timestamp must match" in result.output
+    assert result.output.splitlines()[-1] == (
+        "Error: --dataset-version: timestamp must be UTC time as YYYY-MM-DDTHH:MM:SS.mmmZ, "
+        "e.g. 2026-08-15T22:17:37.221Z, got 'yesterday'"
+    )
 
 
 def test_run_without_source_is_a_usage_error():
@@ -557,4 +560,7 @@ def test_output_directory_that_cannot_be_made_is_exit_2_in_one_line(repo, tmp_pa
     (tmp_path / "out").write_text("a file where the owner directory should go")
     result = vmine_run(repo, tmp_path, "-o", str(tmp_path / "out" / "datasets"))
     assert result.exit_code == 2, result.output
-    assert result.output == f"Error: {tmp_path / 'out' / 'datasets'}: Not a directory\n"
+    assert result.output == (
+        f"Error: {tmp_path / 'out' / 'datasets'}: Not a directory; pass a directory you can "
+        "write to\n"
+    )

@@ -11,7 +11,13 @@ import shlex
 import textwrap
 from dataclasses import dataclass
 
-from pipeline.explainers.conditions import RECEIVERS, Condition, chain, is_bool_name
+from pipeline.explainers.conditions import (
+    RECEIVERS,
+    Condition,
+    chain,
+    is_bool_name,
+    is_isinstance,
+)
 from pipeline.flags import find_flags, flag_for, string_literals
 from pipeline.models import Site
 
@@ -19,6 +25,8 @@ OTHER_VALUE = "<other value>"  # a value the code does not name
 _HOLE = "(.*?)"  # a run-time part of a messagePattern
 _SHELL_SAFE = re.compile(r"[A-Za-z0-9_.:/+=-]+")
 _MAX_FRAGMENT = 60  # characters of message a try/except matches on
+_AFTER_HOLE = " \t\n:;,.)]}>`'\""  # what may close the text around a run-time value
+_BEFORE_HOLE = " \t\n([{<`'\""  # what may open it
 
 
 @dataclass(frozen=True)
@@ -129,13 +137,25 @@ def check_of(
     suggested = values.get(flag, []) if flag else []
     wanted, offending = flag_change_values(condition, suggested) if flag else (None, None)
     subject = condition.subject
-    root = (chain(subject) or [""])[0] if subject is not None else ""
-    settable = root in RECEIVERS or root in dict(function.aliases)
+    config_names = {*RECEIVERS, *dict(function.aliases)}
+    if subject is not None:
+        settable = (chain(subject) or [""])[0] in config_names
+    else:  # `len(self.items) == 0`, `v & (v - 1)`: settable when it reads only the config
+        names = _value_names(condition.node)
+        settable = bool(names) and names <= config_names
     names = chain(subject) if subject is not None else None
     on_off = bool(names) and is_bool_name(names[-1])  # type: ignore[index]
     if flag is not None and f"--no-{flag[2:]}" in evidence:
         on_off = True
     return Check(condition, flag, wanted, offending, settable=settable, on_off=on_off)
+
+
+def _value_names(node: ast.AST | None) -> set[str]:
+    """The names whose values an expression reads (not the functions it calls)."""
+    if node is None:
+        return set()
+    called = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and id(n) not in called}
 
 
 def _flag_of(
@@ -248,7 +268,16 @@ def holes(site: Site) -> list[str]:
 
 def longest_fragment(pattern: str) -> str | None:
     """The longest literal piece of the message (cut at a word if long), to match on."""
-    pieces = [p.lstrip(" \t\n:;,.)]}>`'\"").rstrip(" \t\n([{<`'\"") for p in fragments(pattern)]
+    parts = fragments(pattern)
+    pieces = []
+    # punctuation beside a run-time value goes (`'{x}'` would leave a stray quote); the
+    # message's own first and last characters stay (`'role' must be` keeps its quotes)
+    for i, part in enumerate(parts):
+        if i > 0:
+            part = part.lstrip(_AFTER_HOLE)
+        if i < len(parts) - 1:
+            part = part.rstrip(_BEFORE_HOLE)
+        pieces.append(part.strip())
     pieces = sorted(pieces, key=len, reverse=True)
     piece = pieces[0] if pieces else ""
     if not piece:
@@ -288,8 +317,16 @@ def flag_rename(checks: list[Check]) -> dict[str, str]:
     return rename
 
 
+def is_type_test(check: Check) -> bool:
+    """`isinstance(x, T)` as it is, not negated."""
+    return is_isinstance(check.condition.node)
+
+
 def is_precondition(check: Check, checks: list[Check]) -> bool:
-    """`x is not None` in front of a test of `x.attr`: only there to make that test safe."""
+    """`x is not None` in front of a test of `x.attr`, or `isinstance(x, T)` in front of any
+    later test: only there to make that test safe (changing x's type is no fix)."""
+    if is_type_test(check) and check is not checks[-1]:
+        return True
     compare = check.condition.compare
     if compare is None or compare[1] is not ast.IsNot:
         return False

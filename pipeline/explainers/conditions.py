@@ -6,7 +6,7 @@ import ast
 import functools
 import io
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 RECEIVERS = ("self", "cls")
 
@@ -133,6 +133,8 @@ class Condition:
     origin: str = field(default="", repr=False)  # the text `node`'s offsets point into
     # names a reader knows better by another (a field validator's `v` is the field)
     aliases: tuple[tuple[str, str], ...] = ()
+    # a truth test of a value also known not to be None: its falsy case reads "empty"
+    not_none: bool = False
 
     def show(self, node: ast.AST, rename: dict[str, str] | None = None) -> str:
         """Reader's text of a sub-expression: `self.` dropped, renamed if asked."""
@@ -177,7 +179,7 @@ class Condition:
         node = self.node
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             node = node.operand
-        if _is_isinstance(node) and chain(node.args[0]) is not None:  # type: ignore[union-attr]
+        if is_isinstance(node) and chain(node.args[0]) is not None:  # type: ignore[union-attr]
             return node.args[0]  # type: ignore[union-attr]
         return None
 
@@ -231,7 +233,7 @@ def _conjuncts(node: ast.expr) -> list[ast.expr]:
     return [node]
 
 
-def _is_isinstance(node: ast.AST | None) -> bool:
+def is_isinstance(node: ast.AST | None) -> bool:
     return (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
@@ -239,6 +241,31 @@ def _is_isinstance(node: ast.AST | None) -> bool:
         and len(node.args) == 2
         and not node.keywords
     )
+
+
+# `len(x) <op> n` -> whether it says that x is empty (True) or not empty (False)
+_EMPTY_TESTS: dict[tuple[type[ast.cmpop], int], bool] = {
+    (ast.Eq, 0): True, (ast.LtE, 0): True, (ast.Lt, 1): True,
+    (ast.NotEq, 0): False, (ast.Gt, 0): False, (ast.GtE, 1): False,
+}  # fmt: skip
+
+
+def _emptiness(node: ast.Compare) -> tuple[ast.expr, bool] | None:
+    """(x, is it empty) for a test of `len(x)` against 0 or 1 (`len(x) == 0` reads as "x is
+    empty", not as "len(x) is 0")."""
+    left, right = node.left, node.comparators[0]
+    if not (
+        isinstance(left, ast.Call)
+        and isinstance(left.func, ast.Name)
+        and left.func.id == "len"
+        and len(left.args) == 1
+        and not left.keywords
+        and isinstance(right, ast.Constant)
+        and type(right.value) is int
+    ):
+        return None
+    says = _EMPTY_TESTS.get((type(node.ops[0]), right.value))
+    return None if says is None else (left.args[0], says)
 
 
 def _phrase(cond: Condition, node: ast.expr, negate: bool, rename: dict[str, str]) -> str:
@@ -254,6 +281,9 @@ def _phrase(cond: Condition, node: ast.expr, negate: bool, rename: dict[str, str
             return " and ".join(parts)
         return "either " + " or ".join(parts)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        if (empty := _emptiness(node)) is not None:
+            sized, is_empty = empty
+            return f"{cond.show(sized, rename)} is {'' if is_empty != negate else 'not '}empty"
         left, right = cond.show(node.left, rename), cond.show(node.comparators[0], rename)
         op = type(node.ops[0])
         words = _COMPARE_WORDS[op][negate]
@@ -263,7 +293,7 @@ def _phrase(cond: Condition, node: ast.expr, negate: bool, rename: dict[str, str
         if left.startswith("--") and right == "None" and words in ("is", "is not"):
             return f"{left} is {'not set' if words == 'is' else 'set'}"
         return f"{left} {words} {right}"
-    if _is_isinstance(node):
+    if is_isinstance(node):
         value, kind = (cond.show(arg, rename) for arg in node.args)  # type: ignore[attr-defined]
         return f"{value} is {'not ' if negate else ''}an instance of {kind}"
     if isinstance(node, ast.Call):
@@ -279,6 +309,8 @@ def _phrase(cond: Condition, node: ast.expr, negate: bool, rename: dict[str, str
             return f"{text} is {'not given' if negate else 'given'}"
         if is_bool_name(names[-1]):
             return f"{text} is {'false' if negate else 'true'}"
+        if cond.not_none:  # `x is not None and not x`: "x is not set" would contradict
+            return f"{text} is {'empty' if negate else 'not empty'}"
         return f"{text} is {'not set' if negate else 'set'}"
     return f"{cond.show(node, rename)} is {'false' if negate else 'true'}"
 
@@ -298,11 +330,24 @@ def simplify(conditions: list[Condition]) -> list[Condition]:
         if all(condition.code != kept.code for kept in unique):
             unique.append(condition)
     pinned: dict[str, object] = {}  # subject -> the constant an `==` test pins it to
+    not_none: set[str] = set()  # subjects an `is not None` test covers
     for condition in unique:
         compare = condition.compare
         if compare and compare[1] is ast.Eq and isinstance(compare[2], ast.Constant):
             pinned.setdefault(ast.dump(compare[0]), compare[2].value)
-    return [c for c in unique if not _implied(c, pinned)]
+        if compare and compare[1] is ast.IsNot and _is_none(compare[2]):
+            not_none.add(ast.dump(compare[0]))
+    kept = [c for c in unique if not _implied(c, pinned)]
+    return [
+        replace(c, not_none=True)
+        if c.switch is not None and ast.dump(c.switch[0]) in not_none
+        else c
+        for c in kept
+    ]
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _implied(condition: Condition, pinned: dict[str, object]) -> bool:

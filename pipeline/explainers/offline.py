@@ -18,6 +18,7 @@ from pipeline.explainers.checks import (
     flag_rename,
     holes,
     is_precondition,
+    is_type_test,
     longest_fragment,
     ordered_unique,
     read_function,
@@ -35,7 +36,7 @@ from pipeline.flags import find_flags, flag_values
 from pipeline.models import Explanation, Site
 
 # Bump whenever the text this module produces changes: it is part of the cache key.
-PROMPT_VERSION = "offline-1"
+PROMPT_VERSION = "offline-2"
 
 # what a value must be to pass a check that fails on `x > n`, `x >= n`, ...
 _ORDER_FIX: dict[type[ast.cmpop], str] = {
@@ -145,6 +146,8 @@ def _message_sentence(site: Site) -> str:
 
 def _all_of(phrases: list[str]) -> str:
     """`a and b`, or `all of these hold: a; b; c` when a list of simple phrases would blur."""
+    if len(phrases) == 1:  # one phrase, even `either a or b`, is no list
+        return phrases[0]
     if len(phrases) <= 2 and not any(" or " in p or " and " in p for p in phrases):
         return " and ".join(phrases)
     return "all of these hold: " + "; ".join(phrases)
@@ -179,12 +182,27 @@ def _trigger(site: Site, function: FunctionFacts, checks: list[Check]) -> str:
         text = f"Building or validating {article(function.owner)} in which {conditions}."
     else:
         text = f"Running {site.qualname} while {conditions}."
-    flagged = [c for c in checks if c.flag is not None]
+    # "--x is an instance of dict" says nothing a command line can change, and "--x is set"
+    # says nothing when another test of --x follows ("--x is less than 1")
+    flagged = [
+        c for c in checks
+        if c.flag is not None and not is_type_test(c)
+        and not (_is_not_none(c) and any(o.flag == c.flag for o in checks if o is not c))
+    ]
     if flagged:
         rename = flag_rename(checks)
         in_flags = join_words([c.condition.phrase(rename=rename) for c in flagged])
         text += f" In command-line terms: {in_flags}."
     return text
+
+
+def _is_not_none(check: Check) -> bool:
+    compare = check.condition.compare
+    return (
+        compare is not None
+        and compare[1] is ast.IsNot
+        and check.condition.show(compare[2]) == "None"
+    )
 
 
 def _situations(site: Site, checks: list[Check]) -> str:
@@ -195,6 +213,9 @@ def _situations(site: Site, checks: list[Check]) -> str:
             f"Only the code around the raise in {site.qualname} (a loop, a try/except, an "
             "earlier call) decides when it fires; read the linked source."
         )
+    if not any(c.settable or c.flag is not None for c in checks):
+        # arguments and computed values: no setting of a configuration to speak of
+        return f"Values reaching {site.qualname} for which {_all_of(phrases)}."
     subjects = {subject_text(c) if c.condition.subject is not None else None for c in checks}
     if len(phrases) == 1 or (len(subjects) == 1 and None not in subjects):
         return (

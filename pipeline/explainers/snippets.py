@@ -46,6 +46,16 @@ _NEGATED_OP: dict[type[ast.cmpop], str] = {
 }
 
 
+# order test that fails -> (how the failing value compares, how a passing one does; None
+# when the other value itself passes)
+_ORDER_WORDS: dict[type[ast.cmpop], tuple[str, str | None]] = {
+    ast.Lt: ("less than", None),
+    ast.Gt: ("greater than", None),
+    ast.LtE: ("at most", "greater than"),
+    ast.GtE: ("at least", "less than"),
+}
+
+
 def _cli_change(check: Check, placeholder: bool) -> tuple[str, str] | None:
     """(before, after) command-line fragments that turn this check from failing to passing;
     with `placeholder`, `<other value>` may stand for a value the code does not name."""
@@ -87,9 +97,11 @@ def _python_change(check: Check) -> tuple[str, str] | None:
         boolish = is_bool_name((chain(switch[0]) or [""])[-1])
         if boolish:
             return f"{target} = {switch[1]}", f"{target} = {not switch[1]}"
+        # a value known not to be None can only be empty (`[]`, `""`, `0`) to be false
+        empty = f"{target} = ...  # an empty value" if cond.not_none else f"{target} = None"
         if switch[1]:
-            return f"{target} = ...  # a non-empty value", f"{target} = None"
-        return f"{target} = None", f"{target} = ...  # a non-empty value"
+            return f"{target} = ...  # a non-empty value", empty
+        return empty, f"{target} = ...  # a non-empty value"
     if compare is None:
         return None
     left, op, right = compare
@@ -106,6 +118,18 @@ def _python_change(check: Check) -> tuple[str, str] | None:
         wanted, offending = flag_change_values(cond, [])
         if wanted is not None and offending is not None:
             return f"{target} = {offending}", f"{target} = {wanted}"
+    items = right.elts if isinstance(right, ast.Tuple | ast.List | ast.Set) else []
+    if op in (ast.In, ast.NotIn) and (
+        (items and all(isinstance(e, ast.Constant) for e in items)) or chain(right) is not None
+    ):
+        # `x not in ("a", "b")`: "a" passes; `x not in SUPPORTED`: any of its members does
+        member = _as_code(cond, items[0]) if items else f"...  # one of {value}"
+        allowed, other = f"{target} = {member}", f"{target} = ...  # not in {value}"
+        return (other, allowed) if op is ast.NotIn else (allowed, other)
+    if op in _ORDER_WORDS and chain(right) is not None:  # `a < b`: two values of the config
+        fails, passes = _ORDER_WORDS[op]
+        after = f"{target} = {value}" if passes is None else f"{target} = ...  # {passes} {value}"
+        return f"{target} = ...  # {fails} {value}", after
     return None
 
 
@@ -198,6 +222,7 @@ def _guard_name(site: Site, function: FunctionFacts, checks: list[Check]) -> str
             base = check.flag.lstrip("-")
         elif check.condition.subject is not None:
             names = chain(check.condition.subject) or []
+            names = [dict(function.aliases).get(names[0], names[0]), *names[1:]] if names else []
             base = "_".join(n for n in names[-2:] if n not in RECEIVERS)
         if base:
             break
@@ -245,6 +270,9 @@ def _positive(checks: list[Check]) -> str | None:
     node, compare = cond.node, cond.compare
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         code = _as_code(cond, node.operand, aliased=False)
+        names = chain(node.operand)
+        if names is not None and not is_bool_name(names[-1]):
+            code = f"bool({code})"  # `-> bool` must not hand back the value itself
     elif isinstance(node, ast.Name | ast.Attribute | ast.Call):
         code = f"not {_as_code(cond, node, aliased=False)}"
     elif compare is not None:
