@@ -40,6 +40,7 @@ class Step:
     seconds: float
     stderr: str
     stdout: str
+    cpu: float = 0.0  # user + system seconds of vmine and its worker processes
 
     def extract_counts(self) -> dict[str, int]:
         match = _SUMMARY.search(self.stderr)
@@ -52,12 +53,14 @@ class Step:
 def vmine(*args: str, ok: tuple[int, ...] = (0, 1)) -> Step:
     env = {**os.environ, "CI": "true"}
     env.pop("GITHUB_ACTIONS", None)
-    started = time.perf_counter()
+    started, before = time.perf_counter(), os.times()
     done = subprocess.run([str(VMINE), *args], capture_output=True, text=True, env=env)
-    seconds = time.perf_counter() - started
+    seconds, after = time.perf_counter() - started, os.times()
+    cpu = (after.children_user - before.children_user
+           + after.children_system - before.children_system)
     if done.returncode not in ok:
         raise RuntimeError(f"vmine {' '.join(args)} exited {done.returncode}:\n{done.stderr}")
-    return Step(seconds, done.stderr, done.stdout)
+    return Step(seconds, done.stderr, done.stdout, cpu)
 
 
 def extract(repo: Path, rev: str, cache: Path, out: Path) -> Step:
@@ -99,13 +102,14 @@ def main() -> int:
         same = (work / "cold.jsonl").read_bytes() == (work / "new.jsonl").read_bytes()
         c, p, w = cold.extract_counts(), prime.extract_counts(), warm.extract_counts()
         a = again.extract_counts()
-        print(f"  cold extract {new}: {cold.seconds:.2f} s "
+        print(f"  cold extract {new}: {cold.seconds:.2f} s, {cold.cpu:.2f} s CPU "
               f"({c['parsed']} files parsed, {c['reused']} reused, {c['sites']} sites)")
         print(f"  extract {old} (fresh cache): {prime.seconds:.2f} s "
               f"({p['parsed']} parsed, {p['reused']} reused)")
-        print(f"  warm extract {new}: {warm.seconds:.2f} s "
+        print(f"  warm extract {new}: {warm.seconds:.2f} s, {warm.cpu:.2f} s CPU "
               f"({w['parsed']} files parsed, {w['reused']} reused, {w['sites']} sites)")
-        print(f"  extract {new} again (nothing changed): {again.seconds:.2f} s "
+        print(f"  extract {new} again (nothing changed): {again.seconds:.2f} s, "
+              f"{again.cpu:.2f} s CPU "
               f"({a['parsed']} parsed, {a['reused']} reused; "
               f"{again.seconds / cold.seconds:.3f} of cold)")
         changed = c["candidates"] - w["reused"]

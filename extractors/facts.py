@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import functools
+import hashlib
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -11,7 +13,16 @@ MessageStatus = Literal["literal", "template", "partial", "unresolved"]
 
 # Bumped whenever a change to extractors/ can change the sites of an unchanged file;
 # it is part of the per-blob analysis cache key.
-EXTRACTOR_VERSION = "1"
+EXTRACTOR_VERSION = "2"
+
+
+class Memo(Protocol):
+    """Where the extractor may remember analyses of pieces of text between files and runs
+    (the pipeline backs it with the SQLite store); keys and values are opaque text."""
+
+    def get(self, key: str) -> str | None: ...
+
+    def put(self, key: str, value: str) -> None: ...
 
 
 class Rules(BaseModel):
@@ -33,6 +44,12 @@ class Rules(BaseModel):
     def cache_token(self) -> str:
         """A stable text that changes whenever a rule does (part of cache keys)."""
         return self.model_dump_json()
+
+
+@functools.lru_cache(maxsize=8)
+def memo_token(rules: Rules) -> str:
+    """The part of every memo key that changes whenever the extractor or a rule does."""
+    return hashlib.sha256(f"{EXTRACTOR_VERSION}\0{rules.cache_token()}".encode()).hexdigest()
 
 
 class RaiseSite(BaseModel):

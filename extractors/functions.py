@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -26,8 +26,11 @@ class Function:
     end: int
     indent: int  # column of the `def` (its decorators start at the same column)
     raise_lines: list[int]  # raises of a configured class in this function's own scope
-    node: FunctionNode = field(repr=False)
+    # None when the table came from a memo of segments (extractors/segments.py)
+    node: FunctionNode | None = field(repr=False)
     _calls: tuple[set[str], set[str]] | None = field(default=None, repr=False)
+    # fills in `node` when the calls are needed and the table came without nodes
+    _reparse: Callable[[], None] | None = field(default=None, repr=False, compare=False)
 
     @property
     def self_calls(self) -> set[str]:
@@ -43,6 +46,9 @@ class Function:
         # computed only for validators: walking every expression of every function is
         # the slow part of the pre-pass
         if self._calls is None:
+            if self.node is None and self._reparse is not None:
+                self._reparse()
+            assert self.node is not None
             self_calls: set[str] = set()
             direct: set[str] = set()
             for node in own_nodes(self.node.body):
@@ -118,8 +124,11 @@ def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield from own_statements(case.body)
 
 
-def function_table(tree: ast.Module, error_classes: tuple[str, ...]) -> list[Function]:
-    """All functions of a module in source order, with what the validator rules need."""
+def function_table(
+    tree: ast.Module, error_classes: tuple[str, ...], offset: int = 0
+) -> list[Function]:
+    """All functions of a module in source order, with what the validator rules need; `offset`
+    is added to every line number (for a tree parsed from a piece of a file)."""
     table: list[Function] = []
     classes = frozenset(error_classes)
 
@@ -143,9 +152,9 @@ def function_table(tree: ast.Module, error_classes: tuple[str, ...]) -> list[Fun
                         for name in map(decorator_name, stmt.decorator_list)
                         if name is not None
                     ),
-                    start=first.lineno,
-                    def_line=stmt.lineno,
-                    end=stmt.end_lineno or stmt.lineno,
+                    start=first.lineno + offset,
+                    def_line=stmt.lineno + offset,
+                    end=(stmt.end_lineno or stmt.lineno) + offset,
                     indent=stmt.col_offset,
                     raise_lines=[],
                     node=stmt,
@@ -153,7 +162,7 @@ def function_table(tree: ast.Module, error_classes: tuple[str, ...]) -> list[Fun
                 table.append(fn)
                 fn.raise_lines = visit(stmt.body, qual + ".<locals>.", None, qual, self_class)
             elif isinstance(stmt, ast.Raise) and raised_class(stmt) in classes:
-                raises.append(stmt.lineno)
+                raises.append(stmt.lineno + offset)
         return raises
 
     visit(tree.body, "", None, None, None)

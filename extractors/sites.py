@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import io
+import json
 import re
 import tokenize
 from collections import Counter
@@ -15,10 +17,11 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from extractors.bindings import lookup_at
-from extractors.facts import FileExtraction, RaiseSite, Rules, ValidatorKind
+from extractors.facts import FileExtraction, Memo, RaiseSite, Rules, ValidatorKind, memo_token
 from extractors.functions import Function, function_table
 from extractors.guards import Block, Branch, Step, guards_of
 from extractors.messages import Message, message_of_args
+from extractors.segments import SegmentTable
 from extractors.validators import find_validators
 
 # sourceCode shows this many lines either side of the raise
@@ -31,11 +34,17 @@ class Skip(Exception):
     """A file that cannot be analysed; the message is the one-line reason."""
 
 
-def extract_file(path: str, text: str | bytes, rules: Rules) -> FileExtraction:
+def extract_file(
+    path: str, text: str | bytes, rules: Rules, memo: Memo | None = None
+) -> FileExtraction:
     """The sites of one file, sorted by line; never raises (a file that cannot be analysed
-    comes back with `skipped` set to a one-line reason)."""
+    comes back with `skipped` set to a one-line reason).
+
+    With a `memo`, segments of the file and validator functions whose text it has seen
+    before are not parsed again; the result is the same as without one.
+    """
     try:
-        return FileExtraction(filePath=path, sites=_extract(path, text, rules))
+        return FileExtraction(filePath=path, sites=_extract(path, text, rules, memo))
     except Skip as skip:
         return FileExtraction(filePath=path, skipped=str(skip))
     except (RecursionError, MemoryError):
@@ -45,23 +54,31 @@ def extract_file(path: str, text: str | bytes, rules: Rules) -> FileExtraction:
         return FileExtraction(filePath=path, skipped=reason)
 
 
-def _extract(path: str, text: str | bytes, rules: Rules) -> list[RaiseSite]:
+def _extract(path: str, text: str | bytes, rules: Rules, memo: Memo | None) -> list[RaiseSite]:
     source = decode(text)
     if "\0" in source:
         raise Skip("NUL byte")
     hints = _hints(rules)
     if not hints.may_have_sites(source):
         return []
-    tree = parse(source)
-    functions = function_table(tree, rules.error_classes)
-    kinds = find_validators(functions, rules)
-    candidates = [fn for fn in functions if fn.raise_lines and fn.qualname in kinds]
-    if not candidates:
-        return []
     lines = split_lines(source)
+    if memo is None:
+        table = None
+        functions = function_table(parse(source), rules.error_classes)
+    else:
+        table = SegmentTable(lines, lambda: parse(source), rules.error_classes, memo,
+                             memo_token(rules))
+        functions = table.functions
+    kinds = find_validators(functions, rules)
+    if table is not None:
+        table.store()  # after the validator pass: it may have filled in calls
+    candidates = [fn for fn in functions if fn.raise_lines and fn.qualname in kinds]
     sites: list[RaiseSite] = []
     for fn in candidates:
-        sites += function_sites(path, lines, fn, kinds[fn.qualname], rules, source)
+        if memo is None:
+            sites += function_sites(path, lines, fn, kinds[fn.qualname], rules, source)
+        else:
+            sites += _remembered_sites(path, lines, fn, kinds[fn.qualname], rules, source, memo)
     sites.sort(key=lambda site: site.lineNumber)
     return sites
 
@@ -190,10 +207,12 @@ def _python2_construct(message: str, source: str, line: int) -> str | None:
 class _Snippet:
     """A validator's own source parsed with libcst, and how its lines map onto the file."""
 
-    def __init__(self, function: cst.FunctionDef, module: cst.Module, offset: int) -> None:
+    def __init__(self, function: cst.FunctionDef, module: cst.Module, offset: int,
+                 standalone: bool = True) -> None:
         self.function = function
         self.module = module
         self.offset = offset  # file line = snippet line + offset
+        self.standalone = standalone  # parsed from the function's own lines
         self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
 
     def line_of(self, node: cst.CSTNode) -> int:
@@ -224,7 +243,7 @@ def parse_function(lines: list[str], fn: Function, source: str) -> _Snippet:
         function = _def_at(wrapper, fn.def_line)
         if function is None:
             raise Skip(f"libcst found no function at line {fn.def_line}")
-        return _Snippet(function, wrapper.module, 0)
+        return _Snippet(function, wrapper.module, 0, standalone=False)
     return _Snippet(function, module, offset)
 
 
@@ -312,6 +331,64 @@ def function_source(lines: list[str], fn: Function) -> str:
     return "\n".join(written)
 
 
+def _remembered_sites(
+    path: str,
+    lines: list[str],
+    fn: Function,
+    kind: ValidatorKind,
+    rules: Rules,
+    source: str,
+    memo: Memo,
+) -> list[RaiseSite]:
+    """`function_sites`, from the memo when this function's text was analysed before.
+
+    What is remembered depends on the function's text alone: lines relative to its first
+    line, and neither the file's path nor the lines around the function.
+    """
+    written = "\n".join(lines[fn.start - 1 : fn.end])
+    key = "function:" + hashlib.sha256(
+        f"{memo_token(rules)}\0{fn.qualname}\0{kind}\0{written}".encode(
+            "utf-8", "surrogatepass"
+        )
+    ).hexdigest()
+    entry = memo.get(key)
+    if entry is None:
+        snippet = parse_function(lines, fn, source)
+        sites = function_sites(path, lines, fn, kind, rules, source, snippet)
+        if snippet.standalone:  # a whole-file parse may render code differently
+            memo.put(key, json.dumps([_dump_site(site, fn.start) for site in sites]))
+        return sites
+    text_of_function = function_source(lines, fn)
+    sites = []
+    for line, error_class, message, pattern, status, guards, occurrence in json.loads(entry):
+        line += fn.start
+        start, end = max(1, line - WINDOW), min(len(lines), line + WINDOW)
+        sites.append(
+            RaiseSite(
+                filePath=path,
+                lineNumber=line,
+                qualname=fn.qualname,
+                validatorKind=kind,
+                errorClass=error_class,
+                errorMessage=message,
+                messagePattern=pattern,
+                messageStatus=status,
+                guards=guards,
+                sourceCode="\n".join(lines[start - 1 : end]),
+                sourceCodeStart=start,
+                sourceCodeEnd=end,
+                functionSource=text_of_function,
+                occurrence=occurrence,
+            )
+        )
+    return sites
+
+
+def _dump_site(site: RaiseSite, first_line: int) -> list:
+    return [site.lineNumber - first_line, site.errorClass, site.errorMessage,
+            site.messagePattern, site.messageStatus, site.guards, site.occurrence]
+
+
 def function_sites(
     path: str,
     lines: list[str],
@@ -319,9 +396,11 @@ def function_sites(
     kind: ValidatorKind,
     rules: Rules,
     source: str,
+    snippet: _Snippet | None = None,
 ) -> list[RaiseSite]:
     """The sites of one validator function."""
-    snippet = parse_function(lines, fn, source)
+    if snippet is None:
+        snippet = parse_function(lines, fn, source)
     module = snippet.module
     body = snippet.function.body.body
     sites: list[RaiseSite] = []

@@ -1,4 +1,5 @@
-"""One SQLite file that remembers work: per-blob file analyses and explanations by content key.
+"""One SQLite file that remembers work: per-blob file analyses, the extractor's memo of
+pieces of files, and explanations by content key.
 
 WAL mode lets readers run beside the single writer; every write is its own short
 transaction, so an interrupted run leaves what it finished and nothing half-written.
@@ -18,11 +19,15 @@ from extractors.facts import FileExtraction
 from pipeline.models import Explanation
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS file_analysis (
+CREATE TABLE IF NOT EXISTS blob_analysis (
     blob TEXT NOT NULL,
     token TEXT NOT NULL,
-    extraction TEXT NOT NULL,
+    extraction TEXT,
     PRIMARY KEY (blob, token)
+);
+CREATE TABLE IF NOT EXISTS memo (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS explanation (
     key TEXT PRIMARY KEY,
@@ -87,29 +92,52 @@ class Store:
 
     # -- per-blob analyses -------------------------------------------------------------
 
-    def get_files(self, blobs: Iterable[str], token: str) -> dict[str, FileExtraction]:
-        """Cached analyses of these blobs under `token` (extractor version + rules)."""
+    def get_files(self, blobs: Iterable[str], token: str) -> dict[str, FileExtraction | None]:
+        """Cached analyses of these blobs under `token` (extractor version + rules); None for
+        a blob known to hold nothing worth analysing."""
         wanted = list(blobs)
-        found: dict[str, FileExtraction] = {}
+        found: dict[str, FileExtraction | None] = {}
         with self._lock:
             for start in range(0, len(wanted), 500):
                 chunk = wanted[start : start + 500]
                 marks = ",".join("?" * len(chunk))
                 rows = self._db.execute(
-                    f"SELECT blob, extraction FROM file_analysis WHERE token = ? AND blob IN ({marks})",
+                    f"SELECT blob, extraction FROM blob_analysis WHERE token = ? AND blob IN ({marks})",
                     [token, *chunk],
                 ).fetchall()
                 for blob, text in rows:
-                    found[blob] = FileExtraction.model_validate_json(text)
+                    found[blob] = None if text is None else FileExtraction.model_validate_json(text)
         return found
 
-    def put_files(self, items: Iterable[tuple[str, FileExtraction]], token: str) -> None:
-        rows = [(blob, token, extraction.model_dump_json()) for blob, extraction in items]
+    def put_files(self, items: Iterable[tuple[str, FileExtraction | None]], token: str,
+                  memo: Iterable[tuple[str, str]] = ()) -> None:
+        """Store analyses (None: nothing worth analysing), with the memo entries made while
+        analysing them, in one transaction."""
+        rows = [
+            (blob, token, None if extraction is None else extraction.model_dump_json())
+            for blob, extraction in items
+        ]
         with self._lock:
             self._db.executemany(
-                "INSERT OR REPLACE INTO file_analysis (blob, token, extraction) VALUES (?, ?, ?)",
+                "INSERT OR REPLACE INTO blob_analysis (blob, token, extraction) VALUES (?, ?, ?)",
                 rows,
             )
+            self._db.executemany("INSERT OR REPLACE INTO memo (key, value) VALUES (?, ?)", memo)
+            self._db.commit()
+
+    # -- the extractor's memo (extractors.facts.Memo) ----------------------------------
+
+    def get_memo(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM memo WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def put_memo(self, items: Iterable[tuple[str, str]]) -> None:
+        rows = list(items)
+        if not rows:
+            return
+        with self._lock:
+            self._db.executemany("INSERT OR REPLACE INTO memo (key, value) VALUES (?, ?)", rows)
             self._db.commit()
 
     # -- explanations ------------------------------------------------------------------
@@ -154,6 +182,35 @@ class Store:
                 ),
             )
             self._db.commit()
+
+
+class MemoReader:
+    """Read-only access to a store's memo from another process (an extract worker), with the
+    entries this process made kept aside for the store's owner to write."""
+
+    def __init__(self, path: Path) -> None:
+        self._db = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True, timeout=30)
+        self.made: dict[str, str] = {}
+
+    def get(self, key: str) -> str | None:
+        if key in self.made:
+            return self.made[key]
+        try:
+            row = self._db.execute("SELECT value FROM memo WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error:  # a memo that cannot be read only costs time
+            return None
+        return None if row is None else row[0]
+
+    def put(self, key: str, value: str) -> None:
+        self.made[key] = value
+
+    def close(self) -> None:
+        self._db.close()
+
+    def take(self) -> list[tuple[str, str]]:
+        """The entries made since the last call."""
+        made, self.made = self.made, {}
+        return list(made.items())
 
 
 def dumps_key(*parts: object) -> str:

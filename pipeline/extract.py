@@ -6,10 +6,11 @@ import hashlib
 import multiprocessing
 import os
 import signal
+import sqlite3
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import nullcontext
@@ -20,15 +21,16 @@ from typing import get_args
 from pydantic import BaseModel, ConfigDict
 
 from extractors.facts import EXTRACTOR_VERSION, FileExtraction, MessageStatus, Rules
-from pipeline.cache import Store, default_store_path
+from pipeline.cache import MemoReader, Store, default_store_path
 from pipeline.console import Console, Tracker
 from pipeline.models import Site
 from pipeline.sources import Snapshot, default_cache_dir, open_source
 
 # Below this many files to analyse, starting worker processes costs more than it saves.
 _IN_PROCESS_BELOW = 24
-# Chunks per worker: enough to balance uneven files, few enough that IPC stays cheap.
-_CHUNKS_PER_WORKER = 6
+# Files go to a worker in batches of about this many bytes: small enough to keep both
+# workers busy to the end, big enough that IPC stays cheap.
+_BATCH_BYTES = 256 * 1024
 
 
 class SkippedFile(BaseModel):
@@ -81,13 +83,47 @@ def is_candidate(data: bytes, needles: Sequence[bytes]) -> bool:
     return b"raise" in data and any(needle in data for needle in needles)
 
 
-def _extract_chunk(items: list[tuple[str, bytes]], rules: Rules) -> list[FileExtraction]:
+# The memo of a worker process, opened when it starts.
+_worker_memo: MemoReader | None = None
+
+
+def _start_worker(store_path: Path | None) -> None:
+    global _worker_memo
+    # Ctrl-C is the parent's to handle: it stops handing out chunks and keeps what finished.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import extractors.sites  # noqa: F401  (while the parent still reads blobs)
+
+    _worker_memo = _open_memo(store_path)
+
+
+def _open_memo(store_path: Path | None) -> MemoReader | None:
+    if store_path is None:
+        return None
+    try:
+        return MemoReader(store_path)
+    except sqlite3.Error:  # the memo only saves time: go without it
+        return None
+
+
+def _extract_chunk(
+    items: list[tuple[str, bytes]], rules: Rules
+) -> tuple[list[FileExtraction], list[tuple[str, str]]]:
+    """In a worker: the chunk's analyses, and the memo entries made on the way (for the
+    parent to store)."""
+    memo = _worker_memo
+    results = _extract_items(items, rules, memo)
+    return results, memo.take() if memo is not None else []
+
+
+def _extract_items(
+    items: list[tuple[str, bytes]], rules: Rules, memo: MemoReader | None
+) -> list[FileExtraction]:
     from extractors.sites import extract_file
 
     results = []
     for path, data in items:
         try:
-            results.append(extract_file(path, data, rules))
+            results.append(extract_file(path, data, rules, memo))
         except Exception as exc:  # extract_file must not raise; one bad file stays one file
             reason = f"extractor error: {type(exc).__name__}: {exc}".splitlines()[0]
             results.append(FileExtraction(filePath=path, skipped=reason))
@@ -103,23 +139,6 @@ class _Silent:
 
 def _progress(console: Console | None, total: int):
     return console.progress("files", total) if console else nullcontext(_Silent())
-
-
-def _ignore_interrupts() -> None:
-    # Ctrl-C is the parent's to handle: it stops handing out chunks and keeps what finished.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _chunks(items: list[tuple[str, bytes]], count: int) -> list[list[tuple[str, bytes]]]:
-    """Split into about `count` chunks of similar byte size, biggest files first."""
-    ordered = sorted(items, key=lambda item: -len(item[1]))
-    chunks: list[list[tuple[str, bytes]]] = [[] for _ in range(max(1, count))]
-    sizes = [0] * len(chunks)
-    for item in ordered:
-        smallest = sizes.index(min(sizes))
-        chunks[smallest].append(item)
-        sizes[smallest] += len(item[1])
-    return [chunk for chunk in chunks if chunk]
 
 
 def extract_snapshot(
@@ -141,29 +160,35 @@ def extract_snapshot(
     for tree_file in files:
         paths_of.setdefault(tree_file.blob, []).append(tree_file.path)
 
-    needles = [name.encode() for name in rules.error_classes]
-    candidates: dict[str, bytes] = {}
-    for blob, data in snapshot.read_blobs(paths_of):
-        if is_candidate(data, needles):
-            candidates[blob] = data
-    stats.files_candidate = sum(len(paths_of[blob]) for blob in candidates)
-
     token = cache_token(rules)
-    known = store.get_files(candidates, token) if store is not None else {}
-    fresh = {blob: data for blob, data in candidates.items() if blob not in known}
-    stats.files_reused = sum(len(paths_of[blob]) for blob in known)
-    stats.files_parsed = sum(len(paths_of[blob]) for blob in fresh)
-
-    # Workers are forked before the progress display starts a thread of its own.
-    with _Analysis(fresh, paths_of, rules, workers) as analysis:
+    # Every blob seen before is known without reading it: its analysis, or that it holds
+    # nothing worth analysing (None).
+    known = store.get_files(paths_of, token) if store is not None else {}
+    unknown = [blob for blob in paths_of if blob not in known]
+    needles = [name.encode() for name in rules.error_classes]
+    plain: list[tuple[str, None]] = []
+    store_path = store.path if store is not None else None
+    # Workers are forked before the blob reader and the progress display start threads;
+    # they analyse the first files while the rest are still being read.
+    with _Analysis(rules, workers, store_path, len(unknown)) as analysis:
+        for blob, data in snapshot.read_blobs(unknown):
+            if is_candidate(data, needles):
+                analysis.add(blob, paths_of[blob][0], data, len(paths_of[blob]))
+            else:
+                plain.append((blob, None))
+        analysis.submit()
+        if store is not None and plain:
+            store.put_files(plain, token)
+        reused = [blob for blob, extraction in known.items() if extraction is not None]
+        stats.files_reused = sum(len(paths_of[blob]) for blob in reused)
+        stats.files_parsed = analysis.weight
+        stats.files_candidate = stats.files_reused + stats.files_parsed
         with _progress(console, len(files)) as tracker:
             tracker.advance(len(files) - stats.files_parsed)
             # Stored chunk by chunk, so an interrupted run keeps what it finished.
-            analysed = analysis.collect(
-                tracker, (lambda done: store.put_files(done, token)) if store is not None else None
-            )
+            analysed = analysis.collect(tracker, store, token)
 
-    results = {**known, **analysed}
+    results = {**{b: e for b, e in known.items() if e is not None}, **analysed}
     sites: list[Site] = []
     skipped: list[SkippedFile] = []
     for tree_file in files:
@@ -187,48 +212,74 @@ def extract_snapshot(
 class _Analysis:
     """blob -> FileExtraction for blobs not in the cache, in worker processes when many."""
 
-    def __init__(self, fresh: dict[str, bytes], paths_of: dict[str, list[str]], rules: Rules,
-                 workers: int | None) -> None:
+    def __init__(self, rules: Rules, workers: int | None, store_path: Path | None,
+                 expected: int) -> None:
         self._rules = rules
-        self._items = [(paths_of[blob][0], data) for blob, data in fresh.items()]
-        self._blob_of = {paths_of[blob][0]: blob for blob in fresh}
-        self._weight = {path: len(paths_of[blob]) for path, blob in self._blob_of.items()}
+        self._store_path = store_path
         self._workers = workers or os.cpu_count() or 1
+        self._pooled = self._workers > 1 and expected >= _IN_PROCESS_BELOW
         self._pool: ProcessPoolExecutor | None = None
-        self._futures: dict[Future[list[FileExtraction]], list[tuple[str, bytes]]] = {}
+        self._futures: dict[Future, list[tuple[str, bytes]]] = {}
+        self._items: list[tuple[str, bytes]] = []  # read, not yet handed to a worker
+        self._batch_bytes = 0
+        self._blob_of: dict[str, str] = {}
+        self._weight: dict[str, int] = {}
+        self.weight = 0  # files (paths) to analyse, a blob counting once per path
 
     def __enter__(self) -> _Analysis:
-        if self._workers > 1 and len(self._items) >= _IN_PROCESS_BELOW:
+        if self._pooled:
             context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
             self._pool = ProcessPoolExecutor(
-                max_workers=self._workers, mp_context=context, initializer=_ignore_interrupts
+                max_workers=self._workers, mp_context=context, initializer=_start_worker,
+                initargs=(self._store_path,),
             )
-            for chunk in _chunks(self._items, self._workers * _CHUNKS_PER_WORKER):
-                self._futures[self._pool.submit(_extract_chunk, chunk, self._rules)] = chunk
+            self._pool.submit(int)  # forks every worker now, before any thread starts
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
 
+    def add(self, blob: str, path: str, data: bytes, weight: int) -> None:
+        """A file to analyse: handed to a worker with the next batch."""
+        self._items.append((path, data))
+        self._blob_of[path] = blob
+        self._weight[path] = weight
+        self.weight += weight
+        self._batch_bytes += len(data)
+        if self._pool is not None and self._batch_bytes >= _BATCH_BYTES:
+            self.submit()
+
+    def submit(self) -> None:
+        """Hand the files read so far to a worker."""
+        if self._pool is not None and self._items:
+            chunk, self._items, self._batch_bytes = self._items, [], 0
+            future = self._pool.submit(_extract_chunk, chunk, self._rules)
+            self._futures[future] = chunk
+
     def collect(
-        self,
-        tracker: Tracker | _Silent,
-        keep: Callable[[list[tuple[str, FileExtraction]]], None] | None,
+        self, tracker: Tracker | _Silent, store: Store | None, token: str
     ) -> dict[str, FileExtraction]:
         results: dict[str, FileExtraction] = {}
         if self._pool is None:
-            for path, data in self._items:
-                (results[self._blob_of[path]],) = _extract_chunk([(path, data)], self._rules)
-                tracker.advance(self._weight[path])
-            if keep is not None and results:
-                keep(list(results.items()))
+            memo = _open_memo(self._store_path)
+            try:
+                for path, data in self._items:
+                    (results[self._blob_of[path]],) = _extract_items([(path, data)], self._rules,
+                                                                     memo)
+                    tracker.advance(self._weight[path])
+            finally:
+                if memo is not None:
+                    memo.close()
+            if store is not None and results:
+                store.put_files(results.items(), token, memo.take() if memo is not None else [])
             return results
         for future in as_completed(self._futures):
             chunk = self._futures[future]
             crashed = False
+            made: list[tuple[str, str]] = []
             try:
-                extractions = future.result()
+                extractions, made = future.result()
             except BrokenProcessPool as exc:
                 crashed = True
                 reason = f"extractor crashed: {exc}".splitlines()[0]
@@ -236,8 +287,8 @@ class _Analysis:
             done = [(self._blob_of[path], extraction)
                     for extraction, (path, _) in zip(extractions, chunk, strict=True)]
             results.update(done)
-            if keep is not None and not crashed:  # a crash says nothing lasting about a file
-                keep(done)
+            if store is not None and not crashed:  # a crash says nothing lasting about a file
+                store.put_files(done, token, made)
             tracker.advance(sum(self._weight[path] for path, _ in chunk))
         return results
 
