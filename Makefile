@@ -21,7 +21,9 @@ run: install
 test: install
 	$(BIN)/python -m pytest -n 2 -q
 
+# Compiled first, as an installed package would be (some environments never write .pyc).
 bench: install
+	$(BIN)/python -m compileall -q pipeline extractors prompts
 	$(BIN)/python bench/bench.py
 
 lint: install
