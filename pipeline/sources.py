@@ -191,6 +191,10 @@ class Snapshot:
 
 
 def _refuse_option_like(source: str, rev: str | None) -> None:
+    if not source.strip():
+        raise SourceError("SOURCE is empty: give a path, a git URL, OWNER/NAME or pypi:NAME==VERSION")
+    if rev is not None and not rev.strip():
+        raise SourceError("REV is empty: give a commit SHA, a tag or a branch, or leave --rev out")
     if source.startswith("-"):
         raise SourceError(f"SOURCE must not start with '-': {source!r}")
     if rev is not None and rev.startswith("-"):

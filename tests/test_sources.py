@@ -208,6 +208,20 @@ def test_rev_starting_with_dash_is_refused(upstream: Upstream, tmp_path: Path) -
     assert (code, err) == (2, "Error: REV must not start with '-': '--output=/tmp/x'\n")
 
 
+def test_empty_rev_is_refused_not_taken_as_head(upstream: Upstream, tmp_path: Path) -> None:
+    code, err = _refusal([str(upstream.path), "--rev", "", "--cache-dir", str(tmp_path)])
+    assert (code, err) == (
+        2, "Error: REV is empty: give a commit SHA, a tag or a branch, or leave --rev out\n"
+    )
+
+
+def test_empty_source_is_refused(tmp_path: Path) -> None:
+    code, err = _refusal(["", "--cache-dir", str(tmp_path)])
+    assert (code, err) == (
+        2, "Error: SOURCE is empty: give a path, a git URL, OWNER/NAME or pypi:NAME==VERSION\n"
+    )
+
+
 def test_unknown_rev_is_refused(upstream: Upstream, tmp_path: Path) -> None:
     code, err = _refusal([str(upstream.path), "--rev", "v9", "--cache-dir", str(tmp_path)])
     assert (code, err) == (2, (
