@@ -26,10 +26,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.runner import VMINE  # noqa: E402
 from bench.trees import CACHE, ensure_trees  # noqa: E402
 from pipeline.sources import local_git_dir, run_git  # noqa: E402
 
-VMINE = Path(sys.executable).parent / "vmine"
 TOOLS = CACHE / "tools"
 SEMGREP_VERSION = "1.185.0"
 SECTIONS = ("incremental", "llm_throughput", "explain_speed", "run_offline")

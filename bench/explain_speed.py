@@ -17,6 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from extractors.patterns import HOLE_PATTERN, escape_literal  # noqa: E402
 from pipeline.explain import _INDEX_CACHE, index_dataset, lookup  # noqa: E402
 from pipeline.manifest import Counts, LLMUsage, Manifest, Tool  # noqa: E402
 from pipeline.models import ErrorRecord, IndexEntry, github_url  # noqa: E402
@@ -36,14 +37,13 @@ SHAPES = (
     ("{a}-{b} {{name}} is incompatible with {c}; pass --{d}-{a} instead.\n"
      "See the docs for --{c}-{d}.", "template"),
 )
-_JS_SPECIAL = re.compile(r"([\\^$.|?*+()\[\]{}])")
 _PLACEHOLDER = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
 SOURCE = "\n".join(f"        line_{n} = compute(self.value_{n})" for n in range(37))
 
 
 def _pattern(message: str) -> str:
     parts = _PLACEHOLDER.split(message)
-    return "(.*?)".join(_JS_SPECIAL.sub(r"\\\1", part) for part in parts)
+    return HOLE_PATTERN.join(escape_literal(part) for part in parts)
 
 
 def build_dataset(out_dir: Path, count: int, seed: int = 7) -> tuple[Path, list[str]]:

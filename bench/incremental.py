@@ -11,74 +11,23 @@ Target: the warm extract takes at most 25% of the cold one's wall time.
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import subprocess
 import sys
 import tempfile
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.runner import Step, run_offline, vmine  # noqa: E402
 from bench.trees import ensure_trees  # noqa: E402
 
-VMINE = Path(sys.executable).parent / "vmine"
 REPO_NAME = "vllm-project/vllm"
 MAX_WARM_RATIO = 0.25
-_SUMMARY = re.compile(r"extract: files=(\d+) candidates=(\d+) parsed=(\d+) reused=(\d+) "
-                      r"sites=(\d+)")
-
-
-@dataclass
-class Step:
-    """One timed vmine command and what its closing lines said."""
-
-    seconds: float
-    stderr: str
-    stdout: str
-    cpu: float = 0.0  # user + system seconds of vmine and its worker processes
-
-    def extract_counts(self) -> dict[str, int]:
-        match = _SUMMARY.search(self.stderr)
-        if match is None:
-            raise RuntimeError(f"no summary line in vmine extract's stderr:\n{self.stderr}")
-        keys = ("files", "candidates", "parsed", "reused", "sites")
-        return dict(zip(keys, map(int, match.groups()), strict=True))
-
-
-def vmine(*args: str, ok: tuple[int, ...] = (0, 1)) -> Step:
-    env = {**os.environ, "CI": "true"}
-    env.pop("GITHUB_ACTIONS", None)
-    started, before = time.perf_counter(), os.times()
-    done = subprocess.run([str(VMINE), *args], capture_output=True, text=True, env=env)
-    seconds, after = time.perf_counter() - started, os.times()
-    cpu = (after.children_user - before.children_user
-           + after.children_system - before.children_system)
-    if done.returncode not in ok:
-        raise RuntimeError(f"vmine {' '.join(args)} exited {done.returncode}:\n{done.stderr}")
-    return Step(seconds, done.stderr, done.stdout, cpu)
 
 
 def extract(repo: Path, rev: str, cache: Path, out: Path) -> Step:
     return vmine("extract", str(repo), "--rev", rev, "--repo-name", REPO_NAME,
                  "--cache-dir", str(cache), "-o", str(out), "--ci")
-
-
-def run_offline(repo: Path, rev: str, cache: Path, out: Path) -> dict:
-    """`vmine run --llm offline`; the manifest it wrote."""
-    step = vmine("run", str(repo), "--rev", rev, "--repo-name", REPO_NAME, "--llm", "offline",
-                 "--cache-dir", str(cache), "-o", str(out), "--ci")
-    match = re.search(r"records: \d+ written to (\S+)", step.stderr)
-    if match is None:
-        raise RuntimeError(f"vmine run did not say where it wrote:\n{step.stderr}")
-    manifest = json.loads((Path(match[1]) / "manifest.json").read_text())
-    manifest["_seconds"] = step.seconds
-    manifest["_dir"] = match[1]
-    return manifest
 
 
 def _run_line(label: str, manifest: dict) -> str:
@@ -124,14 +73,14 @@ def main() -> int:
             failures.append("warm extract output differs from the cold one")
 
         out = work / "out"
-        first = run_offline(trees.vllm, new, work / "cache", out)
-        second = run_offline(trees.vllm, new, work / "cache", out)
+        first = run_offline(trees.vllm, new, REPO_NAME, work / "cache", out)
+        second = run_offline(trees.vllm, new, REPO_NAME, work / "cache", out)
         print(_run_line(f"run --llm offline {new} (1st)", first))
         print(_run_line(f"run --llm offline {new} (2nd)", second))
         if second["counts"]["sitesNew"] or second["llm"]["requests"]:
             failures.append("the second run explained sites anew")
 
-        previous = run_offline(trees.vllm, old, work / "cache", out)
+        previous = run_offline(trees.vllm, old, REPO_NAME, work / "cache", out)
         diff = vmine("diff", previous["_dir"], second["_dir"])
         summary = diff.stdout.strip().splitlines()[-1]
         print(f"  vmine diff {old} {new}: {summary} ({diff.seconds:.2f} s)")

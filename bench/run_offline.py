@@ -6,40 +6,15 @@
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.runner import run_offline  # noqa: E402
 from bench.trees import ensure_trees  # noqa: E402
-
-VMINE = Path(sys.executable).parent / "vmine"
-
-
-def run_offline(repo: Path, rev: str, cache: Path, out: Path) -> tuple[float, dict]:
-    """Seconds taken and the manifest written by one offline run."""
-    env = {**os.environ, "CI": "true"}
-    env.pop("GITHUB_ACTIONS", None)
-    started = time.perf_counter()
-    done = subprocess.run(
-        [str(VMINE), "run", str(repo), "--rev", rev, "--repo-name", "sgl-project/sglang",
-         "--llm", "offline", "--cache-dir", str(cache), "-o", str(out), "--ci"],
-        capture_output=True, text=True, env=env,
-    )
-    seconds = time.perf_counter() - started
-    if done.returncode not in (0, 1):
-        raise RuntimeError(f"vmine run exited {done.returncode}:\n{done.stderr}")
-    where = re.search(r"records: \d+ written to (\S+)", done.stderr)
-    if where is None:
-        raise RuntimeError(f"vmine run did not say where it wrote:\n{done.stderr}")
-    return seconds, json.loads((Path(where[1]) / "manifest.json").read_text())
 
 
 def main() -> int:
@@ -47,8 +22,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="vmine-bench-run-") as scratch:
         cache, out = Path(scratch) / "cache", Path(scratch) / "out"
         for label in ("cold", "warm"):
-            seconds, manifest = run_offline(trees.sglang, trees.sglang_rev, cache, out)
-            counts = manifest["counts"]
+            manifest = run_offline(trees.sglang, trees.sglang_rev, "sgl-project/sglang", cache,
+                                   out)
+            seconds, counts = manifest["_seconds"], manifest["counts"]
             print(
                 f"  run --llm offline SGLang 0.5.10.post1 ({label}): {seconds:.2f} s, "
                 f"{counts['records']} records, {counts['records'] / seconds:.0f} records/s, "

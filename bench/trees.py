@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipeline.releases import commit_files  # noqa: E402
+from pipeline.releases import commit_files, tag_commit  # noqa: E402
 from pipeline.sources import run_git  # noqa: E402
 
 CACHE = ROOT / "bench" / ".cache"
@@ -67,16 +67,11 @@ def python_files(archive: Path) -> dict[str, bytes]:
         }
 
 
-def _tag(git_dir: Path, tag: str) -> str | None:
-    done = run_git(git_dir, "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}^{{commit}}")
-    return done.stdout.decode().strip() if done.returncode == 0 else None
-
-
 def _build(git_dir: Path, name: str, versions: list[str]) -> Path:
     parent = None
     for version in versions:
         tag = f"v{version}"
-        sha = _tag(git_dir, tag) if (git_dir / "HEAD").exists() else None
+        sha = tag_commit(git_dir, f"refs/tags/{tag}")
         if sha is None:
             files = python_files(wheel(name, version))
             sha = commit_files(git_dir, files, message=f"{name} {version}", parent=parent)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -36,6 +36,14 @@ CREATE TABLE IF NOT EXISTS explanation (
     analyzed_at TEXT NOT NULL
 );
 """
+
+
+def _chunks(values: list[str], size: int = 500) -> Iterator[tuple[list[str], str]]:
+    """The values in slices that stay under SQLite's limit on `?` parameters, each with its
+    `?,?,...` list for an `IN (...)`."""
+    for start in range(0, len(values), size):
+        chunk = values[start : start + size]
+        yield chunk, ",".join("?" * len(chunk))
 
 
 class Usage(BaseModel):
@@ -95,12 +103,9 @@ class Store:
     def get_files(self, blobs: Iterable[str], token: str) -> dict[str, FileExtraction | None]:
         """Cached analyses of these blobs under `token` (extractor version + rules); None for
         a blob known to hold nothing worth analysing."""
-        wanted = list(blobs)
         found: dict[str, FileExtraction | None] = {}
         with self._lock:
-            for start in range(0, len(wanted), 500):
-                chunk = wanted[start : start + 500]
-                marks = ",".join("?" * len(chunk))
+            for chunk, marks in _chunks(list(blobs)):
                 rows = self._db.execute(
                     f"SELECT blob, extraction FROM blob_analysis WHERE token = ? AND blob IN ({marks})",
                     [token, *chunk],
@@ -156,12 +161,9 @@ class Store:
         )
 
     def has_explanations(self, keys: Iterable[str]) -> set[str]:
-        wanted = list(keys)
         found: set[str] = set()
         with self._lock:
-            for start in range(0, len(wanted), 500):
-                chunk = wanted[start : start + 500]
-                marks = ",".join("?" * len(chunk))
+            for chunk, marks in _chunks(list(keys)):
                 rows = self._db.execute(
                     f"SELECT key FROM explanation WHERE key IN ({marks})", chunk
                 ).fetchall()

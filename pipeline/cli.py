@@ -140,8 +140,8 @@ def extract_command(source: str, rev: str | None, repo_name: str | None, output:
     always gives the same bytes. Skipped files are listed on stderr, followed by a summary
     line. Exit codes: 0 done, 1 some files were skipped (with --strict: nothing is written),
     2 usage or input error, 130 interrupted (files analysed so far stay cached)."""
-    from pipeline.console import Console, line_of, skipped_markdown, workflow_command
-    from pipeline.extract import extract_source, summary_line
+    from pipeline.console import Console
+    from pipeline.extract import extract_source, report_skipped, report_summary
     from pipeline.sources import SourceError
 
     console = Console.detect(ci or None)
@@ -157,29 +157,22 @@ def extract_command(source: str, rev: str | None, repo_name: str | None, output:
     except KeyboardInterrupt:
         console.line("interrupted: analyses finished so far are cached; rerun to resume")
         raise SystemExit(130) from None
-    for item in extraction.skipped:
-        console.line(f"skipped: {item.filePath}: {item.reason}")
-        console.annotate(workflow_command("warning", f"skipped: {item.reason}",
-                                          file=item.filePath, line=line_of(item.reason)))
+    report_skipped(extraction, console)
     if strict and extraction.skipped:
         console.line(f"extract: --strict: {len(extraction.skipped)} file(s) skipped, "
                      "no output written")
         raise SystemExit(1)
-    text = "".join(site.to_json_line() + "\n" for site in extraction.sites)
+    text = extraction.jsonl()
     if output is None:
         click.echo(text, nl=False)
     else:
-        from pipeline.extract import write_atomic
+        from pipeline.writer import write_atomic
 
         try:
             write_atomic(output, text)
         except OSError as error:
             raise InputError(_path_problem(error, output)) from None
-    console.line(summary_line(extraction))
-    console.step_summary(
-        f"### vmine extract: {source}\n\n- {summary_line(extraction)}\n"
-        + skipped_markdown([(item.filePath, item.reason) for item in extraction.skipped])
-    )
+    report_summary(extraction, source, console)
     raise SystemExit(1 if extraction.skipped else 0)
 
 
@@ -215,15 +208,12 @@ def diff_command(old: str, new: str, fmt: str, exit_code: bool, cache_dir: Path 
     exactly one dataset under it), SOURCE@REV, or pypi:NAME==VERSION (extracted, not
     explained). Exit codes: 0 done (with --exit-code: no difference), 1 with --exit-code
     when something differs, 2 usage or input error."""
-    import os
-    import sys
-
     from pipeline.console import Console
     from pipeline.diff import DiffInputError, run_diff
     from pipeline.sources import SourceError
 
     console = Console.detect(ci or None)
-    color = console.mode == "tty" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    color = console.colours_stdout()
     try:
         output, diff = run_diff(old, new, fmt=fmt, console=console, color=color,
                                 cache_dir=cache_dir)

@@ -14,10 +14,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from extractors.facts import Rules
+from pipeline.models import REPO_NAME_RE
+from pipeline.sources import TRANSPORT_URL
 
-_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")
 _RELEASE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9][A-Za-z0-9.+!_-]*$")
-_TRANSPORT = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")
 _TARGET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -72,7 +72,7 @@ class Target(_Strict):
     @field_validator("repo")
     @classmethod
     def _owner_name(cls, value: str) -> str:
-        if not _REPO.match(value):
+        if not REPO_NAME_RE.match(value):
             raise ValueError(f"expected owner/name, got {value!r}")
         return value
 
@@ -86,7 +86,7 @@ class Target(_Strict):
     @field_validator("url")
     @classmethod
     def _plain_transport(cls, value: str | None) -> str | None:
-        if value is not None and _TRANSPORT.match(value):
+        if value is not None and TRANSPORT_URL.match(value):
             raise ValueError(f"git transport URLs are refused, got {value!r}")
         return value
 

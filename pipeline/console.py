@@ -109,6 +109,8 @@ class Tracker:
 
 
 class Console:
+    """Where a command tells the person running it what happens (stderr), in one `Mode`."""
+
     def __init__(self, mode: Mode = "plain", stream: TextIO | None = None) -> None:
         self.mode = mode
         self.stream = stream or sys.stderr
@@ -118,6 +120,11 @@ class Console:
     @classmethod
     def detect(cls, ci: bool | None = None) -> Console:
         return cls(detect_mode(ci))
+
+    def colours_stdout(self) -> bool:
+        """Whether the data printed on stdout may be coloured: an interactive run, stdout a
+        terminal, and no `NO_COLOR` in the environment."""
+        return self.mode == "tty" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
     def line(self, text: str) -> None:
         if self._progress is not None:
@@ -129,14 +136,7 @@ class Console:
         """A problem the run survived (skipped file, failed site, grounding warning)."""
         where = f"{file}:{line}: " if file and line else f"{file}: " if file else ""
         self.line(f"warning: {where}{text}")
-        if self.mode == "github":
-            props = []
-            if file:
-                props.append(f"file={_escape_property(file)}")
-            if line:
-                props.append(f"line={line}")
-            head = "::warning " + ",".join(props) if props else "::warning"
-            print(f"{head}::{_escape_annotation(text)}", file=sys.stdout, flush=True)
+        self.annotate(workflow_command("warning", text, file=file, line=line))
 
     def annotate(self, command: str) -> None:
         """Print a ready-made workflow command (`::notice file=...::...`) in github mode, on

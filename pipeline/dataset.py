@@ -12,10 +12,10 @@ from pydantic import BaseModel, ValidationError
 
 from pipeline.manifest import Manifest
 from pipeline.models import (
-    _RECORD_ID,
-    _REPO,
-    _SHA40,
-    _TIMESTAMP,
+    RECORD_ID_RE,
+    REPO_NAME_RE,
+    SHA40_RE,
+    TIMESTAMP_RE,
     Envelope,
     ErrorRecord,
     IndexEntry,
@@ -143,7 +143,7 @@ def load_dataset(path: Path) -> Dataset:
         )
     return Dataset(
         root=root,
-        manifest=json.loads(manifest.model_dump_json()),
+        manifest=manifest.model_dump(mode="json"),
         entries=entries,
         records=records,
         datasetVersion=manifest.datasetVersion,
@@ -156,6 +156,15 @@ def find_datasets(root: Path) -> list[Path]:
     return sorted(path.parent for path in root.rglob("manifest.json") if path.is_file())
 
 
+def datasets_at(path: Path) -> list[Path]:
+    """What a DATASET argument names: the dataset `path` itself (it holds manifest.json),
+    else every dataset under it; [] when it is no directory. Callers want exactly one."""
+    path = Path(path)
+    if (path / "manifest.json").is_file():
+        return [path]
+    return find_datasets(path) if path.is_dir() else []
+
+
 SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "record": ErrorRecord,
     "envelope": Envelope,
@@ -166,11 +175,11 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
 
 # Formats the models check in validators, which pydantic cannot put into the schema itself.
 _PATTERNS = {
-    "id": _RECORD_ID.pattern,
-    "repo": _REPO.pattern,
-    "analyzedSha": _SHA40.pattern,
-    "analyzedAt": _TIMESTAMP.pattern,
-    "datasetVersion": _TIMESTAMP.pattern,
+    "id": RECORD_ID_RE.pattern,
+    "repo": REPO_NAME_RE.pattern,
+    "analyzedSha": SHA40_RE.pattern,
+    "analyzedAt": TIMESTAMP_RE.pattern,
+    "datasetVersion": TIMESTAMP_RE.pattern,
 }
 
 

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pipeline.console import workflow_command
-from pipeline.models import IndexEntry
+from pipeline.console import Console, workflow_command
+from pipeline.dataset import Dataset, DatasetError, datasets_at, load_dataset
+from pipeline.models import IndexEntry, Site
 
 ChangeKind = Literal["added", "removed", "reworded", "moved", "changed"]
 KINDS: tuple[ChangeKind, ...] = ("added", "removed", "reworded", "moved", "changed")
@@ -53,16 +54,14 @@ class ErrorSet:
     urls: Mapping[str, str] = field(default_factory=dict)  # id -> githubUrl, when known
 
     @classmethod
-    def from_dataset(cls, dataset: Any, label: str | None = None) -> ErrorSet:
-        """Wrap a `pipeline.dataset.Dataset` (anything with `entries`, `manifest`, `records`)."""
-        manifest = dataset.manifest or {}
-        records = getattr(dataset, "records", {}) or {}
+    def from_dataset(cls, dataset: Dataset, label: str | None = None) -> ErrorSet:
+        """Wrap a dataset as `load_dataset` returns it."""
         return cls(
-            label=label or str(getattr(dataset, "root", "dataset")),
-            repo=manifest.get("repo"),
-            sha=manifest.get("analyzedSha"),
+            label=label or str(dataset.root),
+            repo=dataset.repo,
+            sha=dataset.sha,
             entries=tuple(dataset.entries),
-            urls={key: record.githubUrl for key, record in records.items()},
+            urls={key: record.githubUrl for key, record in dataset.records.items()},
         )
 
     @property
@@ -345,7 +344,7 @@ def diff_error_sets(old: ErrorSet, new: ErrorSet) -> DatasetDiff:
     return DatasetDiff(old=old, new=new, changes=tuple(changes), unchanged=unchanged)
 
 
-def diff_datasets(old: Any, new: Any) -> DatasetDiff:
+def diff_datasets(old: Dataset, new: Dataset) -> DatasetDiff:
     """Diff two `pipeline.dataset.Dataset`s (as `load_dataset` returns them)."""
     return diff_error_sets(ErrorSet.from_dataset(old), ErrorSet.from_dataset(new))
 
@@ -354,11 +353,7 @@ def diff_datasets(old: Any, new: Any) -> DatasetDiff:
 
 
 def _dataset_dir(path: Path, role: str) -> Path:
-    if (path / "manifest.json").is_file():
-        return path
-    from pipeline.dataset import find_datasets
-
-    found = sorted(find_datasets(path))
+    found = datasets_at(path)
     if len(found) == 1:
         return found[0]
     if not found:
@@ -371,8 +366,6 @@ def _dataset_dir(path: Path, role: str) -> Path:
 
 
 def load_dataset_side(path: Path, role: str) -> ErrorSet:
-    from pipeline.dataset import DatasetError, load_dataset
-
     root = _dataset_dir(path, role)
     try:
         dataset = load_dataset(root)
@@ -393,18 +386,15 @@ def split_source(spec: str, role: str = "OLD") -> tuple[str, str | None]:
     return source, rev
 
 
-def entries_of_sites(sites: Iterable[Any]) -> tuple[tuple[IndexEntry, ...], dict[str, str]]:
+def entries_of_sites(sites: Iterable[Site]) -> tuple[tuple[IndexEntry, ...], dict[str, str]]:
     """Index entries (and githubUrls by id) for freshly extracted `Site`s: no explanation
     is needed to diff."""
-    from pipeline.identity import record_id, slugs
+    from pipeline.identity import identities
 
     sites = list(sites)
-    ids = [record_id(site) for site in sites]
-    slug_of = slugs(dict(zip(ids, (site.errorMessage for site in sites), strict=True)))
     entries, urls = [], {}
-    for rid, site in zip(ids, sites, strict=True):
-        facts = site.model_dump(include=set(IndexEntry.model_fields) - {"id", "slug"})
-        entries.append(IndexEntry(id=rid, slug=slug_of[rid], **facts))
+    for (rid, slug), site in zip(identities(sites), sites, strict=True):
+        entries.append(IndexEntry.of(site, rid, slug))
         urls[rid] = site.githubUrl
     return tuple(sorted(entries, key=_position)), urls
 
@@ -419,7 +409,7 @@ def stand_in_repo(source: str) -> str:
     return "local/" + (_SAFE_NAME.sub("-", folder) or "repo")
 
 
-def extract_side(spec: str, role: str, *, cache_dir: Path | None, console: Any,
+def extract_side(spec: str, role: str, *, cache_dir: Path | None, console: Console | None,
                  fallback_repo: str | None = None) -> ErrorSet:
     """Extract (no explanations) the sites of `SOURCE@REV` or `pypi:NAME==VERSION`; a tree
     without a GitHub origin is named `fallback_repo`, else a stand-in."""
@@ -427,9 +417,9 @@ def extract_side(spec: str, role: str, *, cache_dir: Path | None, console: Any,
     from extractors.facts import Rules
     from pipeline.cache import Store, default_store_path
     from pipeline.extract import extract_snapshot
-    from pipeline.sources import SourceError, default_cache_dir, open_source
+    from pipeline.sources import SourceError, open_source, resolve_cache_dir
 
-    cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
+    cache_dir = resolve_cache_dir(cache_dir)
     try:
         snapshot = open_source(source, rev, repo_name=None, cache_dir=cache_dir,
                                console=console)
@@ -452,7 +442,7 @@ def _is_dataset_spec(spec: str) -> bool:
     return not spec.startswith("pypi:") and Path(spec).is_dir()
 
 
-def run_diff(old_spec: str, new_spec: str, *, fmt: str = "text", console: Any = None,
+def run_diff(old_spec: str, new_spec: str, *, fmt: str = "text", console: Console | None = None,
              color: bool = False, cache_dir: Path | None = None) -> tuple[str, DatasetDiff]:
     """What `vmine diff` does: read both sides, diff, render; under GitHub Actions also
     annotate each change (moves aside) and append the Markdown report to the job summary."""
@@ -470,7 +460,7 @@ def run_diff(old_spec: str, new_spec: str, *, fmt: str = "text", console: Any = 
             sides[role] = extract_side(spec, role, cache_dir=cache_dir, console=console,
                                        fallback_repo=other)
     diff = diff_error_sets(sides["OLD"], sides["NEW"])
-    if console is not None and getattr(console, "mode", None) == "github":
+    if console is not None and console.mode == "github":
         for change in diff.changes:
             if change.kind != "moved":
                 console.annotate(change.annotation())

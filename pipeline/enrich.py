@@ -98,13 +98,12 @@ def plan(
     keyed = _by_key(sites, explainer)
     cached_keys = store.has_explanations(keyed)
     siblings = siblings_of(sites)
-    estimate = getattr(explainer, "estimate_tokens", None)
     input_tokens = output_tokens = 0
     for key, group in keyed.items():
-        if key in cached_keys or estimate is None:
+        if key in cached_keys:
             continue
         request = ExplainRequest(group[0], siblings[record_id(group[0])], grounding)
-        tokens_in, tokens_out = estimate(request)
+        tokens_in, tokens_out = explainer.estimate_tokens(request)
         input_tokens += tokens_in
         output_tokens += tokens_out
     return EnrichPlan(

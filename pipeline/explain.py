@@ -8,10 +8,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from extractors.patterns import HOLE_PATTERN
 from pipeline.models import Envelope, IndexEntry
 from pipeline.tracebacks import Candidate, candidates
 
-HOLE = "(.*?)"
 _WORD = re.compile(r"\w+")
 _PLACEHOLDER = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
 APPROXIMATE_LIMIT = 5
@@ -108,7 +108,6 @@ class IndexedDataset:
     root: Path
     repo: str
     sha: str
-    provider: str
     patterns: list[IndexedPattern] = field(default_factory=list)
 
     def envelope(self, record_id: str) -> Envelope:
@@ -136,12 +135,7 @@ def index_dataset(root: Path) -> IndexedDataset:
         return cached
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        dataset = IndexedDataset(
-            root,
-            manifest["repo"],
-            manifest["analyzedSha"],
-            (manifest.get("llm") or {}).get("provider", ""),
-        )
+        dataset = IndexedDataset(root, manifest["repo"], manifest["analyzedSha"])
         lines = index_path.read_text(encoding="utf-8").splitlines()
         # one parse of the whole file as an array is much faster than one per line
         entries = json.loads("[" + ",".join(line for line in lines if line.strip()) + "]")
@@ -193,7 +187,7 @@ class Match:
         found = re.fullmatch(raw["messagePattern"], self.candidate.message, re.DOTALL)
         if fragments is None or found is None:
             return []
-        holes = re.fullmatch(HOLE.join(map(re.escape, fragments)), raw["errorMessage"],
+        holes = re.fullmatch(HOLE_PATTERN.join(map(re.escape, fragments)), raw["errorMessage"],
                              re.DOTALL)
         if holes is None or len(holes.groups()) != len(found.groups()):
             return []

@@ -8,7 +8,6 @@ import os
 import signal
 import sqlite3
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
@@ -22,9 +21,9 @@ from pydantic import BaseModel, ConfigDict
 
 from extractors.facts import EXTRACTOR_VERSION, FileExtraction, MessageStatus, Rules
 from pipeline.cache import MemoReader, Store, default_store_path
-from pipeline.console import Console, Tracker
+from pipeline.console import Console, Tracker, line_of, skipped_markdown, workflow_command
 from pipeline.models import Site
-from pipeline.sources import Snapshot, default_cache_dir, open_source
+from pipeline.sources import Snapshot, open_source, resolve_cache_dir
 
 # Below this many files to analyse, starting worker processes costs more than it saves.
 _IN_PROCESS_BELOW = 24
@@ -61,6 +60,10 @@ class Extraction(BaseModel):
     sites: list[Site]
     skipped: list[SkippedFile]
     stats: ExtractStats
+
+    def jsonl(self) -> str:
+        """What `vmine extract` prints: one site per line, in order."""
+        return "".join(site.to_json_line() + "\n" for site in self.sites)
 
 
 def cache_token(rules: Rules) -> str:
@@ -308,15 +311,16 @@ def extract_source(
 ) -> Extraction:
     """The `extract` command's job: open SOURCE at REV and extract it (SourceError on bad
     input, before any analysis)."""
-    cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    cache_dir = resolve_cache_dir(cache_dir)
     snapshot = open_source(source, rev, repo_name=repo_name, cache_dir=cache_dir,
                            console=console)
-    snapshot.require_repo()
+    snapshot.require_repo()  # before the store file is created
+    rules = rules or Rules()
     options = dict(include=include, exclude=exclude, workers=workers, console=console)
     if not use_cache:
-        return extract_snapshot(snapshot, rules or Rules(), store=None, **options)
+        return extract_snapshot(snapshot, rules, store=None, **options)
     with Store(default_store_path(cache_dir)) as store:
-        return extract_snapshot(snapshot, rules or Rules(), store=store, **options)
+        return extract_snapshot(snapshot, rules, store=store, **options)
 
 
 def summary_line(extraction: Extraction) -> str:
@@ -331,16 +335,19 @@ def summary_line(extraction: Extraction) -> str:
     )
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write through a temporary file beside `path` and rename, so readers never see half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle = tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
+def report_skipped(extraction: Extraction, console: Console) -> None:
+    """Each skipped file as a line on stderr, and as a GitHub annotation in github mode."""
+    for item in extraction.skipped:
+        console.line(f"skipped: {item.filePath}: {item.reason}")
+        console.annotate(workflow_command("warning", f"skipped: {item.reason}",
+                                          file=item.filePath, line=line_of(item.reason)))
+
+
+def report_summary(extraction: Extraction, source: str, console: Console) -> None:
+    """The closing summary line, and the job summary under GitHub Actions."""
+    console.line(summary_line(extraction))
+    console.step_summary(
+        f"### vmine extract: {source}\n\n- {summary_line(extraction)}\n"
+        + skipped_markdown([(item.filePath, item.reason) for item in extraction.skipped])
     )
-    try:
-        with handle:
-            handle.write(text)
-        os.replace(handle.name, path)
-    except BaseException:
-        os.unlink(handle.name)
-        raise
+

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from pipeline.cache import dumps_key
@@ -35,6 +35,13 @@ def record_id(site: Identified) -> str:
         site.occurrence,
     )
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def identities(sites: Sequence[Identified]) -> list[tuple[str, str]]:
+    """(id, slug) of each site, in order; slugs are unique among these sites."""
+    ids = [record_id(site) for site in sites]
+    slug_of = slugs(dict(zip(ids, (site.errorMessage for site in sites), strict=True)))
+    return [(rid, slug_of[rid]) for rid in ids]
 
 
 def _literal_text(message: str) -> str:

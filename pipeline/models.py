@@ -12,10 +12,11 @@ from extractors.facts import MessageStatus, RaiseSite, ValidatorKind
 
 SCHEMA_VERSION = 2
 
-_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
-_SHA40 = re.compile(r"^[0-9a-f]{40}$")
-_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")
-_RECORD_ID = re.compile(r"^[0-9a-f]{16}$")
+# The formats of the checked string fields; sources, config and the JSON Schema use them too.
+TIMESTAMP_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+SHA40_RE = re.compile(r"^[0-9a-f]{40}$")
+REPO_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")  # owner/name
+RECORD_ID_RE = re.compile(r"^[0-9a-f]{16}$")
 
 
 def format_timestamp(moment: datetime) -> str:
@@ -25,6 +26,7 @@ def format_timestamp(moment: datetime) -> str:
 
 
 def now_timestamp() -> str:
+    """The current time in the dataset's format."""
     return format_timestamp(datetime.now(UTC))
 
 
@@ -42,12 +44,12 @@ def _check(pattern: re.Pattern[str], what: str, shape: str | None = None):
 
 Timestamp = Annotated[
     str,
-    _check(_TIMESTAMP, "timestamp", "be UTC time as YYYY-MM-DDTHH:MM:SS.mmmZ, e.g. "
+    _check(TIMESTAMP_RE, "timestamp", "be UTC time as YYYY-MM-DDTHH:MM:SS.mmmZ, e.g. "
            "2026-08-15T22:17:37.221Z"),
 ]
-Sha40 = Annotated[str, _check(_SHA40, "analyzedSha")]
-RepoName = Annotated[str, _check(_REPO, "repo")]
-RecordId = Annotated[str, _check(_RECORD_ID, "id")]
+Sha40 = Annotated[str, _check(SHA40_RE, "analyzedSha")]
+RepoName = Annotated[str, _check(REPO_NAME_RE, "repo")]
+RecordId = Annotated[str, _check(RECORD_ID_RE, "id")]
 
 
 def github_url(repo: str, sha: str, file_path: str, start: int, end: int) -> str:
@@ -187,3 +189,11 @@ class IndexEntry(BaseModel):
     messagePattern: str
     messageStatus: MessageStatus
     guards: list[str]
+
+    @classmethod
+    def of(cls, site: Site, id: str, slug: str) -> IndexEntry:
+        """The index line of a site, under its record's id and slug."""
+        return cls(id=id, slug=slug, **site.model_dump(include=_SITE_FACTS_IN_INDEX))
+
+
+_SITE_FACTS_IN_INDEX = set(IndexEntry.model_fields) - {"id", "slug"}

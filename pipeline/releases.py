@@ -14,9 +14,12 @@ from pathlib import Path, PurePosixPath
 from pipeline.console import Console
 from pipeline.sources import (
     FETCH_TIMEOUT,
+    MAX_TEXT_FILE,
     Snapshot,
     SourceError,
+    error_line,
     git_env,
+    init_bare,
     make_snapshot,
     run_git,
 )
@@ -38,7 +41,6 @@ _FIXED = {
     "GIT_COMMITTER_EMAIL": "vmine@localhost",
     "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+0000",
 }
-_MAX_TEXT_FILE = 4 * 1024 * 1024
 
 
 def canonical_name(name: str) -> str:
@@ -67,7 +69,7 @@ def open_release(
     name, version = parse_spec(spec)
     git_dir = Path(cache_dir) / "releases" / f"{name}.git"
     ref = f"refs/tags/{name}=={version}"
-    sha = _tag_commit(git_dir, ref)
+    sha = tag_commit(git_dir, ref)
     if sha is None:
         if console is not None:
             console.line(f"downloading {name}=={version} with pip")
@@ -87,7 +89,8 @@ def open_release(
     )
 
 
-def _tag_commit(git_dir: Path, ref: str) -> str | None:
+def tag_commit(git_dir: Path, ref: str) -> str | None:
+    """The commit a tag (`refs/tags/...`) of the repository points to; None if it has none."""
     if not (git_dir / "HEAD").exists():
         return None
     done = run_git(git_dir, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
@@ -141,7 +144,7 @@ def _safe_path(name: str) -> str | None:
 
 def _is_text(path: str, data: bytes) -> bool:
     # .py files and other text; compiled extensions and other binaries stay out.
-    if len(data) > _MAX_TEXT_FILE or b"\0" in data:
+    if len(data) > MAX_TEXT_FILE or b"\0" in data:
         return False
     try:
         data.decode("utf-8")
@@ -187,11 +190,7 @@ def commit_files(
 ) -> str:
     """Commit these files (sorted, mode 100644) into a bare repository with the fixed
     identity and dates; returns the commit SHA (the same files always give the same SHA)."""
-    if not (git_dir / "HEAD").exists():
-        git_dir.parent.mkdir(parents=True, exist_ok=True)
-        done = run_git(None, "init", "--bare", "--quiet", str(git_dir))
-        if done.returncode != 0:
-            raise SourceError(f"cannot create {git_dir}: {done.stderr.decode().strip()}")
+    init_bare(git_dir)
     paths = sorted(files)
     blobs = _write_blobs(git_dir, [files[p] for p in paths])
     with tempfile.TemporaryDirectory(prefix="vmine-index-") as tmp:
@@ -205,7 +204,7 @@ def commit_files(
         for args, data in steps:
             done = run_git(git_dir, *args, input=data, env=env)
             if done.returncode != 0:
-                raise SourceError(f"git {args[0]} failed: {done.stderr.decode().strip()}")
+                raise SourceError(f"git {args[0]} failed: {error_line(done.stderr)}")
             out = done.stdout
     tree = out.decode().strip()
     args = ["commit-tree", tree, "-m", message]
@@ -213,7 +212,7 @@ def commit_files(
         args += ["-p", parent]
     done = run_git(git_dir, *args, env=git_env(**_FIXED))
     if done.returncode != 0:
-        raise SourceError(f"git commit-tree failed: {done.stderr.decode().strip()}")
+        raise SourceError(f"git commit-tree failed: {error_line(done.stderr)}")
     return done.stdout.decode().strip()
 
 
@@ -228,5 +227,5 @@ def _write_blobs(git_dir: Path, contents: list[bytes]) -> list[str]:
         done = run_git(git_dir, "hash-object", "-w", "--no-filters", "--stdin-paths",
                        input="\n".join(names).encode())
     if done.returncode != 0:
-        raise SourceError(f"git hash-object failed: {done.stderr.decode().strip()}")
+        raise SourceError(f"git hash-object failed: {error_line(done.stderr)}")
     return done.stdout.decode().split()

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from pipeline.models import ErrorRecord, IndexEntry
+from pipeline.dataset import Dataset, DatasetError, datasets_at, load_dataset
+from pipeline.models import SHA40_RE, ErrorRecord, IndexEntry
 
 TITLE_CHARS = 60
 SUMMARY_CHARS = 120
 SHORT_SHA = 10
 RELATED_SAME_FILE = 10
-_SHA40 = re.compile(r"^[0-9a-f]{40}$")
 # `_` only where it could start or end emphasis: intraword (`max_len`) it is inert.
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|#]|(?<!\w)_|_(?!\w))")
 
@@ -38,7 +38,7 @@ def pinned_ref(github_url: str) -> str:
     """What a githubUrl is pinned to: a commit's first 10 hex digits, or a release tag."""
     parts = github_url.split("/blob/", 1)
     ref = parts[1].split("/", 1)[0] if len(parts) == 2 else ""
-    return ref[:SHORT_SHA] if _SHA40.match(ref) else ref
+    return ref[:SHORT_SHA] if SHA40_RE.match(ref) else ref
 
 
 def numbered_excerpt(record: ErrorRecord) -> str:
@@ -96,7 +96,8 @@ def md_text(text: str) -> str:
 
 
 def md_fence(code: str, language: str = "") -> str:
-    """A fenced code block whose fence is longer than any backtick run in the code."""
+    """A fenced code block whose fence is longer than any backtick run in the code, so the
+    code cannot close it early (pages, and the data blocks of the LLM prompt)."""
     longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{language}\n{code}\n{fence}"
@@ -215,7 +216,7 @@ def group_entries(entries: list[IndexEntry]) -> dict[str, dict[str, list[IndexEn
     return {path: dict(by_validator) for path, by_validator in grouped.items()}
 
 
-def render_markdown(dataset, out_dir: Path) -> list[Path]:
+def render_markdown(dataset: Dataset, out_dir: Path) -> list[Path]:
     """Write `{id}.md` per record and `index.md` into `out_dir`; return the files written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
@@ -233,9 +234,7 @@ def render_markdown(dataset, out_dir: Path) -> list[Path]:
 
 def render(dataset_path: Path, fmt: str, out_dir: Path) -> list[Path]:
     """The `render` command: load the dataset, write the pages, return the files written."""
-    from pipeline.dataset import DatasetError, find_datasets, load_dataset
-
-    found = find_datasets(Path(dataset_path)) if Path(dataset_path).is_dir() else []
+    found = datasets_at(dataset_path)
     if len(found) != 1:
         what = "no dataset" if not found else f"{len(found)} datasets"
         raise RenderError(f"{dataset_path}: {what} found; give one folder holding manifest.json")

@@ -13,6 +13,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from pipeline.dataset import Dataset
 from pipeline.models import Envelope, ErrorRecord, IndexEntry
 from pipeline.render import (
     SHORT_SHA,
@@ -228,7 +229,7 @@ def stylesheet() -> str:
     return base + "\n/* Pygments, style 'default' */\n" + colours + "\n"
 
 
-def render_site(dataset, out_dir: Path) -> list[Path]:
+def render_site(dataset: Dataset, out_dir: Path) -> list[Path]:
     """Write the site into `out_dir`; return the files written. Pages of records that are no
     longer in the dataset are removed."""
     assets, errors, api = out_dir / "assets", out_dir / "errors", out_dir / "api" / "errors"

@@ -17,7 +17,9 @@ from pipeline.cache import Store, default_store_path
 from pipeline.console import Console, line_of, skipped_markdown
 from pipeline.enrich import EnrichOutcome, enrich, plan
 from pipeline.explainers.base import Explainer
-from pipeline.identity import record_id, slugs
+from pipeline.extract import Extraction, extract_snapshot
+from pipeline.grounding import RepoGrounding
+from pipeline.identity import identities, record_id
 from pipeline.manifest import (
     Counts,
     GroundingWarning,
@@ -29,7 +31,8 @@ from pipeline.manifest import (
     Tool,
 )
 from pipeline.models import ErrorRecord, IndexEntry, Site, Timestamp, now_timestamp
-from pipeline.writer import dataset_dir, write_dataset
+from pipeline.sources import Snapshot, open_source, resolve_cache_dir
+from pipeline.writer import write_dataset
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_BUDGET = 0, 1, 2, 3
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -41,6 +44,8 @@ class RunError(Exception):
 
 
 class RunOptions(BaseModel):
+    """Everything one run needs, as the `run` command's options name it (see cli.py)."""
+
     model_config = ConfigDict(extra="forbid")
 
     source: str
@@ -67,6 +72,8 @@ class RunOptions(BaseModel):
 
 @dataclass
 class RunOutcome:
+    """How a run ended: its exit code, and the dataset written (None for a dry run)."""
+
     exit_code: int
     dataset_dir: Path | None
     manifest: dict | None
@@ -88,7 +95,7 @@ def choose_explainer(options: RunOptions) -> Explainer:
     from pipeline.explainers import llm
 
     return llm.LLMExplainer(
-        model=options.model or getattr(llm, "DEFAULT_MODEL", DEFAULT_MODEL),
+        model=options.model or DEFAULT_MODEL,
         base_url=base_url,
         api_key=api_key,
         concurrency=options.concurrency,
@@ -96,15 +103,8 @@ def choose_explainer(options: RunOptions) -> Explainer:
     )
 
 
-def _grounding(snapshot):
-    from pipeline.grounding import RepoGrounding
-
-    return RepoGrounding(snapshot.contains)
-
-
-# The site facts a record and an index line carry, by their shared field names.
+# The site facts a record carries, by their shared field names.
 _RECORD_FACTS = set(ErrorRecord.model_fields) & set(Site.model_fields)
-_INDEX_FACTS = set(IndexEntry.model_fields) - {"id", "slug"}
 
 
 def assemble(
@@ -112,24 +112,22 @@ def assemble(
 ) -> tuple[list[ErrorRecord], list[IndexEntry]]:
     """Records and index entries of the explained sites; slugs are computed over every site
     (explained or not), so a resumed run gives each record the slug it would have had."""
-    ids = [record_id(site) for site in sites]
-    slug_of = slugs(dict(zip(ids, (site.errorMessage for site in sites), strict=True)))
     records: list[ErrorRecord] = []
     entries: list[IndexEntry] = []
-    for rid, site in zip(ids, sites, strict=True):
+    for (rid, slug), site in zip(identities(sites), sites, strict=True):
         cached = outcome.explanations.get(rid)
         if cached is None:
             continue
-        identity = {"id": rid, "slug": slug_of[rid]}
         records.append(
             ErrorRecord(
-                **identity,
+                id=rid,
+                slug=slug,
                 analyzedAt=cached.analyzed_at,
                 **site.model_dump(include=_RECORD_FACTS),
                 **cached.explanation.model_dump(),
             )
         )
-        entries.append(IndexEntry(**identity, **site.model_dump(include=_INDEX_FACTS)))
+        entries.append(IndexEntry.of(site, rid, slug))
     return records, entries
 
 
@@ -156,8 +154,8 @@ def _distinct(sites: list[Site]) -> tuple[list[Site], list[SiteProblem]]:
 
 def build_manifest(
     *,
-    snapshot,
-    extraction,
+    snapshot: Snapshot,
+    extraction: Extraction,
     sites: list[Site],
     records: list[ErrorRecord],
     entries: list[IndexEntry],
@@ -231,10 +229,7 @@ def run_dataset(
     """Mine one repository at one commit into `options.out_dir`. Raises SourceError or
     RunError for input the user must fix; everything else becomes the exit code.
     `explainer` replaces the one `options.llm` would choose (tests, embedding)."""
-    from pipeline.extract import extract_snapshot
-    from pipeline.sources import default_cache_dir, open_source
-
-    cache_dir = Path(options.cache_dir) if options.cache_dir else default_cache_dir()
+    cache_dir = resolve_cache_dir(options.cache_dir)
     explainer = explainer or choose_explainer(options)
     if not options.dry_run:  # fail before the work, not after it
         Path(options.out_dir).mkdir(parents=True, exist_ok=True)
@@ -258,7 +253,7 @@ def run_dataset(
             exclude=options.exclude,
             console=console,
         )
-        grounding = _grounding(snapshot)
+        grounding = RepoGrounding(snapshot.contains)
         if options.dry_run:
             estimate = plan(extraction.sites, explainer, store, grounding)
             console.line(
@@ -298,7 +293,8 @@ def run_dataset(
 
 
 def exit_code(manifest: Manifest, outcome: EnrichOutcome) -> int:
-    """A signal's code (130/143) beats a spent budget (3), which beats problems (1)."""
+    """A signal's code (130/143) beats an explainer given up on (2), which beats a spent
+    budget (3), which beats problems (1)."""
     if outcome.exit_code_for_signal is not None:
         return outcome.exit_code_for_signal
     if outcome.gave_up is not None:
@@ -353,4 +349,4 @@ def report(console: Console, manifest: Manifest, root: Path, outcome: EnrichOutc
     )
 
 
-__all__ = ["RunError", "RunOptions", "RunOutcome", "dataset_dir", "run_dataset"]
+__all__ = ["RunError", "RunOptions", "RunOutcome", "run_dataset"]

@@ -14,6 +14,7 @@ from pathlib import Path
 import platformdirs
 
 from pipeline.console import Console
+from pipeline.models import REPO_NAME_RE, SHA40_RE
 
 
 class SourceError(Exception):
@@ -25,14 +26,13 @@ class SourceError(Exception):
 ASK_TIMEOUT = 120
 FETCH_TIMEOUT = 3600
 
-# Files larger than this are data, not code: grounding does not search them.
-_MAX_TEXT_FILE = 4 * 1024 * 1024
+# Files larger than this are data, not code: grounding does not search them, and a release
+# archive's are left out of its repository.
+MAX_TEXT_FILE = 4 * 1024 * 1024
 
-_SHA40 = re.compile(r"^[0-9a-f]{40}$")
 _ABBREV = re.compile(r"^[0-9a-f]{4,39}$")
-_SHORTHAND = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")
-_REPO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")
-_TRANSPORT = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")
+# `ext::cmd`, `fd::3`: git remote helpers that run commands; refused (also in pipeline.toml).
+TRANSPORT_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")
 _URL = re.compile(r"^(https?|ssh|git|file)://", re.IGNORECASE)
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _SCP = re.compile(r"^[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+:(?!/)")
@@ -49,6 +49,11 @@ def default_cache_dir() -> Path:
     """`$VMINE_CACHE_DIR`, else the user cache directory of this OS (`~/.cache/vmine`)."""
     env = os.environ.get("VMINE_CACHE_DIR")
     return Path(env) if env else Path(platformdirs.user_cache_dir("vmine"))
+
+
+def resolve_cache_dir(cache_dir: Path | None) -> Path:
+    """The `--cache-dir` given, else the default one."""
+    return Path(cache_dir) if cache_dir is not None else default_cache_dir()
 
 
 def git_env(**extra: str) -> dict[str, str]:
@@ -81,7 +86,8 @@ def run_git(
         raise SourceError(f"git {args[0]} took longer than {timeout:.0f} s") from exc
 
 
-def _first_line(data: bytes) -> str:
+def error_line(data: bytes) -> str:
+    """The line of git's stderr that says what went wrong (its `fatal:`/`error:` line)."""
     lines = [ln.strip() for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
     fatal = [ln for ln in lines if ln.startswith(("fatal:", "error:"))]
     return (fatal or lines or ["no message"])[0]
@@ -94,7 +100,7 @@ def repo_from_url(url: str) -> str | None:
 
 
 def check_repo_name(name: str) -> str:
-    if not _REPO_NAME.match(name):
+    if not REPO_NAME_RE.match(name):
         raise SourceError(f"--repo-name must be OWNER/NAME, got {name!r}")
     return name
 
@@ -180,7 +186,7 @@ class Snapshot:
         # two files): a substring test over it takes milliseconds, where one `git grep` per
         # batch of needles took seconds on vLLM.
         if self._joined_text is None:
-            small = [f.blob for f in self.files if f.size is None or f.size <= _MAX_TEXT_FILE]
+            small = [f.blob for f in self.files if f.size is None or f.size <= MAX_TEXT_FILE]
             self._joined_text = b"\0".join(
                 data for _, data in self.read_blobs(dict.fromkeys(small)) if b"\0" not in data[:8000]
             )
@@ -199,7 +205,7 @@ def _refuse_option_like(source: str, rev: str | None) -> None:
         raise SourceError(f"SOURCE must not start with '-': {source!r}")
     if rev is not None and rev.startswith("-"):
         raise SourceError(f"REV must not start with '-': {rev!r}")
-    if _TRANSPORT.match(source):
+    if TRANSPORT_URL.match(source):
         raise SourceError(
             f"refusing the git transport URL {source!r}: use a path, an https://, ssh:// "
             "or file:// URL, or OWNER/NAME"
@@ -245,7 +251,7 @@ def remote_url(source: str) -> str:
     """The git URL a SOURCE that is no local path names (OWNER/NAME means GitHub)."""
     if _is_url(source):
         return source
-    if _SHORTHAND.match(source) and not source.startswith("."):
+    if REPO_NAME_RE.match(source) and not source.startswith("."):
         return f"https://github.com/{source}.git"
     if _SCHEME.match(source):
         raise SourceError(f"unsupported URL scheme in {source!r}: use https://, ssh:// or file://")
@@ -299,7 +305,8 @@ def resolve_rev(git_dir: Path, rev: str, *, where: str) -> str:
 
 
 def make_snapshot(git_dir: Path, sha: str, *, repo: str | None, origin: str, source: str,
-              url_ref: str | None = None, path_prefix: str = "") -> Snapshot:
+                  url_ref: str | None = None, path_prefix: str = "") -> Snapshot:
+    """The snapshot of commit `sha` of `git_dir`, with its tree listed."""
     return Snapshot(
         git_dir=git_dir, repo=repo, sha=sha, url_ref=url_ref or sha, path_prefix=path_prefix,
         origin=origin, files=list_tree(git_dir, sha), source=source,
@@ -310,7 +317,7 @@ def list_tree(git_dir: Path, sha: str) -> list[TreeFile]:
     """Every regular file of the commit's tree (symlinks and submodules left out)."""
     done = run_git(git_dir, "ls-tree", "-r", "-l", "-z", "--full-tree", sha)
     if done.returncode != 0:
-        raise SourceError(f"cannot list the tree of {sha}: {_first_line(done.stderr)}")
+        raise SourceError(f"cannot list the tree of {sha}: {error_line(done.stderr)}")
     files = []
     for entry in done.stdout.split(b"\0"):
         if not entry:
@@ -333,14 +340,20 @@ def mirror_dir(cache_dir: Path, url: str) -> Path:
     return cache_dir / "git" / f"{tail.removesuffix('.git')}-{digest}.git"
 
 
-def _init_mirror(git_dir: Path, url: str) -> None:
+def init_bare(git_dir: Path) -> bool:
+    """Create an empty bare repository at `git_dir` unless there is one; True if created."""
     if (git_dir / "HEAD").exists():
-        return
+        return False
     git_dir.parent.mkdir(parents=True, exist_ok=True)
     done = run_git(None, "init", "--bare", "--quiet", str(git_dir))
     if done.returncode != 0:
-        raise SourceError(f"cannot create {git_dir}: {_first_line(done.stderr)}")
-    run_git(git_dir, "config", "remote.origin.url", url)
+        raise SourceError(f"cannot create {git_dir}: {error_line(done.stderr)}")
+    return True
+
+
+def _init_mirror(git_dir: Path, url: str) -> None:
+    if init_bare(git_dir):
+        run_git(git_dir, "config", "remote.origin.url", url)
 
 
 def _has_commit(git_dir: Path, sha: str) -> bool:
@@ -367,7 +380,7 @@ def _remote_refs(git_dir: Path, url: str) -> dict[str, str]:
     except SourceError as exc:
         raise SourceError(f"cannot reach {url}: {exc}") from exc
     if done.returncode != 0:
-        raise SourceError(f"cannot reach {url}: {_first_line(done.stderr)}")
+        raise SourceError(f"cannot reach {url}: {error_line(done.stderr)}")
     refs: dict[str, str] = {}
     for line in done.stdout.decode().splitlines():
         sha, _, name = line.partition("\t")
@@ -391,13 +404,13 @@ def _open_remote(url: str, source: str, rev: str | None, repo_name: str | None,
     _init_mirror(git_dir, url)
     repo = repo_name or repo_from_url(url)
     wanted = rev or "HEAD"
-    if _SHA40.match(wanted) and _has_commit(git_dir, wanted):
+    if SHA40_RE.match(wanted) and _has_commit(git_dir, wanted):
         return make_snapshot(git_dir, wanted, repo=repo, origin="git", source=source)
     if console is not None:
         console.line(f"fetching {url} at {wanted}")
     # Asking for the refs first fails fast (ASK_TIMEOUT) on a remote that cannot be reached.
     refs = _remote_refs(git_dir, url)
-    if _SHA40.match(wanted):
+    if SHA40_RE.match(wanted):
         sha = wanted
     else:
         sha = _ref_sha(refs, wanted)
@@ -417,7 +430,7 @@ def _open_remote(url: str, source: str, rev: str | None, repo_name: str | None,
         done = _fetch(git_dir, url, "origin", "+refs/heads/*:refs/remotes/origin/*",
                       "+refs/tags/*:refs/tags/*")
         if done.returncode != 0:
-            raise SourceError(f"cannot fetch from {url}: {_first_line(done.stderr)}")
+            raise SourceError(f"cannot fetch from {url}: {error_line(done.stderr)}")
     if not _has_commit(git_dir, sha):
         raise SourceError(f"unknown revision {wanted!r} in {url}: the remote has no such commit")
     _keep(git_dir, sha)
@@ -435,7 +448,7 @@ def _resolve_abbrev(cache_dir: Path, url: str, prefix: str, refs: dict[str, str]
     done = _fetch(index_dir, url, "--filter=tree:0", "origin",
                   "+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*")
     if done.returncode != 0:
-        raise SourceError(f"cannot fetch from {url}: {_first_line(done.stderr)}")
+        raise SourceError(f"cannot fetch from {url}: {error_line(done.stderr)}")
     try:
         return resolve_rev(index_dir, prefix, where=url)
     except SourceError as exc:

@@ -3,8 +3,6 @@ when the git remote cannot be reached."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +11,7 @@ from typing import Any
 from extractors.facts import Rules
 from pipeline.config import ConfigError, PipelineConfig, Target, load_config
 from pipeline.console import Console
+from pipeline.sources import SourceError, git_env, run_git
 
 # Exit codes from best to worst: a target that could not be mined at all (2) is worse than
 # one whose budget ran out (3), which is worse than one with skipped files (1).
@@ -30,14 +29,10 @@ def worst_exit_code(codes: Sequence[int]) -> int:
 
 def remote_reachable(url: str, timeout: float = 60.0) -> bool:
     """Whether `git ls-remote` can talk to `url` (a local path counts when it is a repo)."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0",
-           "GIT_ALLOW_PROTOCOL": "file:git:http:https:ssh"}
+    env = git_env(GIT_ALLOW_PROTOCOL="file:git:http:https:ssh")
     try:
-        done = subprocess.run(
-            ["git", "ls-remote", url, "HEAD"],
-            capture_output=True, timeout=timeout, env=env, check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        done = run_git(None, "ls-remote", url, "HEAD", timeout=timeout, env=env)
+    except (OSError, SourceError):  # no git, or it took longer than `timeout`
         return False
     return done.returncode == 0
 
@@ -92,7 +87,6 @@ def run_target(name: str, target: Target, defaults: Mapping[str, Any], console: 
                runner: Callable | None = None) -> TargetResult:
     """Mine one target; exit code 2 with one line when it cannot be mined at all."""
     from pipeline.run import RunOptions, run_dataset
-    from pipeline.sources import SourceError
 
     runner = runner or run_dataset
     console.line(f"target {name}: {target.repo} at {target.rev or 'the default branch'}")

@@ -20,14 +20,16 @@ def dataset_dir(out_dir: Path, repo: str, sha: str) -> Path:
 
 
 def write_atomic(path: Path, text: str) -> bool:
-    """Replace `path` with `text` via a temp file in the same directory and `os.replace`;
-    returns False (and writes nothing) when the file already holds exactly these bytes."""
+    """Replace `path` with `text` via a temp file in the same directory and `os.replace`, so
+    a reader never sees half a file; returns False (and writes nothing) when the file already
+    holds exactly these bytes. Missing parent directories are created."""
     data = text.encode("utf-8")
     try:
         if path.read_bytes() == data:
             return False
     except FileNotFoundError:
         pass
+    path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as out:

@@ -21,12 +21,12 @@ from pipeline.explainers.llm import (
     OUTPUT_TOKENS_ESTIMATE,
     LLMExplainer,
     bounded_source,
-    fenced,
     parse_explanation,
     retry_after_seconds,
 )
 from pipeline.grounding import RepoGrounding
 from pipeline.models import Envelope, Explanation, Site, github_url
+from pipeline.render import md_fence
 from tests.conftest import make_git_repo
 from tests.llm_server import HOSTILE_PATH, UNGROUNDED_FLAG, FakeLLM, explanation_for, facts_of
 
@@ -303,7 +303,7 @@ def test_estimate_is_a_quarter_of_the_prompt_characters():
     ],
 )
 def test_code_block_fence_outlasts_backticks_in_the_code(text, block):
-    assert fenced(text, "python") == block
+    assert md_fence(text, "python") == block
 
 
 def test_long_function_is_cut_around_the_raise():

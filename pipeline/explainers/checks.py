@@ -11,6 +11,7 @@ import shlex
 import textwrap
 from dataclasses import dataclass
 
+from extractors.patterns import HOLE_PATTERN
 from pipeline.explainers.conditions import (
     RECEIVERS,
     Condition,
@@ -22,7 +23,6 @@ from pipeline.flags import find_flags, flag_for, string_literals
 from pipeline.models import Site
 
 OTHER_VALUE = "<other value>"  # a value the code does not name
-_HOLE = "(.*?)"  # a run-time part of a messagePattern
 _SHELL_SAFE = re.compile(r"[A-Za-z0-9_.:/+=-]+")
 _MAX_FRAGMENT = 60  # characters of message a try/except matches on
 _AFTER_HOLE = " \t\n:;,.)]}>`'\""  # what may close the text around a run-time value
@@ -255,13 +255,13 @@ def ordered_unique(items) -> list:
 
 def fragments(pattern: str) -> list[str]:
     """The literal pieces of a message, from its pattern (holes are `(.*?)`)."""
-    return [re.sub(r"\\(.)", r"\1", piece, flags=re.DOTALL) for piece in pattern.split(_HOLE)]
+    return [re.sub(r"\\(.)", r"\1", piece, flags=re.DOTALL) for piece in pattern.split(HOLE_PATTERN)]
 
 
 def holes(site: Site) -> list[str]:
     """The `{expr}` parts of the message, in order."""
     pieces = fragments(site.messagePattern)
-    regex = "(.*?)".join(re.escape(p) for p in pieces)
+    regex = HOLE_PATTERN.join(re.escape(p) for p in pieces)
     match = re.fullmatch(regex, site.errorMessage, flags=re.DOTALL)
     return [h for h in match.groups() if h] if match else []
 

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from pipeline.cache import Usage
 from pipeline.explainers.base import ExplainRequest, ExplainResult
 from pipeline.models import Explanation, Site
+from pipeline.render import md_fence
 from prompts import Prompt, load_prompt
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -204,24 +205,13 @@ def render_user_message(prompt: Prompt, request: ExplainRequest) -> str:
     source, note = bounded_source(site)
     siblings = [other.errorMessage for other in request.siblings]
     return prompt.render_user(
-        facts_block=fenced(json.dumps(facts, indent=2, ensure_ascii=False), "json"),
+        facts_block=md_fence(json.dumps(facts, indent=2, ensure_ascii=False), "json"),
         qualname=site.qualname,
         file_path=site.filePath,
         source_note=note,
-        source_block=fenced(source, "python"),
-        siblings_block=fenced(json.dumps(siblings, indent=2, ensure_ascii=False), "json"),
+        source_block=md_fence(source, "python"),
+        siblings_block=md_fence(json.dumps(siblings, indent=2, ensure_ascii=False), "json"),
     )
-
-
-def fenced(text: str, language: str) -> str:
-    """A Markdown code block whose fence is longer than any run of backticks in `text`, so
-    the data cannot close it early."""
-    longest = run = 0
-    for char in text:
-        run = run + 1 if char == "`" else 0
-        longest = max(longest, run)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{language}\n{text}\n{fence}"
 
 
 def bounded_source(site: Site) -> tuple[str, str]:

@@ -1,0 +1,60 @@
+"""Runs the installed `vmine` command for the benches: timed, in batch mode, its output kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+VMINE = Path(sys.executable).parent / "vmine"
+_SUMMARY = re.compile(r"extract: files=(\d+) candidates=(\d+) parsed=(\d+) reused=(\d+) "
+                      r"sites=(\d+)")
+
+
+@dataclass
+class Step:
+    """One timed vmine command and what its closing lines said."""
+
+    seconds: float
+    stderr: str
+    stdout: str
+    cpu: float = 0.0  # user + system seconds of vmine and its worker processes
+
+    def extract_counts(self) -> dict[str, int]:
+        match = _SUMMARY.search(self.stderr)
+        if match is None:
+            raise RuntimeError(f"no summary line in vmine extract's stderr:\n{self.stderr}")
+        keys = ("files", "candidates", "parsed", "reused", "sites")
+        return dict(zip(keys, map(int, match.groups()), strict=True))
+
+
+def vmine(*args: str, ok: tuple[int, ...] = (0, 1)) -> Step:
+    """Run `vmine ARGS` as CI would (plain lines, no GitHub annotations)."""
+    env = {**os.environ, "CI": "true"}
+    env.pop("GITHUB_ACTIONS", None)
+    started, before = time.perf_counter(), os.times()
+    done = subprocess.run([str(VMINE), *args], capture_output=True, text=True, env=env)
+    seconds, after = time.perf_counter() - started, os.times()
+    cpu = (after.children_user - before.children_user
+           + after.children_system - before.children_system)
+    if done.returncode not in ok:
+        raise RuntimeError(f"vmine {' '.join(args)} exited {done.returncode}:\n{done.stderr}")
+    return Step(seconds, done.stderr, done.stdout, cpu)
+
+
+def run_offline(repo: Path, rev: str, repo_name: str, cache: Path, out: Path) -> dict:
+    """`vmine run --llm offline`; the manifest it wrote, with `_seconds` and `_dir` added."""
+    step = vmine("run", str(repo), "--rev", rev, "--repo-name", repo_name, "--llm", "offline",
+                 "--cache-dir", str(cache), "-o", str(out), "--ci")
+    match = re.search(r"records: \d+ written to (\S+)", step.stderr)
+    if match is None:
+        raise RuntimeError(f"vmine run did not say where it wrote:\n{step.stderr}")
+    manifest = json.loads((Path(match[1]) / "manifest.json").read_text())
+    manifest["_seconds"] = step.seconds
+    manifest["_dir"] = match[1]
+    return manifest
