@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 import libcst as cst
 
 from extractors.guards import Block, Step
-from extractors.messages import Hole, Lookup, Message, message_of
+from extractors.messages import Hole, Lookup, Message, message_of, one_line
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _NOTHING = Message()
@@ -100,7 +100,7 @@ class Bindings:
                 if name not in self.values:
                     continue
                 if isinstance(node.operator, cst.AddAssign):
-                    piece = Hole(self.module.code_for_node(node.value), False)
+                    piece = Hole(one_line(self.module.code_for_node(node.value)), False)
                     self.values[name] = self.values[name] + Message((piece,))
                 else:
                     self.values.pop(name, None)

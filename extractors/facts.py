@@ -13,7 +13,10 @@ MessageStatus = Literal["literal", "template", "partial", "unresolved"]
 
 # Bumped whenever a change to extractors/ can change the sites of an unchanged file;
 # it is part of the per-blob analysis cache key.
-EXTRACTOR_VERSION = "2"
+# 3: a message Hole spanning lines is joined as guards are (runs of spaces collapsed,
+# string literals kept as written) instead of by regular expressions, and the Hole of a
+# conditional `msg += ...` is joined too (it kept its line breaks and comments).
+EXTRACTOR_VERSION = "3"
 
 
 class Memo(Protocol):

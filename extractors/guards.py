@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import io
-import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
+
+from extractors.one_line import one_line
 
 
 @dataclass(frozen=True)
@@ -27,10 +27,6 @@ class Branch:
 
 
 Step = Block | Branch
-
-_OPEN = {"(", "[", "{"}
-_CLOSE = {")", "]", "}"}
-_SKIP = {tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT}
 
 _FLIP: dict[type[cst.BaseCompOp], type[cst.BaseCompOp]] = {
     cst.Equal: cst.NotEqual,
@@ -76,55 +72,6 @@ _ATOMS = (
 _NAMED = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 # binding strength of what negate() returns, weakest first
 _OR, _AND, _NOT, _TIGHT = 0, 1, 2, 3
-
-
-def one_line(code: str) -> str:
-    """Source text of an expression on one line: whitespace between tokens collapsed to one
-    space (none inside brackets' edges), comments dropped, outer parentheses removed; string
-    literals are left exactly as written."""
-    try:
-        tokens = [
-            tok
-            for tok in tokenize.generate_tokens(io.StringIO(code.strip()).readline)
-            if tok.type not in _SKIP and tok.type != tokenize.ENDMARKER
-        ]
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return " ".join(code.split())
-    # a trailing comma that only served a multi-line layout: `f(\n a,\n)` -> `f(a)`
-    tokens = [
-        tok
-        for i, tok in enumerate(tokens)
-        if not (
-            tok.string == ","
-            and i + 1 < len(tokens)
-            and tokens[i + 1].string in _CLOSE
-            and tokens[i + 1].start[0] != tok.end[0]
-        )
-    ]
-    while len(tokens) >= 2 and _wraps(tokens):
-        tokens = tokens[1:-1]
-    parts: list[str] = []
-    for i, tok in enumerate(tokens):
-        if i and tokens[i - 1].end != tok.start:
-            if tokens[i - 1].string not in _OPEN and tok.string not in _CLOSE | {","}:
-                parts.append(" ")
-        parts.append(tok.string)
-    return "".join(parts)
-
-
-def _wraps(tokens: list[tokenize.TokenInfo]) -> bool:
-    """Whether the first token is a `(` that the last token closes."""
-    if tokens[0].string != "(" or tokens[-1].string != ")":
-        return False
-    depth = 0
-    for tok in tokens[:-1]:
-        if tok.string in _OPEN:
-            depth += 1
-        elif tok.string in _CLOSE:
-            depth -= 1
-            if depth == 0:
-                return False
-    return True
 
 
 def condition(test: cst.BaseExpression, module: cst.Module) -> str:
@@ -197,10 +144,6 @@ def _negates_simply(node: cst.BaseExpression) -> bool:
     return isinstance(node, _ATOMS)
 
 
-def _suite_statements(suite: cst.BaseSuite) -> Sequence[cst.CSTNode]:
-    return suite.body
-
-
 def always_returns(statements: Sequence[cst.CSTNode]) -> bool:
     """Whether a block always ends in `return` (directly, or in every arm of a final if)."""
     if not statements:
@@ -211,12 +154,8 @@ def always_returns(statements: Sequence[cst.CSTNode]) -> bool:
     if isinstance(last, cst.Return):
         return True
     if isinstance(last, cst.If) and last.orelse is not None:
-        if not always_returns(_suite_statements(last.body)):
-            return False
-        orelse = last.orelse
-        if isinstance(orelse, cst.If):
-            return always_returns([orelse])
-        return always_returns(_suite_statements(orelse.body))
+        otherwise = [last.orelse] if isinstance(last.orelse, cst.If) else last.orelse.body.body
+        return always_returns(last.body.body) and always_returns(otherwise)
     return False
 
 
@@ -225,7 +164,7 @@ def early_exit(statement: cst.CSTNode) -> cst.BaseExpression | None:
     if (
         isinstance(statement, cst.If)
         and statement.orelse is None
-        and always_returns(_suite_statements(statement.body))
+        and always_returns(statement.body.body)
     ):
         return statement.test
     return None

@@ -20,15 +20,14 @@ Choices a reader of the output should know:
 from __future__ import annotations
 
 import _string  # the parser behind string.Formatter, as str.format itself parses fields
-import io
 import re
-import tokenize
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
 
+from extractors.one_line import one_line as join_lines
 from extractors.patterns import HOLE_PATTERN, escape_literal
 
 
@@ -128,6 +127,10 @@ def _literal(text: str) -> Message:
     return Message((Text(text),))
 
 
+def _joined(messages: Sequence[Message]) -> Message:
+    return Message(tuple(part for message in messages for part in message.parts))
+
+
 class _Reader:
     """One reconstruction: the module (for source text) and the local-name lookup."""
 
@@ -174,11 +177,10 @@ def implicit_concatenation(reader: _Reader, expr: cst.BaseExpression) -> Message
     """'a ' f'b {x}' -> the parts of each piece in turn."""
     if not isinstance(expr, cst.ConcatenatedString):
         return None
-    pieces = [expr.left, expr.right]
+    pieces = (expr.left, expr.right)
     if any(isinstance(p, cst.SimpleString) and "b" in p.prefix.lower() for p in pieces):
-        return None
-    left, right = reader.message(expr.left), reader.message(expr.right)
-    return left + right
+        return None  # bytes are not a message
+    return reader.message(expr.left) + reader.message(expr.right)
 
 
 def fstring(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
@@ -193,7 +195,7 @@ def fstring(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
             parts.append(_literal(text if raw else decode_escapes(text)))
         else:
             parts.append(_fstring_field(reader, part))
-    return Message(tuple(p for message in parts for p in message.parts))
+    return _joined(parts)
 
 
 def _fstring_field(reader: _Reader, field: cst.FormattedStringExpression) -> Message:
@@ -252,6 +254,12 @@ def local_name(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
     return found if found is not None else _unknown(expr.value)
 
 
+def _known_template(reader: _Reader, expr: cst.BaseExpression) -> str | None:
+    """The text of a format string whose every character is known, else None."""
+    template = reader.message(expr)
+    return template.text() if template.status() == "literal" and template.has_text() else None
+
+
 _PRINTF = re.compile(
     r"%(?:\((?P<key>[^)]*)\))?(?P<flags>[-#0 +]*)(?P<width>\*|\d+)?"
     r"(?:\.(?P<precision>\*|\d*))?[hlL]?(?P<type>[diouxXeEfFgGcrsa%])"
@@ -262,10 +270,9 @@ def percent_format(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
     """'bad %s' % x, '%s and %r' % (a, b), '%(n)d' % {'n': n}; `%%` is a percent sign."""
     if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo)):
         return None
-    template = reader.message(expr.left)
-    if template.status() != "literal" or not template.has_text():
+    fmt = _known_template(reader, expr.left)
+    if fmt is None:
         return None  # not a known format string: could be a number modulo
-    fmt = template.text()
     specs: list[re.Match[str]] = []
     position = 0
     while (start := fmt.find("%", position)) >= 0:
@@ -282,7 +289,7 @@ def percent_format(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
         parts.append(_literal("%") if spec["type"] == "%" else values.next(spec))
         position = spec.end()
     parts.append(_literal(fmt[position:]))
-    return Message(tuple(p for message in parts for p in message.parts))
+    return _joined(parts)
 
 
 class _PercentValues:
@@ -349,11 +356,11 @@ def format_call(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
         return None
     if expr.func.attr.value != "format":
         return None
-    template = reader.message(expr.func.value)
-    if template.status() != "literal" or not template.has_text():
+    template = _known_template(reader, expr.func.value)
+    if template is None:
         return None
     try:
-        fields = list(_string.formatter_parser(template.text()))
+        fields = list(_string.formatter_parser(template))
     except ValueError:
         return None  # malformed template: str.format raises instead
     arguments = _FormatArguments(reader, expr.args)
@@ -362,7 +369,7 @@ def format_call(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
         parts.append(_literal(literal))
         if name is not None:
             parts.append(arguments.field(name, spec, conversion))
-    return Message(tuple(p for message in parts for p in message.parts))
+    return _joined(parts)
 
 
 class _FormatArguments:
@@ -462,28 +469,6 @@ def decode_escapes(text: str) -> str:
 
 
 def one_line(source: str) -> str:
-    """Expression source on one line: comments dropped, line breaks inside brackets closed."""
-    if "\n" not in source:
-        return source
-    if "#" in source:
-        source = _without_comments(source)
-    source = source.replace("\\\n", "\n")
-    source = re.sub(r"([(\[{])[ \t]*\n\s*", r"\1", source)
-    source = re.sub(r",?\s*\n\s*([)\]}])", r"\1", source)
-    return re.sub(r"[ \t]*\n\s*", " ", source).strip()
-
-
-def _without_comments(source: str) -> str:
-    lines = source.split("\n")
-    try:
-        # Wrapped in brackets so that an operand spanning lines tokenizes on its own.
-        tokens = list(tokenize.generate_tokens(io.StringIO("(" + source + ")").readline))
-    except (tokenize.TokenError, SyntaxError):
-        return source
-    for token in reversed(tokens):
-        if token.type == tokenize.COMMENT:
-            row, col = token.start
-            col -= row == 1  # the added bracket
-            line = lines[row - 1]
-            lines[row - 1] = line[:col].rstrip() + line[col + len(token.string) :]
-    return "\n".join(lines)
+    """Expression source as a Hole writes it: a single line exactly as written, several
+    lines joined into one with their outer parentheses kept."""
+    return source if "\n" not in source else join_lines(source, unwrap=False)

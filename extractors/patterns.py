@@ -20,11 +20,7 @@ def escape_literal(text: str) -> str:
     return "".join("\\" + char if char in _SYNTAX else char for char in text)
 
 
-def compile_pattern(pattern: str) -> re.Pattern[str]:
-    """A messagePattern compiled the way it is meant to be applied (full match, dot-all)."""
-    return re.compile(pattern, re.DOTALL)
-
-
 def matches(pattern: str, message: str) -> bool:
-    """Whether `message` is one of the run-time renderings that `pattern` describes."""
-    return compile_pattern(pattern).fullmatch(message) is not None
+    """Whether `message` is one of the run-time renderings that `pattern` describes (a
+    messagePattern is applied as a full match, dot-all)."""
+    return re.fullmatch(pattern, message, re.DOTALL) is not None

@@ -12,6 +12,7 @@ import tokenize
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -56,8 +57,6 @@ def extract_file(
 
 def _extract(path: str, text: str | bytes, rules: Rules, memo: Memo | None) -> list[RaiseSite]:
     source = decode(text)
-    if "\0" in source:
-        raise Skip("NUL byte")
     hints = _hints(rules)
     if not hints.may_have_sites(source):
         return []
@@ -75,10 +74,7 @@ def _extract(path: str, text: str | bytes, rules: Rules, memo: Memo | None) -> l
     candidates = [fn for fn in functions if fn.raise_lines and fn.qualname in kinds]
     sites: list[RaiseSite] = []
     for fn in candidates:
-        if memo is None:
-            sites += function_sites(path, lines, fn, kinds[fn.qualname], rules, source)
-        else:
-            sites += _remembered_sites(path, lines, fn, kinds[fn.qualname], rules, source, memo)
+        sites += function_sites(path, lines, fn, kinds[fn.qualname], rules, source, memo)
     sites.sort(key=lambda site: site.lineNumber)
     return sites
 
@@ -87,11 +83,13 @@ def _extract(path: str, text: str | bytes, rules: Rules, memo: Memo | None) -> l
 
 
 def decode(text: str | bytes) -> str:
-    """The file's text: bytes decoded as PEP 263 says (coding cookie, BOM, else UTF-8)."""
+    """The file's text: bytes decoded as PEP 263 says (coding cookie, BOM, else UTF-8);
+    text with a NUL is no Python source."""
+    nul = "\0" if isinstance(text, str) else b"\0"
+    if nul in text:
+        raise Skip("NUL byte")
     if isinstance(text, str):
         return text.removeprefix("\ufeff")
-    if b"\0" in text:
-        raise Skip("NUL byte")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(text).readline)
     except SyntaxError as exc:
@@ -238,7 +236,7 @@ def parse_function(lines: list[str], fn: Function, source: str) -> _Snippet:
     except cst.ParserSyntaxError:
         function = None
     if function is None:
-        # the snippet did not stand on its own: parse the whole file once (slow, rare)
+        # the snippet did not stand on its own: parse the whole file (slow, rare)
         wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
         function = _def_at(wrapper, fn.def_line)
         if function is None:
@@ -263,7 +261,9 @@ def _def_at(wrapper: MetadataWrapper, def_line: int) -> cst.FunctionDef | None:
     return None
 
 
-def raises_in(statements: Sequence[cst.CSTNode], path: list[Step]) -> Iterator[tuple]:
+def raises_in(
+    statements: Sequence[cst.CSTNode], path: list[Step]
+) -> Iterator[tuple[cst.Raise, list[Step]]]:
     """Every `raise` of a block in source order with its path, not entering nested defs."""
     for index, statement in enumerate(statements):
         here = [*path, Block(statements, index)]
@@ -292,7 +292,7 @@ def raises_in(statements: Sequence[cst.CSTNode], path: list[Step]) -> Iterator[t
         # nested defs and classes are scopes of their own
 
 
-def _raises_in_if(node: cst.If, path: list[Step]) -> Iterator[tuple]:
+def _raises_in_if(node: cst.If, path: list[Step]) -> Iterator[tuple[cst.Raise, list[Step]]]:
     yield from raises_in(node.body.body, [*path, Branch(node.test, True)])
     otherwise = [*path, Branch(node.test, False)]
     if isinstance(node.orelse, cst.If):
@@ -331,16 +331,63 @@ def function_source(lines: list[str], fn: Function) -> str:
     return "\n".join(written)
 
 
-def _remembered_sites(
+class _Facts(NamedTuple):
+    """What a raise yields that depends on its function's text alone (the memo holds these,
+    as JSON lists): its line relative to the function's first line, and its message facts."""
+
+    line: int
+    errorClass: str
+    errorMessage: str
+    messagePattern: str
+    messageStatus: str
+    guards: list[str]
+    occurrence: int
+
+
+def function_sites(
     path: str,
     lines: list[str],
     fn: Function,
     kind: ValidatorKind,
     rules: Rules,
     source: str,
-    memo: Memo,
+    memo: Memo | None = None,
 ) -> list[RaiseSite]:
-    """`function_sites`, from the memo when this function's text was analysed before.
+    """The sites of one validator function, placed in the file (line, window, source)."""
+    if memo is None:
+        facts = _function_facts(fn, rules, parse_function(lines, fn, source))
+    else:
+        facts = _remembered_facts(lines, fn, kind, rules, source, memo)
+    text_of_function = function_source(lines, fn)
+    sites = []
+    for fact in facts:
+        line = fn.start + fact.line
+        start, end = max(1, line - WINDOW), min(len(lines), line + WINDOW)
+        sites.append(
+            RaiseSite(
+                filePath=path,
+                lineNumber=line,
+                qualname=fn.qualname,
+                validatorKind=kind,
+                errorClass=fact.errorClass,
+                errorMessage=fact.errorMessage,
+                messagePattern=fact.messagePattern,
+                messageStatus=fact.messageStatus,
+                guards=fact.guards,
+                sourceCode="\n".join(lines[start - 1 : end]),
+                sourceCodeStart=start,
+                sourceCodeEnd=end,
+                functionSource=text_of_function,
+                occurrence=fact.occurrence,
+            )
+        )
+    return sites
+
+
+def _remembered_facts(
+    lines: list[str], fn: Function, kind: ValidatorKind, rules: Rules, source: str, memo: Memo
+) -> list[_Facts]:
+    """`_function_facts`, not parsed again when this function's text was analysed before.
 
     What is remembered depends on the function's text alone: lines relative to its first
     line, and neither the file's path nor the lines around the function.
@@ -352,67 +399,27 @@ def _remembered_sites(
         )
     ).hexdigest()
     entry = memo.get(key)
-    if entry is None:
-        snippet = parse_function(lines, fn, source)
-        sites = function_sites(path, lines, fn, kind, rules, source, snippet)
-        if snippet.standalone:  # a whole-file parse may render code differently
-            memo.put(key, json.dumps([_dump_site(site, fn.start) for site in sites]))
-        return sites
-    text_of_function = function_source(lines, fn)
-    sites = []
-    for line, error_class, message, pattern, status, guards, occurrence in json.loads(entry):
-        line += fn.start
-        start, end = max(1, line - WINDOW), min(len(lines), line + WINDOW)
-        sites.append(
-            RaiseSite(
-                filePath=path,
-                lineNumber=line,
-                qualname=fn.qualname,
-                validatorKind=kind,
-                errorClass=error_class,
-                errorMessage=message,
-                messagePattern=pattern,
-                messageStatus=status,
-                guards=guards,
-                sourceCode="\n".join(lines[start - 1 : end]),
-                sourceCodeStart=start,
-                sourceCodeEnd=end,
-                functionSource=text_of_function,
-                occurrence=occurrence,
-            )
-        )
-    return sites
+    if entry is not None:
+        return [_Facts(*row) for row in json.loads(entry)]
+    snippet = parse_function(lines, fn, source)
+    facts = _function_facts(fn, rules, snippet)
+    if snippet.standalone:  # a whole-file parse may render code differently
+        memo.put(key, json.dumps(facts))
+    return facts
 
 
-def _dump_site(site: RaiseSite, first_line: int) -> list:
-    return [site.lineNumber - first_line, site.errorClass, site.errorMessage,
-            site.messagePattern, site.messageStatus, site.guards, site.occurrence]
-
-
-def function_sites(
-    path: str,
-    lines: list[str],
-    fn: Function,
-    kind: ValidatorKind,
-    rules: Rules,
-    source: str,
-    snippet: _Snippet | None = None,
-) -> list[RaiseSite]:
-    """The sites of one validator function."""
-    if snippet is None:
-        snippet = parse_function(lines, fn, source)
+def _function_facts(fn: Function, rules: Rules, snippet: _Snippet) -> list[_Facts]:
+    """The facts of every raise of a configured class in the function, in source order."""
     module = snippet.module
-    body = snippet.function.body.body
-    sites: list[RaiseSite] = []
-    seen: Counter[str] = Counter()
-    text_of_function = function_source(lines, fn)
     found = [
         (node, steps, error_class)
-        for node, steps in raises_in(body, [])
+        for node, steps in raises_in(snippet.function.body.body, [])
         if (error_class := raised_class(node, rules.error_classes)) is not None
     ]
     # the pre-pass saw the same raises in the same order, with their lines
     known_lines = sorted(fn.raise_lines) if len(fn.raise_lines) == len(found) else None
+    facts: list[_Facts] = []
+    seen: Counter[str] = Counter()
     for number, (node, steps, error_class) in enumerate(found):
         line = known_lines[number] if known_lines else snippet.line_of(node)
         if isinstance(node.exc, cst.Call):
@@ -420,24 +427,16 @@ def function_sites(
         else:
             message = Message()
         text = message.text()
-        start, end = max(1, line - WINDOW), min(len(lines), line + WINDOW)
-        sites.append(
-            RaiseSite(
-                filePath=path,
-                lineNumber=line,
-                qualname=fn.qualname,
-                validatorKind=kind,
-                errorClass=error_class,
-                errorMessage=text,
-                messagePattern=message.pattern(),
-                messageStatus=message.status(),
-                guards=guards_of(steps, module),
-                sourceCode="\n".join(lines[start - 1 : end]),
-                sourceCodeStart=start,
-                sourceCodeEnd=end,
-                functionSource=text_of_function,
-                occurrence=seen[text],
+        facts.append(
+            _Facts(
+                line - fn.start,
+                error_class,
+                text,
+                message.pattern(),
+                message.status(),
+                guards_of(steps, module),
+                seen[text],
             )
         )
         seen[text] += 1
-    return sites
+    return facts

@@ -60,6 +60,19 @@ CASES = [
         [('bad size{f" ({hint})"}', "partial")],
     ),
     (
+        "a conditional += over several lines is written on one line",
+        """
+        def validate(n, hints):
+            msg = "bad size"
+            if hints:
+                msg += ", ".join(
+                    hints,  # the user's
+                )
+            raise ValueError(msg)
+        """,
+        [('bad size{", ".join(hints)}', "partial")],
+    ),
+    (
         "reassigned in a branch: the whole value is unknown",
         """
         def validate(n):

@@ -156,6 +156,37 @@ CASES = [
         [["not cfg.lazy"]],
     ),
     (
+        "an if whose elif chain returns in every arm is an early exit; a one-line return too",
+        """
+        def validate(cfg):
+            if cfg is None: return
+            if cfg.lazy:
+                if cfg.x:
+                    return 1
+                elif cfg.y:
+                    return 2
+                else:
+                    return 3
+            raise ValueError("eager")
+        """,
+        [["cfg is not None", "not cfg.lazy"]],
+    ),
+    (
+        "an elif arm that does not return makes no early exit",
+        """
+        def validate(cfg):
+            if cfg.lazy:
+                if cfg.x:
+                    return 1
+                elif cfg.y:
+                    log("y")
+                else:
+                    return 3
+            raise ValueError("eager")
+        """,
+        [[]],
+    ),
+    (
         "if / elif / else: earlier arms negated",
         """
         def validate(kind, n):

@@ -48,7 +48,7 @@ NAMESPACE = {
 }
 
 # Sources that raise at run time (malformed templates): no rendering to compare against.
-NOT_EVALUABLE = {'"50%!" % x', '"{".format(x)'}
+NOT_EVALUABLE = {'"50%!" % x', '"{".format(x)', "str(*errors)"}
 
 
 def reconstruct(source: str) -> Message:
@@ -231,6 +231,24 @@ def test_format_call_fills_fields(source, text, status, pattern):
     check(reconstruct(source), text, status, pattern)
 
 
+# --- str() and repr() --------------------------------------------------------------------
+
+STR_CALLS = [
+    ("str(n)", "{n}", "unresolved", "(.*?)"),
+    ("repr(x)", "{x!r}", "unresolved", "(.*?)"),
+    ('"expected " + str(n)', "expected {n}", "template", "expected (.*?)"),
+    ("str(prefix)", "Invalid value: ", "literal", "Invalid value: "),
+    ("repr(prefix)", "{prefix!r}", "unresolved", "(.*?)"),
+    ("str()", "{str()}", "unresolved", "(.*?)"),
+    ("str(*errors)", "{str(*errors)}", "unresolved", "(.*?)"),
+]
+
+
+@pytest.mark.parametrize(("source", "text", "status", "pattern"), STR_CALLS)
+def test_str_and_repr_of_one_value_are_formatted_values(source, text, status, pattern):
+    check(reconstruct(source), text, status, pattern)
+
+
 # --- names and everything else -----------------------------------------------------------
 
 OTHER_EXPRESSIONS = [
@@ -256,6 +274,7 @@ ALL_EXPRESSION_CASES = (
     + PLUS_CONCATENATION
     + PERCENT_FORMATTING
     + FORMAT_CALLS
+    + STR_CALLS
     + OTHER_EXPRESSIONS
 )
 
@@ -328,6 +347,9 @@ def test_adding_messages_joins_their_parts():
         ("describe(\n    x,\n    n,\n)", "describe(x, n)"),
         ("[\n    a,  # first\n    b,\n]", "[a, b]"),
         ("a\n    and b", "a and b"),
+        ("(\n    a or b\n)", "(a or b)"),
+        ("describe(a  +  b,\n    n)", "describe(a + b, n)"),
+        ("describe(\n    x,\n    '''one\n  two''',\n)", "describe(x, '''one\n  two''')"),
     ],
 )
 def test_one_line_collapses_multi_line_source(source, expected):
