@@ -117,13 +117,15 @@ class Target(_Strict):
 
 
 class PipelineConfig(_Strict):
-    """The whole file: run defaults at the top level, then `[targets.NAME]` tables."""
+    """The whole file: run defaults at the top level, then `[targets.NAME]` tables. A key
+    left out is None and `RunOptions` keeps its own default (one place for each default);
+    only `out` has one here, since it is relative to the file, not to the working dir."""
 
     out: Path = Path("output")
-    llm: Literal["auto", "openai", "offline"] = "auto"
+    llm: Literal["auto", "openai", "offline"] | None = None
     model: str | None = None
     base_url: str | None = None
-    concurrency: int = Field(default=8, ge=1)
+    concurrency: int | None = Field(default=None, ge=1)
     max_requests: int | None = Field(default=None, ge=0)
     max_tokens: int | None = Field(default=None, ge=0)
     cache_dir: Path | None = None

@@ -10,6 +10,7 @@ from typing import TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
+from pipeline.layout import MANIFEST, index_path, manifest_path, records_dir
 from pipeline.manifest import Manifest
 from pipeline.models import (
     RECORD_ID_RE,
@@ -102,16 +103,16 @@ def load_dataset(path: Path) -> Dataset:
     root = Path(path)
     if not root.is_dir():
         raise DatasetError(f"{root}: not a directory")
-    manifest_path = root / "manifest.json"
-    manifest = _parse(Manifest, _read(manifest_path), str(manifest_path))
+    manifest_file = manifest_path(root)
+    manifest = _parse(Manifest, _read(manifest_file), str(manifest_file))
 
-    index_path = root / "index.jsonl"
+    index_file = index_path(root)
     entries: list[IndexEntry] = []
-    for number, line in enumerate(_read(index_path).splitlines(), start=1):
-        entries.append(_parse(IndexEntry, line, f"{index_path}:{number}"))
+    for number, line in enumerate(_read(index_file).splitlines(), start=1):
+        entries.append(_parse(IndexEntry, line, f"{index_file}:{number}"))
 
     records: dict[str, ErrorRecord] = {}
-    for record_path in sorted((root / "records").glob("*.json")):
+    for record_path in sorted(records_dir(root).glob("*.json")):
         envelope = _parse(Envelope, _read(record_path), str(record_path))
         record = envelope.record
         if record_path.stem != record.id:
@@ -130,15 +131,15 @@ def load_dataset(path: Path) -> Dataset:
 
     indexed = [entry.id for entry in entries]
     if len(set(indexed)) != len(indexed):
-        raise DatasetError(f"{index_path}: an id appears more than once")
+        raise DatasetError(f"{index_file}: an id appears more than once")
     if set(indexed) != set(records):
         missing = sorted(set(indexed) - set(records))
         extra = sorted(set(records) - set(indexed))
         what = f"no record file for {missing[0]}" if missing else f"{extra[0]} is not indexed"
-        raise DatasetError(f"{index_path}: {what}")
+        raise DatasetError(f"{index_file}: {what}")
     if manifest.counts.records != len(records):
         raise DatasetError(
-            f"{manifest_path}: counts.records is {manifest.counts.records}, "
+            f"{manifest_file}: counts.records is {manifest.counts.records}, "
             f"found {len(records)} records"
         )
     return Dataset(
@@ -153,14 +154,14 @@ def load_dataset(path: Path) -> Dataset:
 def find_datasets(root: Path) -> list[Path]:
     """Every directory under `root` (itself included) that holds a `manifest.json`, sorted."""
     root = Path(root)
-    return sorted(path.parent for path in root.rglob("manifest.json") if path.is_file())
+    return sorted(path.parent for path in root.rglob(MANIFEST) if path.is_file())
 
 
 def datasets_at(path: Path) -> list[Path]:
     """What a DATASET argument names: the dataset `path` itself (it holds manifest.json),
     else every dataset under it; [] when it is no directory. Callers want exactly one."""
     path = Path(path)
-    if (path / "manifest.json").is_file():
+    if manifest_path(path).is_file():
         return [path]
     return find_datasets(path) if path.is_dir() else []
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from extractors.patterns import HOLE_PATTERN
+from pipeline.layout import index_path, manifest_path, record_path
 from pipeline.models import Envelope, IndexEntry
 from pipeline.tracebacks import Candidate, candidates
 
@@ -77,7 +78,7 @@ class IndexedPattern:
             try:
                 self._entry = IndexEntry.model_validate(self.raw)
             except ValueError as error:
-                where = self.dataset.root / "index.jsonl"
+                where = index_path(self.dataset.root)
                 raise ExplainError(f"{where}: invalid entry {self.raw.get('id')!r}: "
                                    f"{str(error).splitlines()[0]}") from None
         return self._entry
@@ -111,7 +112,7 @@ class IndexedDataset:
     patterns: list[IndexedPattern] = field(default_factory=list)
 
     def envelope(self, record_id: str) -> Envelope:
-        path = self.root / "records" / f"{record_id}.json"
+        path = record_path(self.root, record_id)
         try:
             return Envelope.model_validate_json(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
@@ -125,18 +126,18 @@ def index_dataset(root: Path) -> IndexedDataset:
     """The dataset in `root`, indexed for matching (cached in memory while its index and
     manifest are unchanged)."""
     root = Path(root).resolve()
-    index_path, manifest_path = root / "index.jsonl", root / "manifest.json"
+    index_file, manifest_file = index_path(root), manifest_path(root)
     try:
-        key = (root, index_path.stat().st_mtime_ns, manifest_path.stat().st_mtime_ns)
+        key = (root, index_file.stat().st_mtime_ns, manifest_file.stat().st_mtime_ns)
     except OSError:
         raise ExplainError(f"{root}: not a dataset (no manifest.json and index.jsonl)") from None
     cached = _INDEX_CACHE.get(key)
     if cached is not None:
         return cached
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
         dataset = IndexedDataset(root, manifest["repo"], manifest["analyzedSha"])
-        lines = index_path.read_text(encoding="utf-8").splitlines()
+        lines = index_file.read_text(encoding="utf-8").splitlines()
         # one parse of the whole file as an array is much faster than one per line
         entries = json.loads("[" + ",".join(line for line in lines if line.strip()) + "]")
         dataset.patterns = [IndexedPattern.of(_checked(raw), dataset) for raw in entries]

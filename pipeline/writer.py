@@ -8,15 +8,11 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from pipeline.layout import dataset_dir, index_path, manifest_path, record_path, records_dir
 from pipeline.manifest import Manifest
 from pipeline.models import Envelope, ErrorRecord, IndexEntry
 
 _TEMP_PREFIX = ".vmine-tmp-"
-
-
-def dataset_dir(out_dir: Path, repo: str, sha: str) -> Path:
-    owner, name = repo.split("/", 1)
-    return Path(out_dir) / owner / name / sha
 
 
 def write_atomic(path: Path, text: str) -> bool:
@@ -57,23 +53,24 @@ def write_dataset(
             f"manifest is for {manifest.repo}@{manifest.analyzedSha}, not {repo}@{sha}"
         )
     root = dataset_dir(out_dir, repo, sha)
-    records_dir = root / "records"
-    records_dir.mkdir(parents=True, exist_ok=True)
+    folder = records_dir(root)
+    folder.mkdir(parents=True, exist_ok=True)
     # Leftovers of a run killed mid-write are never valid files; drop them.
-    for stale in list(root.glob(_TEMP_PREFIX + "*")) + list(records_dir.glob(_TEMP_PREFIX + "*")):
+    for stale in list(root.glob(_TEMP_PREFIX + "*")) + list(folder.glob(_TEMP_PREFIX + "*")):
         stale.unlink(missing_ok=True)
 
     written: set[str] = set()
     for record in records:
         envelope = Envelope(record=record, datasetVersion=manifest.datasetVersion)
-        write_atomic(records_dir / f"{record.id}.json", envelope.model_dump_json())
-        written.add(f"{record.id}.json")
+        path = record_path(root, record.id)
+        write_atomic(path, envelope.model_dump_json())
+        written.add(path.name)
 
     entries = sorted(index_entries, key=lambda entry: (entry.filePath, entry.lineNumber))
-    write_atomic(root / "index.jsonl", "".join(entry.model_dump_json() + "\n" for entry in entries))
-    write_atomic(root / "manifest.json", manifest.to_json())
+    write_atomic(index_path(root), "".join(entry.model_dump_json() + "\n" for entry in entries))
+    write_atomic(manifest_path(root), manifest.to_json())
 
-    for path in records_dir.glob("*.json"):
+    for path in folder.glob("*.json"):
         if path.name not in written:
             path.unlink()
     return root
