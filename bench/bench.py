@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.runner import VMINE  # noqa: E402
 from bench.trees import CACHE, ensure_trees  # noqa: E402
-from pipeline.sources import local_git_dir, run_git  # noqa: E402
+from pipeline.source.git import local_git_dir, run_git  # noqa: E402
 
 TOOLS = CACHE / "tools"
 SEMGREP_VERSION = "1.185.0"

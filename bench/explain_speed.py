@@ -18,10 +18,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from extractors.patterns import HOLE_PATTERN, escape_literal  # noqa: E402
-from pipeline.explain import _INDEX_CACHE, index_dataset, lookup  # noqa: E402
-from pipeline.manifest import Counts, LLMUsage, Manifest, Tool  # noqa: E402
-from pipeline.models import ErrorRecord, IndexEntry, github_url  # noqa: E402
-from pipeline.writer import write_dataset  # noqa: E402
+from pipeline.dataset.manifest import Counts, LLMUsage, Manifest, Tool  # noqa: E402
+from pipeline.dataset.models import ErrorRecord, IndexEntry, github_url  # noqa: E402
+from pipeline.dataset.writer import write_dataset  # noqa: E402
+from pipeline.lookup.index import _INDEX_CACHE, index_dataset  # noqa: E402
+from pipeline.lookup.match import lookup  # noqa: E402
 
 REPO = "bench/serve"
 SHA = "ab" * 20

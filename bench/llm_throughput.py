@@ -17,9 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from pipeline.dataset.models import Site, github_url  # noqa: E402
 from pipeline.explainers.base import ExplainRequest  # noqa: E402
 from pipeline.explainers.llm import LLMExplainer  # noqa: E402
-from pipeline.models import Site, github_url  # noqa: E402
 
 REPO, SHA = "acme/engine", "0123456789abcdef0123456789abcdef01234567"
 

@@ -16,8 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipeline.releases import commit_files, tag_commit  # noqa: E402
-from pipeline.sources import run_git  # noqa: E402
+from pipeline.source.git import run_git  # noqa: E402
+from pipeline.source.release import commit_files, tag_commit  # noqa: E402
 
 CACHE = ROOT / "bench" / ".cache"
 WHEELS = CACHE / "wheels"

@@ -1,4 +1,5 @@
-"""A message's literal text and run-time holes -> the regex that fully matches it (messagePattern)."""
+"""A message's literal text and run-time holes -> the regex that fully matches it (messagePattern),
+and back: the literal fragments of such a pattern, and the literal text of an errorMessage."""
 
 from __future__ import annotations
 
@@ -24,3 +25,44 @@ def matches(pattern: str, message: str) -> bool:
     """Whether `message` is one of the run-time renderings that `pattern` describes (a
     messagePattern is applied as a full match, dot-all)."""
     return re.fullmatch(pattern, message, re.DOTALL) is not None
+
+
+_TOKEN = re.compile(
+    r"(?P<hole>\(\.\*\?\))|\\(?P<escaped>[\\^$.|?*+()\[\]{}])"
+    r"|(?P<text>[^\\^$.|?*+()\[\]{}]+)|(?P<other>.)",
+    re.DOTALL,
+)
+
+
+def pattern_fragments(pattern: str) -> tuple[str, ...] | None:
+    """The literal texts between the `(.*?)` holes of a messagePattern, unescaped (one more
+    than there are holes); None when the pattern uses regex syntax beyond the escaped
+    literals and holes that vmine writes."""
+    fragments: list[str] = []
+    current: list[str] = []
+    for token in _TOKEN.finditer(pattern):
+        if token["hole"]:
+            fragments.append("".join(current))
+            current = []
+        elif token["other"] is not None:
+            return None
+        else:
+            current.append(token["escaped"] or token["text"])
+    fragments.append("".join(current))
+    return tuple(fragments)
+
+
+def literal_text(message: str) -> str:
+    """An errorMessage with every `{expr}` placeholder (nested braces included) replaced by a
+    space: the words a reader sees whatever the run-time values."""
+    kept: list[str] = []
+    depth = 0
+    for char in message:
+        if char == "{":
+            depth += 1
+            kept.append(" ")
+        elif char == "}" and depth:
+            depth -= 1
+        elif not depth:
+            kept.append(char)
+    return "".join(kept)

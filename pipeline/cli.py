@@ -82,16 +82,16 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
     (what finished is written and cached)."""
     from pydantic import ValidationError
 
-    from pipeline.config import ConfigError
     from pipeline.console import Console
-    from pipeline.run import RunError, RunOptions, run_dataset
-    from pipeline.sources import SourceError
+    from pipeline.mine.config import ConfigError
+    from pipeline.mine.run import RunError, RunOptions, run_dataset
+    from pipeline.source import SourceError
 
     console = Console.detect(ci or None)
     overrides = {key: value for key, value in options.items() if value is not None}
     try:
         if config_path is not None:
-            from pipeline.targets import run_targets
+            from pipeline.mine.targets import run_targets
 
             code = run_targets(config_path, list(args), overrides, console)
         else:
@@ -141,39 +141,26 @@ def extract_command(source: str, rev: str | None, repo_name: str | None, output:
     line. Exit codes: 0 done, 1 some files were skipped (with --strict: nothing is written),
     2 usage or input error, 130 interrupted (files analysed so far stay cached)."""
     from pipeline.console import Console
-    from pipeline.extract import extract_source, report_skipped, report_summary
-    from pipeline.sources import SourceError
+    from pipeline.mine.extract import run_extract
+    from pipeline.source import SourceError
 
     console = Console.detect(ci or None)
     try:
-        extraction = extract_source(
-            source, rev, repo_name=repo_name, cache_dir=cache_dir, use_cache=not no_cache,
-            include=list(include), exclude=list(exclude), workers=workers, console=console,
+        code, text = run_extract(
+            source, rev, output=output, strict=strict, console=console, repo_name=repo_name,
+            cache_dir=cache_dir, use_cache=not no_cache, include=list(include),
+            exclude=list(exclude), workers=workers,
         )
     except SourceError as error:
         raise InputError(_one_line(error)) from None
-    except OSError as error:  # a cache directory that cannot be written
+    except OSError as error:  # a cache directory or output file that cannot be written
         raise InputError(_path_problem(error)) from None
     except KeyboardInterrupt:
         console.line("interrupted: analyses finished so far are cached; rerun to resume")
         raise SystemExit(130) from None
-    report_skipped(extraction, console)
-    if strict and extraction.skipped:
-        console.line(f"extract: --strict: {len(extraction.skipped)} file(s) skipped, "
-                     "no output written")
-        raise SystemExit(1)
-    text = extraction.jsonl()
-    if output is None:
+    if text is not None:
         click.echo(text, nl=False)
-    else:
-        from pipeline.writer import write_atomic
-
-        try:
-            write_atomic(output, text)
-        except OSError as error:
-            raise InputError(_path_problem(error, output)) from None
-    report_summary(extraction, source, console)
-    raise SystemExit(1 if extraction.skipped else 0)
+    raise SystemExit(code)
 
 
 @main.command("schema", short_help="Print the JSON Schema of a dataset file.")
@@ -182,7 +169,7 @@ def extract_command(source: str, rev: str | None, repo_name: str | None, output:
 def schema_command(kind: str) -> None:
     """Print the JSON Schema of a dataset file: a record (default), the envelope of a
     records/ID.json file, a line of index.jsonl, or manifest.json."""
-    from pipeline.dataset import json_schema
+    from pipeline.dataset.schema import json_schema
 
     click.echo(json_schema(kind), nl=False)
 
@@ -209,8 +196,9 @@ def diff_command(old: str, new: str, fmt: str, exit_code: bool, cache_dir: Path 
     explained). Exit codes: 0 done (with --exit-code: no difference), 1 with --exit-code
     when something differs, 2 usage or input error."""
     from pipeline.console import Console
-    from pipeline.diff import DiffInputError, run_diff
-    from pipeline.sources import SourceError
+    from pipeline.diff.command import run_diff
+    from pipeline.diff.sides import DiffInputError
+    from pipeline.source import SourceError
 
     console = Console.detect(ci or None)
     color = console.colours_stdout()
@@ -245,7 +233,8 @@ def explain_command(message: str, datasets: tuple[Path, ...], as_json: bool,
     codes: 0 a record matches, 1 only approximate (similar) records, 2 no dataset."""
     import sys
 
-    from pipeline.explain import ExplainError, explain
+    from pipeline.lookup.command import explain
+    from pipeline.lookup.index import ExplainError
 
     text = sys.stdin.read() if message == "-" else message
     if not text.strip():
@@ -271,7 +260,7 @@ def explain_command(message: str, datasets: tuple[Path, ...], as_json: bool,
 def render_command(dataset: Path, fmt: str, out_dir: Path) -> None:
     """Render the dataset in DATASET (a folder holding manifest.json, or one dataset under
     it) as Markdown pages or a static HTML site."""
-    from pipeline.render import RenderError, render
+    from pipeline.site.command import RenderError, render
 
     try:
         written = render(dataset, fmt, out_dir)

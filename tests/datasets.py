@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.manifest import Counts, LLMUsage, Manifest, StatusCounts, Tool
-from pipeline.models import ErrorRecord, IndexEntry, github_url
-from pipeline.writer import write_dataset
+from pipeline.dataset.manifest import Counts, LLMUsage, Manifest, StatusCounts, Tool
+from pipeline.dataset.models import ErrorRecord, IndexEntry, github_url
+from pipeline.dataset.writer import write_dataset
 
 REPO = "acme/serve"
 SHA = "c0ffee1234" + "5" * 30

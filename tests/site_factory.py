@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.models import ErrorRecord, Explanation, IndexEntry, Site, github_url
+from pipeline.dataset.models import ErrorRecord, Explanation, IndexEntry, Site, github_url
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 REPO = "acme/engine"

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.render import render
+from pipeline.site.command import render
 from tests.datasets import SHA, write_fixture_dataset
 
 pytestmark = pytest.mark.slow

@@ -8,7 +8,8 @@ import sqlite3
 from pathlib import Path
 
 from extractors.facts import FileExtraction
-from pipeline.cache import CachedExplanation, Store, Usage
+from pipeline.explainers.base import Usage
+from pipeline.store import CachedExplanation, Store
 from tests.site_factory import make_explanation
 
 

@@ -216,8 +216,8 @@ class ScriptedExplainer:
     provider, model, prompt_version = "scripted", "scripted", "scripted-1"
 
     async def explain(self, request):
+        from pipeline.dataset.models import Explanation
         from pipeline.explainers.base import ExplainResult
-        from pipeline.models import Explanation
 
         if "swap_space" in request.site.errorMessage:
             return ExplainResult(explanation=None, error="the model gave up")
@@ -233,7 +233,7 @@ class ScriptedExplainer:
 
 
 def test_failed_sites_and_grounding_warnings_are_annotated(clean_env, tmp_path, capsys):
-    from pipeline.run import RunOptions, run_dataset
+    from pipeline.mine.run import RunOptions, run_dataset
 
     files = {"engine/cache.py": FILES["engine/cache.py"] + (
         "\n    def check_block(self):\n"

@@ -13,11 +13,11 @@ from click.testing import CliRunner
 
 from extractors.facts import Rules
 from pipeline.cli import main
-from pipeline.config import ConfigError, load_config, parse_config
 from pipeline.console import Console
-from pipeline.run import RunOutcome
-from pipeline.sources import SourceError
-from pipeline.targets import run_targets, worst_exit_code
+from pipeline.mine.config import ConfigError, load_config, parse_config
+from pipeline.mine.run import RunOutcome
+from pipeline.mine.targets import run_targets, worst_exit_code
+from pipeline.source import SourceError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from pipeline.dataset import DatasetError, find_datasets, load_dataset
-from pipeline.identity import record_id
+from pipeline.dataset.reader import DatasetError, find_datasets, load_dataset
+from pipeline.keys import record_id
 from tests.site_factory import REPO, SHA
 from tests.test_writer import SITES, VERSION, write
 
@@ -33,7 +33,7 @@ def test_loads_what_the_writer_wrote(root):
     assert (dataset.repo, dataset.sha) == (REPO, SHA)
     assert [entry.filePath for entry in dataset.entries] == ["engine/a.py", "engine/config.py"]
     assert sorted(dataset.records) == sorted(record_id(s) for s in SITES)
-    assert dataset.manifest["counts"]["records"] == 2
+    assert dataset.manifest.counts.records == 2
 
 
 def test_find_datasets_lists_every_manifest_directory(tmp_path):

@@ -10,22 +10,21 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
-from pipeline.dataset import load_dataset
-from pipeline.diff import (
+from pipeline.dataset.manifest import Counts, LLMUsage, Manifest, Tool
+from pipeline.dataset.models import ErrorRecord, Explanation, IndexEntry
+from pipeline.dataset.reader import load_dataset
+from pipeline.dataset.writer import write_dataset
+from pipeline.diff.changes import (
     Added,
     Changed,
     ErrorSet,
     Moved,
     Removed,
     Reworded,
-    diff_datasets,
     diff_error_sets,
 )
-from pipeline.diff_render import render_json, render_markdown, render_text
-from pipeline.identity import record_id
-from pipeline.manifest import Counts, LLMUsage, Manifest, Tool
-from pipeline.models import ErrorRecord, Explanation, IndexEntry
-from pipeline.writer import write_dataset
+from pipeline.diff.report import markdown_row, render_json, render_markdown, render_text
+from pipeline.keys import record_id
 
 REPO = "acme/engine"
 OLD_SHA = "a" * 40
@@ -223,7 +222,8 @@ def _url(sha: str, path: str, line: int) -> str:
 
 def test_markdown_links_each_change_to_its_line(two_datasets):
     old, new = two_datasets
-    diff = diff_datasets(load_dataset(old), load_dataset(new))
+    diff = diff_error_sets(ErrorSet.from_dataset(load_dataset(old)),
+                           ErrorSet.from_dataset(load_dataset(new)))
     b = NEW_SHA
     assert render_markdown(diff) == f"""\
 ### vmine diff: `acme/engine@aaaaaaaaaaaa` → `acme/engine@bbbbbbbbbbbb`
@@ -251,7 +251,7 @@ def test_markdown_links_each_change_to_its_line(two_datasets):
 def test_markdown_cells_escape_pipes_and_backticks():
     old = [raise_site("Fmt.check", "use `a|b` here", line=2)]
     diff = diff_error_sets(error_set(OLD_SHA, old), error_set(NEW_SHA, []))
-    assert diff.changes[0].markdown_row() == (
+    assert markdown_row(diff.changes[0]) == (
         "| removed | `engine/config.py:2` | `Fmt.check` | `` use `a\\|b` here `` |  |")
 
 
@@ -266,7 +266,8 @@ def test_markdown_caps_the_rows_and_says_how_many_it_left_out():
 
 def test_json_shape(two_datasets):
     old, new = two_datasets
-    report = json.loads(render_json(diff_datasets(load_dataset(old), load_dataset(new))))
+    report = json.loads(render_json(diff_error_sets(ErrorSet.from_dataset(load_dataset(old)),
+                           ErrorSet.from_dataset(load_dataset(new)))))
     assert list(report) == ["version", "old", "new", "counts", "changes"]
     assert report["version"] == 1
     assert report["old"] == {"label": str(old), "repo": REPO, "analyzedSha": OLD_SHA,

@@ -120,7 +120,7 @@ def test_trees_without_github_origin_link_nowhere(history, tmp_path):
 
 
 def test_a_bare_repository_folder_is_named_without_git(tmp_path):
-    from pipeline.diff import stand_in_repo
+    from pipeline.diff.sides import stand_in_repo
 
     assert stand_in_repo(str(tmp_path / "engine.git")) == "local/engine"
 

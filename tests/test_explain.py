@@ -9,8 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
-from pipeline.explain import index_dataset, lookup, pattern_fragments
-from pipeline.tracebacks import Candidate, candidates, strip_line_prefixes
+from extractors.patterns import pattern_fragments
+from pipeline.lookup.index import index_dataset
+from pipeline.lookup.match import lookup
+from pipeline.lookup.tracebacks import Candidate, candidates, strip_line_prefixes
 from tests.datasets import CASES, SHA, Case, write_fixture_dataset
 
 # --- finding the messages in pasted text --------------------------------------------------

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 from extractors.facts import Rules
-from pipeline.cache import Store
 from pipeline.cli import main
-from pipeline.extract import cache_token, extract_snapshot, is_candidate, selected
-from pipeline.sources import open_source
+from pipeline.keys import analysis_token
+from pipeline.mine.extract import extract_snapshot, is_candidate, selected
+from pipeline.source import open_source
+from pipeline.store import Store
 from tests.git_fixtures import CONFIG_V2, Upstream, commit, make_upstream
 
 SKIPPED = "skipped: widgets/broken.py: syntax error at line 2: invalid syntax"
@@ -203,7 +205,7 @@ def test_worker_processes_give_what_one_process_gives(tmp_path: Path) -> None:
 
 def test_release_tag_pins_the_github_url(upstream: Upstream, tmp_path: Path) -> None:
     snap = open_source(str(upstream.path), "v1", repo_name=None, cache_dir=tmp_path)
-    snap.url_ref, snap.path_prefix = "v1.0.0", "python/"
+    snap = replace(snap, url_ref="v1.0.0", path_prefix="python/")
     (site,) = extract_snapshot(snap, Rules(), store=None).sites
     assert (site.filePath, site.analyzedSha, site.githubUrl) == (
         "python/widgets/config.py",
@@ -243,6 +245,6 @@ def test_globs_select_python_files(
     assert selected(path, include, exclude) is kept
 
 
-def test_cache_token_changes_with_the_rules() -> None:
-    assert cache_token(Rules()) == cache_token(Rules())
-    assert cache_token(Rules()) != cache_token(Rules(error_classes=("ValueError", "TypeError")))
+def test_analysis_token_changes_with_the_rules() -> None:
+    assert analysis_token(Rules()) == analysis_token(Rules())
+    assert analysis_token(Rules()) != analysis_token(Rules(error_classes=("ValueError", "TypeError")))

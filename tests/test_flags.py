@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.flags import find_flags, flag_for, flag_values, snake_name, string_literals
+from pipeline.explainers.flags import find_flags, flag_for, flag_values, snake_name, string_literals
 
 # text -> the flags in it, in order
 FLAGS = [

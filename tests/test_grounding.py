@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 import pytest
 
-from pipeline.grounding import RepoGrounding, flag_needles, syntax_error
-from pipeline.models import Explanation
+from pipeline.dataset.models import Explanation
+from pipeline.explainers.grounding import RepoGrounding, flag_needles, syntax_error
 
 REPOSITORY = """
 parser.add_argument("--kernel-backend", choices=["triton", "cuda"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.identity import SLUG_MAX, base_slug, record_id, slugs
+from pipeline.keys import SLUG_MAX, base_slug, record_id, slugs
 from tests.site_factory import make_site
 
 RID = "abcdef0123456789"

@@ -3,15 +3,16 @@ carries segments and validators across files, and the output is what a cold run 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 import extractors.sites
 from extractors.facts import Rules
-from pipeline.cache import MemoReader, Store
-from pipeline.extract import extract_snapshot
-from pipeline.sources import Snapshot, open_source
+from pipeline.mine.extract import extract_snapshot
+from pipeline.source import Snapshot, open_source
+from pipeline.store import MemoReader, Store
 from tests.git_fixtures import commit, make_upstream
 
 CHECKS = '''\
@@ -59,15 +60,17 @@ def extract(snapshot: Snapshot, store: Store | None, workers: int):
 
 
 class _ReadSpy:
+    """A blob reader that records which blobs were asked for; `spied` is the snapshot to use."""
+
     def __init__(self, snapshot: Snapshot) -> None:
         self.asked: list[str] = []
-        self._read = snapshot.read_blobs
-        snapshot.read_blobs = self  # type: ignore[method-assign]
+        self._reader = snapshot.reader
+        self.spied = replace(snapshot, reader=self)
 
-    def __call__(self, blobs):
+    def read_blobs(self, blobs):
         wanted = list(blobs)
         self.asked += wanted
-        return self._read(wanted)
+        return self._reader.read_blobs(wanted)
 
 
 def test_a_second_commit_reads_and_parses_only_changed_blobs(tmp_path: Path) -> None:
@@ -76,7 +79,7 @@ def test_a_second_commit_reads_and_parses_only_changed_blobs(tmp_path: Path) -> 
     with Store(tmp_path / "store.sqlite") as store:
         extract(old, store, workers=1)
         spy = _ReadSpy(new)
-        warm = extract(new, store, workers=1)
+        warm = extract(spy.spied, store, workers=1)
     changed = {f.blob for f in new.files if f.path in ("plugins/p01.py", "plugins/p02.py")}
     assert set(spy.asked) == changed
     assert warm.sites == cold.sites
@@ -90,7 +93,7 @@ def test_nothing_changed_reads_no_blob(tmp_path: Path) -> None:
     with Store(tmp_path / "store.sqlite") as store:
         first = extract(old, store, workers=1)
         spy = _ReadSpy(old)
-        again = extract(old, store, workers=1)
+        again = extract(spy.spied, store, workers=1)
     assert spy.asked == []
     assert again.sites == first.sites
     assert again.stats.model_dump() == {

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.models import Envelope
+from pipeline.dataset.models import Envelope
 from tests.conftest import make_git_repo
 
 pytestmark = pytest.mark.slow

@@ -14,8 +14,10 @@ import openai
 import pytest
 from click.testing import CliRunner
 
-from pipeline.dataset import load_dataset
+from pipeline.dataset.models import Envelope, Explanation, Site, github_url
+from pipeline.dataset.reader import load_dataset
 from pipeline.explainers.base import ExplainRequest, ExplainResult
+from pipeline.explainers.grounding import RepoGrounding
 from pipeline.explainers.llm import (
     MAX_SOURCE_LINES,
     OUTPUT_TOKENS_ESTIMATE,
@@ -24,9 +26,7 @@ from pipeline.explainers.llm import (
     parse_explanation,
     retry_after_seconds,
 )
-from pipeline.grounding import RepoGrounding
-from pipeline.models import Envelope, Explanation, Site, github_url
-from pipeline.render import md_fence
+from pipeline.site.markdown import md_fence
 from tests.conftest import make_git_repo
 from tests.llm_server import HOSTILE_PATH, UNGROUNDED_FLAG, FakeLLM, explanation_for, facts_of
 
@@ -428,7 +428,7 @@ def check_ports(host: str, port: int) -> None:
 ENGINE_SITES = 4
 DATASET_VERSION = "2026-01-02T03:04:05.678Z"
 
-run_module = pytest.importorskip("pipeline.run")
+run_module = pytest.importorskip("pipeline.mine.run")
 
 
 def vmine_run(server: FakeLLM, repo: Path, out: Path, cache: Path):

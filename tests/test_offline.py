@@ -8,11 +8,11 @@ import textwrap
 
 import pytest
 
+from pipeline.dataset.models import Explanation, Site, github_url
 from pipeline.explainers.base import ExplainRequest
-from pipeline.explainers.conditions import parse_guards
+from pipeline.explainers.grounding import RepoGrounding
 from pipeline.explainers.offline import PROMPT_VERSION, OfflineExplainer, explain_site
-from pipeline.grounding import RepoGrounding
-from pipeline.models import Explanation, Site, github_url
+from pipeline.explainers.offline.conditions import parse_guards
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 REPO = "acme/engine"

@@ -17,7 +17,7 @@ from extractors.messages import Hole, Message, Text, message_of
 from extractors.patterns import HOLE_PATTERN, escape_literal, matches
 
 ESCAPES = [
-    # The reference of the design (seed 002): parentheses escaped, `-`, `/`, spaces kept.
+    # As in the reference records: parentheses escaped, `-`, `/`, spaces kept.
     (
         "--use-replayssm is incompatible with KV connectors (P/D disaggregation, KV cache offload)",
         r"--use-replayssm is incompatible with KV connectors \(P/D disaggregation, KV cache offload\)",

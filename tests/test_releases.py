@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
-from pipeline.releases import commit_files, parse_spec
-from pipeline.sources import SourceError, open_source
+from pipeline.source import SourceError, open_source
+from pipeline.source.release import commit_files, parse_spec
 from tests.git_fixtures import git
 
 # An in-tree build backend with no build requirements, so pip can prepare the sdist's

@@ -10,7 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
-from pipeline.render import md_code, md_text, page_title, pinned_ref, render, summary_line
+from pipeline.site.command import render
+from pipeline.site.markdown import md_code, md_text
+from pipeline.site.pages import page_title, pinned_ref, summary_line
 from tests.datasets import CASES, SHA, Case, write_fixture_dataset
 
 PAGE_3 = """\
@@ -382,7 +384,7 @@ def test_render_without_a_dataset_is_an_input_error(tmp_path: Path) -> None:
 
 
 def test_footer_names_the_release_tag_a_release_dataset_is_pinned_to() -> None:
-    from pipeline.render import analysed_ref
+    from pipeline.site.pages import analysed_ref
     from tests.datasets import record_of
 
     record = record_of(CASES[0])

@@ -10,14 +10,14 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
-from pipeline.cache import Store, Usage
 from pipeline.cli import main
 from pipeline.console import Console
-from pipeline.dataset import load_dataset
-from pipeline.enrich import GIVE_UP_AFTER, enrich, explanation_key, plan
-from pipeline.explainers.base import ExplainRequest, ExplainResult, NoGrounding
-from pipeline.identity import record_id
-from pipeline.run import RunOptions, run_dataset
+from pipeline.dataset.reader import load_dataset
+from pipeline.explainers.base import ExplainRequest, ExplainResult, NoGrounding, Usage
+from pipeline.keys import explanation_key, record_id
+from pipeline.mine.enrich import GIVE_UP_AFTER, enrich, plan
+from pipeline.mine.run import RunOptions, run_dataset
+from pipeline.store import Store
 from tests.conftest import make_git_repo
 from tests.site_factory import make_explanation, make_site
 
@@ -406,10 +406,11 @@ def test_run_writes_the_dataset_and_a_warm_rerun_calls_no_explainer(repo, tmp_pa
         ("engine/config.py", 13),
         ("engine/config.py", 18),
     ]
-    counts = dataset.manifest["counts"]
-    assert (counts["records"], counts["sitesNew"], counts["sitesReused"]) == (3, 3, 0)
-    assert counts["byStatus"] == {"literal": 1, "template": 2, "partial": 0, "unresolved": 0}
-    assert dataset.manifest["llm"]["provider"] == "offline"
+    counts = dataset.manifest.counts
+    assert (counts.records, counts.sitesNew, counts.sitesReused) == (3, 3, 0)
+    assert counts.byStatus.model_dump() == {"literal": 1, "template": 2, "partial": 0,
+                                            "unresolved": 0}
+    assert dataset.manifest.llm.provider == "offline"
     assert f"records: 3 written to {root}" in result.output
 
     calls = []
@@ -426,7 +427,7 @@ def test_run_writes_the_dataset_and_a_warm_rerun_calls_no_explainer(repo, tmp_pa
     assert calls == []
     assert records_of(root) == before
     manifest = load_dataset(root).manifest
-    assert (manifest["counts"]["sitesNew"], manifest["counts"]["sitesReused"]) == (0, 3)
+    assert (manifest.counts.sitesNew, manifest.counts.sitesReused) == (0, 3)
 
 
 def test_budget_exit_3_leaves_pending_sites_and_a_rerun_resumes(repo, tmp_path):
@@ -435,8 +436,8 @@ def test_budget_exit_3_leaves_pending_sites_and_a_rerun_resumes(repo, tmp_path):
     outcome = run_dataset(options(repo, tmp_path, max_requests=1), Console(), explainer=limited)
     assert outcome.exit_code == 3
     assert len(limited.calls) == 1
-    assert outcome.manifest["counts"]["pending"] == 2
-    assert {site["reason"] for site in outcome.manifest["pendingSites"]} == {"budget ran out"}
+    assert outcome.manifest.counts.pending == 2
+    assert {site.reason for site in outcome.manifest.pendingSites} == {"budget ran out"}
     assert len(load_dataset(outcome.dataset_dir).records) == 1
 
     resumed = CountingExplainer()
@@ -452,7 +453,7 @@ def test_failed_site_gives_exit_1_and_is_listed(repo, tmp_path):
     explainer = CountingExplainer(fail="max_batch must be positive")
     outcome = run_dataset(options(repo, tmp_path), Console(), explainer=explainer)
     assert outcome.exit_code == 1
-    assert outcome.manifest["failedSites"] == [
+    assert outcome.manifest.model_dump()["failedSites"] == [
         {
             "filePath": "engine/config.py",
             "lineNumber": 11,
@@ -475,8 +476,8 @@ def test_skipped_file_gives_exit_1(tmp_path):
     assert result.exit_code == 1, result.output
     root = tmp_path / "out" / "acme" / "engine" / head_sha(broken)
 
-    skipped = load_dataset(root).manifest["skippedFiles"]
-    assert [entry["filePath"] for entry in skipped] == ["engine/bad.py"]
+    skipped = load_dataset(root).manifest.skippedFiles
+    assert [entry.filePath for entry in skipped] == ["engine/bad.py"]
 
 
 def test_dry_run_counts_and_writes_nothing(repo, tmp_path):
@@ -533,8 +534,8 @@ def test_openai_budget_counts_http_requests_and_a_rerun_resumes(repo, tmp_path, 
     assert fake_llm.count == 2
     root = tmp_path / "out" / "acme" / "engine" / head_sha(repo)
     manifest = load_dataset(root).manifest
-    assert (manifest["llm"]["requests"], manifest["counts"]["pending"]) == (2, 1)
-    assert manifest["llm"]["model"] == "fake-model"
+    assert (manifest.llm.requests, manifest.counts.pending) == (2, 1)
+    assert manifest.llm.model == "fake-model"
     assert "budget ran out: what finished is written and cached; rerun to resume" in limited.output
 
     resumed = vmine_run(repo, tmp_path, *llm)
@@ -543,7 +544,7 @@ def test_openai_budget_counts_http_requests_and_a_rerun_resumes(repo, tmp_path, 
     warm = vmine_run(repo, tmp_path, *llm)
     assert warm.exit_code == 0, warm.output
     assert fake_llm.count == 3
-    assert load_dataset(root).manifest["llm"]["cacheHits"] == 3
+    assert load_dataset(root).manifest.llm.cacheHits == 3
 
 
 def test_openai_dry_run_estimates_tokens_without_a_key(repo, tmp_path, monkeypatch):

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
-from pipeline.dataset import SCHEMA_MODELS, json_schema
+from pipeline.dataset.schema import SCHEMA_MODELS, json_schema
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 
@@ -28,7 +28,7 @@ def test_schema_command_prints_the_record_schema_by_default():
     assert result.output == json_schema("record")
 
 
-def test_record_schema_requires_every_field_in_seed_order():
+def test_record_schema_requires_every_field_in_record_order():
     schema = json.loads(json_schema("record"))
     assert schema["required"] == list(schema["properties"])
     assert schema["required"][:4] == ["id", "repo", "slug", "errorCode"]

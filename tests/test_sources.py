@@ -9,15 +9,15 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
-from pipeline.sources import (
+from pipeline.source import (
     Snapshot,
     SourceError,
     TreeFile,
     default_cache_dir,
     open_source,
     remote_url,
-    repo_from_url,
 )
+from pipeline.source.git import repo_from_url
 from tests.git_fixtures import CONFIG_V1, CONFIG_V2, Upstream, commit, git, make_upstream
 
 

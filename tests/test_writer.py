@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.identity import record_id
-from pipeline.manifest import Counts, LLMUsage, Manifest, Tool
-from pipeline.models import Envelope
-from pipeline.writer import write_dataset
+from pipeline.dataset.manifest import Counts, LLMUsage, Manifest, Tool
+from pipeline.dataset.models import Envelope
+from pipeline.dataset.writer import write_dataset
+from pipeline.keys import record_id
 from tests.site_factory import REPO, SHA, make_entry, make_record, make_site
 
 VERSION = "2026-01-02T03:04:05.678Z"

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from pipeline.cache import Usage
-from pipeline.models import Explanation, Site
+from pydantic import BaseModel, ConfigDict
+
+from pipeline.dataset.models import Explanation, Site
 
 __all__ = [
     "ExplainRequest",
@@ -16,6 +17,23 @@ __all__ = [
     "NoGrounding",
     "Usage",
 ]
+
+
+class Usage(BaseModel):
+    """Tokens and HTTP requests one explanation cost."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            requests=self.requests + other.requests,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+        )
 
 
 @runtime_checkable

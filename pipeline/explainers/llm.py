@@ -17,10 +17,9 @@ from email.utils import parsedate_to_datetime
 import openai
 from pydantic import ValidationError
 
-from pipeline.cache import Usage
-from pipeline.explainers.base import ExplainRequest, ExplainResult
-from pipeline.models import Explanation, Site
-from pipeline.render import md_fence
+from pipeline.dataset.models import Explanation, Site
+from pipeline.explainers.base import ExplainRequest, ExplainResult, Usage
+from pipeline.site.markdown import md_fence
 from prompts import Prompt, load_prompt
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -28,7 +27,7 @@ RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
 RETRY_AFTER_STATUS = frozenset({429, 503})
 MAX_SOURCE_LINES = 120
 MAX_SOURCE_CHARS = 8000
-# A typical answer (the seeds' explanations are 2-3k characters).
+# A typical answer (reference explanations run to 2-3k characters).
 OUTPUT_TOKENS_ESTIMATE = 800
 _PROBLEM_CHARS = 1500
 

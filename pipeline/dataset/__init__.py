@@ -1,0 +1,1 @@
+"""The dataset on disk: its models, the manifest, where files live, the writer and the reader."""

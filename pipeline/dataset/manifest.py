@@ -1,0 +1,85 @@
+"""The shape of a dataset's `manifest.json`: what was analysed, with what, and what is missing."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pipeline.dataset.models import RepoName, Sha40, Timestamp
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class StatusCounts(_Strict):
+    literal: int = 0
+    template: int = 0
+    partial: int = 0
+    unresolved: int = 0
+
+
+class Counts(_Strict):
+    records: int = 0
+    files: int = 0
+    filesParsed: int = 0
+    filesReused: int = 0
+    skippedFiles: int = 0
+    failedSites: int = 0
+    pending: int = 0
+    sitesNew: int = 0
+    sitesReused: int = 0
+    byStatus: StatusCounts = Field(default_factory=StatusCounts)
+
+
+class SkippedFileEntry(_Strict):
+    filePath: str
+    reason: str
+
+
+class SiteProblem(_Strict):
+    """A site without a record: it failed (`reason` says why) or is pending."""
+
+    filePath: str
+    lineNumber: int
+    qualname: str
+    reason: str
+
+
+class GroundingWarning(_Strict):
+    id: str
+    filePath: str
+    lineNumber: int
+    violations: list[str]
+
+
+class LLMUsage(_Strict):
+    provider: str
+    model: str
+    promptVersion: str
+    requests: int = 0
+    cacheHits: int = 0
+    promptTokens: int = 0
+    completionTokens: int = 0
+
+
+class Tool(_Strict):
+    name: str = "vmine"
+    version: str
+    extractorVersion: str
+
+
+class Manifest(_Strict):
+    repo: RepoName
+    analyzedSha: Sha40
+    datasetVersion: Timestamp
+    source: str
+    counts: Counts
+    skippedFiles: list[SkippedFileEntry] = Field(default_factory=list)
+    failedSites: list[SiteProblem] = Field(default_factory=list)
+    pendingSites: list[SiteProblem] = Field(default_factory=list)
+    groundingWarnings: list[GroundingWarning] = Field(default_factory=list)
+    llm: LLMUsage
+    tool: Tool
+
+    def to_json(self) -> str:
+        return self.model_dump_json(indent=2) + "\n"

@@ -1,0 +1,200 @@
+"""The pure data at the centre of the pipeline: sites, explanations, records, envelopes."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from extractors.facts import MessageStatus, RaiseSite, ValidatorKind
+
+SCHEMA_VERSION = 2
+
+# The formats of the checked string fields; sources, config and the JSON Schema use them too.
+TIMESTAMP_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+SHA40_RE = re.compile(r"^[0-9a-f]{40}$")
+REPO_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")  # owner/name
+RECORD_ID_RE = re.compile(r"^[0-9a-f]{16}$")
+
+
+def format_timestamp(moment: datetime) -> str:
+    """UTC timestamp in the dataset's format, `YYYY-MM-DDTHH:MM:SS.mmmZ`."""
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def now_timestamp() -> str:
+    """The current time in the dataset's format."""
+    return format_timestamp(datetime.now(UTC))
+
+
+def _check(pattern: re.Pattern[str], what: str, shape: str | None = None):
+    """`shape` says in words what `pattern` wants, for values a user types."""
+
+    def check(value: str) -> str:
+        if not pattern.match(value):
+            wanted = shape or f"match {pattern.pattern}"
+            raise ValueError(f"{what} must {wanted}, got {value!r}")
+        return value
+
+    return AfterValidator(check)
+
+
+Timestamp = Annotated[
+    str,
+    _check(TIMESTAMP_RE, "timestamp", "be UTC time as YYYY-MM-DDTHH:MM:SS.mmmZ, e.g. "
+           "2026-08-15T22:17:37.221Z"),
+]
+Sha40 = Annotated[str, _check(SHA40_RE, "analyzedSha")]
+RepoName = Annotated[str, _check(REPO_NAME_RE, "repo")]
+RecordId = Annotated[str, _check(RECORD_ID_RE, "id")]
+
+
+def github_url(repo: str, sha: str, file_path: str, start: int, end: int) -> str:
+    return f"https://github.com/{repo}/blob/{sha}/{file_path}#L{start}-L{end}"
+
+
+class Site(BaseModel):
+    """A raise site placed in a repository at a commit (the site table of docs/architecture.md)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    repo: RepoName
+    analyzedSha: Sha40
+    filePath: str
+    lineNumber: int
+    qualname: str
+    validatorKind: ValidatorKind
+    errorClass: str
+    errorMessage: str
+    messagePattern: str
+    messageStatus: MessageStatus
+    guards: list[str]
+    sourceCode: str
+    sourceCodeStart: int
+    sourceCodeEnd: int
+    githubUrl: str
+    functionSource: str = Field(exclude=True)
+    occurrence: int = Field(default=0, exclude=True)
+
+    @classmethod
+    def place(
+        cls,
+        raw: RaiseSite,
+        repo: str,
+        sha: str,
+        path_prefix: str = "",
+        url_ref: str | None = None,
+    ) -> Site:
+        """Put an extracted site into its repository; `path_prefix` maps a release's files
+        back onto the GitHub tree (SGLang's package lives under `python/`), and `url_ref`
+        (a release tag) is what githubUrl pins instead of `sha`."""
+        fields = raw.model_dump()
+        fields["filePath"] = path_prefix + raw.filePath
+        return cls(
+            repo=repo,
+            analyzedSha=sha,
+            githubUrl=github_url(
+                repo, url_ref or sha, fields["filePath"], raw.sourceCodeStart, raw.sourceCodeEnd
+            ),
+            **fields,
+        )
+
+    def to_json_line(self) -> str:
+        """One line of `vmine extract` output: the site table's fields, in its order."""
+        return self.model_dump_json()
+
+
+class Explanation(BaseModel):
+    """What an explainer (LLM or offline) says about one site."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    documentation: str
+    triggerScenarios: str
+    commonSituations: str
+    solutions: list[str]
+    exampleFix: str
+    handlingStrategy: str
+    validationCode: str
+    typeGuard: str
+    tryCatchPattern: str | None
+    preventionTips: list[str]
+    tags: list[str]
+
+
+class ErrorRecord(BaseModel):
+    """A schema-v2 record: site facts + explanation + identity, in the field order of the
+    dataset's reference records."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: RecordId
+    repo: RepoName
+    slug: str
+    errorCode: None = None
+    errorMessage: str
+    messagePattern: str
+    errorType: Literal["validation"] = "validation"
+    errorClass: str
+    httpStatus: None = None
+    severity: Literal["error"] = "error"
+    filePath: str
+    lineNumber: int
+    sourceCode: str
+    sourceCodeStart: int
+    sourceCodeEnd: int
+    githubUrl: str
+    documentation: str
+    triggerScenarios: str
+    commonSituations: str
+    solutions: list[str]
+    exampleFix: str
+    handlingStrategy: str
+    validationCode: str
+    typeGuard: str
+    tryCatchPattern: str | None
+    preventionTips: list[str]
+    tags: list[str]
+    backgroundTag: str | None = None
+    analyzedSha: Sha40
+    analyzedAt: Timestamp
+    schemaVersion: Literal[2] = SCHEMA_VERSION
+
+
+class Envelope(BaseModel):
+    """What each `records/{id}.json` file holds."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    record: ErrorRecord
+    datasetVersion: Timestamp
+
+
+class IndexEntry(BaseModel):
+    """One line of a dataset's `index.jsonl`: a record's identity plus the site facts that
+    the record itself does not carry (qualname, guards, status), for diff, explain, render."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: RecordId
+    slug: str
+    filePath: str
+    lineNumber: int
+    qualname: str
+    validatorKind: ValidatorKind
+    errorClass: str
+    errorMessage: str
+    messagePattern: str
+    messageStatus: MessageStatus
+    guards: list[str]
+
+    @classmethod
+    def of(cls, site: Site, id: str, slug: str) -> IndexEntry:
+        """The index line of a site, under its record's id and slug."""
+        return cls(id=id, slug=slug, **site.model_dump(include=_SITE_FACTS_IN_INDEX))
+
+
+_SITE_FACTS_IN_INDEX = set(IndexEntry.model_fields) - {"id", "slug"}

@@ -1,0 +1,161 @@
+"""Reads a written dataset back, strictly: any unknown, missing or inconsistent field is an error
+that names the file and the problem."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+
+from pipeline.dataset.layout import MANIFEST, index_path, manifest_path, records_dir
+from pipeline.dataset.manifest import Manifest
+from pipeline.dataset.models import (
+    Envelope,
+    ErrorRecord,
+    IndexEntry,
+)
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class DatasetError(Exception):
+    """A dataset directory that is not a valid vmine dataset (one line for the user)."""
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A dataset as written: its manifest, index entries and records (by id)."""
+
+    root: Path
+    manifest: Manifest
+    entries: list[IndexEntry]
+    records: dict[str, ErrorRecord]
+
+    @property
+    def repo(self) -> str:
+        return self.manifest.repo
+
+    @property
+    def sha(self) -> str:
+        return self.manifest.analyzedSha
+
+    @property
+    def datasetVersion(self) -> str:
+        return self.manifest.datasetVersion
+
+
+def _problem(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return f"{where}: {first['msg']}{more}"
+
+
+def _missing(model: type[BaseModel], data: object, where: str) -> str | None:
+    """The first field the model has but `data` lacks (defaults do not excuse it: a dataset
+    on disk always spells out every field), searching nested models and lists of them."""
+    if not isinstance(data, dict):
+        return None
+    for name, info in model.model_fields.items():
+        if info.exclude:
+            continue
+        if name not in data:
+            return f"{where}{name}: field required"
+        inner = info.annotation
+        args = get_args(inner)
+        if get_origin(inner) is list and args and isinstance(args[0], type):
+            inner_model, values = args[0], data[name]
+        else:
+            inner_model, values = inner, [data[name]]
+        if isinstance(inner_model, type) and issubclass(inner_model, BaseModel):
+            for position, value in enumerate(values if isinstance(values, list) else []):
+                label = f"{where}{name}." if inner_model is inner else f"{where}{name}.{position}."
+                problem = _missing(inner_model, value, label)
+                if problem:
+                    return problem
+    return None
+
+
+def _parse(model: type[M], text: str, where: str) -> M:
+    try:
+        parsed = model.model_validate_json(text)
+    except ValidationError as exc:
+        raise DatasetError(f"{where}: {_problem(exc)}") from None
+    problem = _missing(model, json.loads(text), "")
+    if problem:
+        raise DatasetError(f"{where}: {problem}")
+    return parsed
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: missing") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{path}: cannot read: {exc}") from None
+
+
+def load_dataset(path: Path) -> Dataset:
+    """The dataset in `path` (the directory holding `manifest.json`)."""
+    root = Path(path)
+    if not root.is_dir():
+        raise DatasetError(f"{root}: not a directory")
+    manifest_file = manifest_path(root)
+    manifest = _parse(Manifest, _read(manifest_file), str(manifest_file))
+
+    index_file = index_path(root)
+    entries: list[IndexEntry] = []
+    for number, line in enumerate(_read(index_file).splitlines(), start=1):
+        entries.append(_parse(IndexEntry, line, f"{index_file}:{number}"))
+
+    records: dict[str, ErrorRecord] = {}
+    for record_path in sorted(records_dir(root).glob("*.json")):
+        envelope = _parse(Envelope, _read(record_path), str(record_path))
+        record = envelope.record
+        if record_path.stem != record.id:
+            raise DatasetError(f"{record_path}: holds record {record.id}")
+        if (record.repo, record.analyzedSha) != (manifest.repo, manifest.analyzedSha):
+            raise DatasetError(
+                f"{record_path}: record is for {record.repo}@{record.analyzedSha}, "
+                f"manifest for {manifest.repo}@{manifest.analyzedSha}"
+            )
+        if envelope.datasetVersion != manifest.datasetVersion:
+            raise DatasetError(
+                f"{record_path}: datasetVersion {envelope.datasetVersion} differs from "
+                f"the manifest's {manifest.datasetVersion}"
+            )
+        records[record.id] = record
+
+    indexed = [entry.id for entry in entries]
+    if len(set(indexed)) != len(indexed):
+        raise DatasetError(f"{index_file}: an id appears more than once")
+    if set(indexed) != set(records):
+        missing = sorted(set(indexed) - set(records))
+        extra = sorted(set(records) - set(indexed))
+        what = f"no record file for {missing[0]}" if missing else f"{extra[0]} is not indexed"
+        raise DatasetError(f"{index_file}: {what}")
+    if manifest.counts.records != len(records):
+        raise DatasetError(
+            f"{manifest_file}: counts.records is {manifest.counts.records}, "
+            f"found {len(records)} records"
+        )
+    return Dataset(root=root, manifest=manifest, entries=entries, records=records)
+
+
+def find_datasets(root: Path) -> list[Path]:
+    """Every directory under `root` (itself included) that holds a `manifest.json`, sorted."""
+    root = Path(root)
+    return sorted(path.parent for path in root.rglob(MANIFEST) if path.is_file())
+
+
+def datasets_at(path: Path) -> list[Path]:
+    """What a DATASET argument names: the dataset `path` itself (it holds manifest.json),
+    else every dataset under it; [] when it is no directory. Callers want exactly one."""
+    path = Path(path)
+    if manifest_path(path).is_file():
+        return [path]
+    return find_datasets(path) if path.is_dir() else []

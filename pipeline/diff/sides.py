@@ -1,0 +1,108 @@
+"""The two sides of a diff: a written dataset folder, or `SOURCE@REV` / `pypi:NAME==VERSION`
+extracted on the spot (no explanations needed), each as an `ErrorSet`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+
+from extractors.facts import Rules
+from pipeline.console import Console
+from pipeline.dataset.models import IndexEntry, Site
+from pipeline.dataset.reader import DatasetError, datasets_at, load_dataset
+from pipeline.diff.changes import ErrorSet, position
+from pipeline.keys import identities
+from pipeline.mine.extract import extract_snapshot
+from pipeline.source import SourceError, open_source, resolve_cache_dir
+from pipeline.store import Store, default_store_path
+
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+class DiffInputError(Exception):
+    """OLD or NEW cannot be read as an error set; the message is one line for the user."""
+
+
+def _dataset_dir(path: Path, role: str) -> Path:
+    found = datasets_at(path)
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise DiffInputError(f"{role} {path}: no dataset (manifest.json) under this folder")
+    names = ", ".join(str(item.relative_to(path)) for item in found[:3])
+    more = ", ..." if len(found) > 3 else ""
+    raise DiffInputError(
+        f"{role} {path}: {len(found)} datasets under this folder ({names}{more}); name one"
+    )
+
+
+def load_dataset_side(path: Path, role: str) -> ErrorSet:
+    root = _dataset_dir(path, role)
+    try:
+        dataset = load_dataset(root)
+    except DatasetError as exc:
+        raise DiffInputError(f"{role} {root}: {exc}") from None
+    return ErrorSet.from_dataset(dataset, label=str(path))
+
+
+def split_source(spec: str, role: str = "OLD") -> tuple[str, str | None]:
+    """`SOURCE@REV` -> (SOURCE, REV); `pypi:NAME==VERSION` -> (spec, None)."""
+    if spec.startswith("pypi:"):
+        return spec, None
+    source, at, rev = spec.rpartition("@")
+    if not at or not source or not rev:
+        raise DiffInputError(
+            f"{role} {spec}: not a dataset folder, SOURCE@REV or pypi:NAME==VERSION"
+        )
+    return source, rev
+
+
+def entries_of_sites(sites: Iterable[Site]) -> tuple[tuple[IndexEntry, ...], dict[str, str]]:
+    """Index entries (and githubUrls by id) for freshly extracted `Site`s: no explanation
+    is needed to diff."""
+    sites = list(sites)
+    entries, urls = [], {}
+    for (rid, slug), site in zip(identities(sites), sites, strict=True):
+        entries.append(IndexEntry.of(site, rid, slug))
+        urls[rid] = site.githubUrl
+    return tuple(sorted(entries, key=position)), urls
+
+
+def stand_in_repo(source: str) -> str:
+    """An `owner/name` for a tree without a GitHub origin, the same for every revision of one
+    repository or release, so that the record ids of two sides stay comparable."""
+    if source.startswith("pypi:"):
+        name = source.removeprefix("pypi:").split("==", 1)[0]
+        return "pypi/" + (_SAFE_NAME.sub("-", name) or "release")
+    folder = Path(source).resolve().name.removesuffix(".git")  # a bare `vllm.git` is `vllm`
+    return "local/" + (_SAFE_NAME.sub("-", folder) or "repo")
+
+
+def extract_side(spec: str, role: str, *, cache_dir: Path | None, console: Console | None,
+                 fallback_repo: str | None = None) -> ErrorSet:
+    """Extract (no explanations) the sites of `SOURCE@REV` or `pypi:NAME==VERSION`; a tree
+    without a GitHub origin is named `fallback_repo`, else a stand-in."""
+    source, rev = split_source(spec, role)
+    cache_dir = resolve_cache_dir(cache_dir)
+    try:
+        snapshot = open_source(source, rev, repo_name=None, cache_dir=cache_dir,
+                               console=console)
+    except SourceError as exc:
+        raise DiffInputError(f"{role} {spec}: {exc}") from None
+    # a tree with no GitHub origin: its commit is not on GitHub, so its sites get no links
+    on_github = snapshot.repo is not None
+    if snapshot.repo is None:
+        snapshot = replace(snapshot, repo=fallback_repo or stand_in_repo(source))
+    with Store(default_store_path(cache_dir)) as store:
+        extraction = extract_snapshot(snapshot, Rules(), store=store, console=console)
+    entries, urls = entries_of_sites(extraction.sites)
+    if not on_github:
+        urls = {}
+    return ErrorSet(label=spec, repo=snapshot.repo, sha=snapshot.sha, entries=entries,
+                    urls=urls)
+
+
+def is_dataset_spec(spec: str) -> bool:
+    return not spec.startswith("pypi:") and Path(spec).is_dir()

@@ -1,0 +1,101 @@
+"""Checks an explanation against the code: its Python parses and its `--flags` exist."""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+
+from pipeline.dataset.models import Explanation
+from pipeline.explainers.flags import find_flags, snake_name
+
+CODE_FIELDS = ("validationCode", "typeGuard", "tryCatchPattern")
+
+
+def text_fields(explanation: Explanation) -> Iterator[tuple[str, str]]:
+    """(field name, text) for every text of an explanation; list items are `solutions[1]`."""
+    for name, value in explanation.model_dump().items():
+        if isinstance(value, str):
+            yield name, value
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                yield f"{name}[{index}]", item
+
+
+def syntax_error(code: str) -> str | None:
+    """Why `code` is not valid Python, in one line, or None when it parses."""
+    try:
+        with warnings.catch_warnings():
+            # invalid escape sequences warn at parse time; they are not our concern here
+            warnings.simplefilter("ignore")
+            ast.parse(code)
+    except SyntaxError as error:
+        return f"{error.msg} (line {error.lineno})"
+    except ValueError as error:  # NUL bytes
+        return str(error)
+    return None
+
+
+def flag_needles(flag: str) -> tuple[str, ...]:
+    """The strings whose presence in the repository grounds a flag: the flag itself or its
+    snake_case name; `--no-x` is also grounded by `x` (argparse's negated booleans)."""
+    needles = [flag, snake_name(flag)]
+    if flag.startswith("--no-") and len(flag) > len("--no-"):
+        positive = "--" + flag[len("--no-") :]
+        needles += [positive, snake_name(positive)]
+    return tuple(needles)
+
+
+class RepoGrounding:
+    """Grounds explanations in one repository at one commit, given a lookup that tells which
+    strings occur in any of its files (`Snapshot.contains`); each string is looked up once.
+
+    Flags are looked up as written first, all in one call; only those not found are looked
+    up again by their other names (snake_case, `--no-x`), in a second call: a lookup costs
+    in proportion to its needles, and most flags occur as written."""
+
+    def __init__(self, contains: Callable[[Iterable[str]], set[str]]) -> None:
+        self._contains = contains
+        self._known: dict[str, bool] = {}
+
+    def _occurring(self, needles: Iterable[str]) -> set[str]:
+        needles = set(needles)
+        missing = sorted(n for n in needles if n not in self._known)
+        if missing:
+            found = set(self._contains(missing))
+            for needle in missing:
+                self._known[needle] = needle in found
+        return {n for n in needles if self._known[n]}
+
+    def _grounded(self, flags: set[str]) -> set[str]:
+        """Which of these flags occur in the repository under one of their names."""
+        found = self._occurring(flags)
+        others = {n for flag in flags - found for n in flag_needles(flag)[1:]}
+        found_others = self._occurring(others)
+        return found | {f for f in flags - found if found_others & set(flag_needles(f))}
+
+    def prefetch(self, items: Iterable[Explanation | str]) -> None:
+        """Look up in one call every flag these explanations (or texts) mention, so that the
+        `check`s that follow find their answers cached."""
+        texts = [
+            text
+            for item in items
+            for text in ([item] if isinstance(item, str) else [t for _, t in text_fields(item)])
+        ]
+        self._grounded({flag for text in texts for flag in find_flags(text)})
+
+    def check(self, explanation: Explanation) -> list[str]:
+        violations: list[str] = []
+        for name in CODE_FIELDS:
+            code = getattr(explanation, name)
+            if code is not None and (error := syntax_error(code)) is not None:
+                violations.append(f"{name}: does not parse as Python: {error}")
+
+        mentions = [
+            (field, flag) for field, text in text_fields(explanation) for flag in find_flags(text)
+        ]
+        grounded = self._grounded({flag for _, flag in mentions})
+        for field, flag in mentions:
+            if flag not in grounded:
+                violations.append(f"{field}: flag {flag} does not occur in the repository")
+        return violations

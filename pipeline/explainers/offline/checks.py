@@ -1,0 +1,340 @@
+"""What a site's code says, ready to explain: the facts of its function (never its comments)
+and its guards as checks, each with the command-line flag that sets it when one is known."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import json
+import re
+import shlex
+import textwrap
+from dataclasses import dataclass
+
+from extractors.patterns import HOLE_PATTERN
+from pipeline.dataset.models import Site
+from pipeline.explainers.flags import find_flags, flag_for, string_literals
+from pipeline.explainers.offline.conditions import (
+    RECEIVERS,
+    Condition,
+    chain,
+    is_bool_name,
+    is_isinstance,
+)
+
+OTHER_VALUE = "<other value>"  # a value the code does not name
+_SHELL_SAFE = re.compile(r"[A-Za-z0-9_.:/+=-]+")
+_MAX_FRAGMENT = 60  # characters of message a try/except matches on
+_AFTER_HOLE = " \t\n:;,.)]}>`'\""  # what may close the text around a run-time value
+_BEFORE_HOLE = " \t\n([{<`'\""  # what may open it
+
+
+@dataclass(frozen=True)
+class FunctionFacts:
+    """What the validator's own code tells (never its comments)."""
+
+    owner: str | None  # class name
+    name: str
+    decorators: tuple[tuple[str, tuple[str, ...]], ...]  # (name, string arguments)
+    variables: frozenset[str]  # parameters and locals
+    params: frozenset[str]  # parameters only
+    flags: tuple[str, ...]  # `--flags` in its string literals
+    aliases: tuple[tuple[str, str], ...] = ()  # a field validator's value parameter -> field
+
+
+@dataclass(frozen=True)
+class Check:
+    """One condition with the command-line flag that sets its subject, when known."""
+
+    condition: Condition
+    flag: str | None
+    wanted: str | None  # a flag value under which the condition no longer holds
+    offending: str | None  # a flag value under which it holds
+    # its subject is a field of the config being validated (`self.x`, a field validator's
+    # value), not a local value or another object handed in
+    settable: bool = False
+    on_off: bool = False  # its flag is a switch (a boolean name, or `--no-x` exists)
+
+
+def read_function(site: Site) -> FunctionFacts:
+    return _read_source(site.qualname, site.functionSource)
+
+
+@functools.lru_cache(maxsize=64)  # the sites of one function share it; parse it once
+def _read_source(qualname: str, source: str) -> FunctionFacts:
+    parts = qualname.split(".")
+    owner = parts[-2] if len(parts) >= 2 and parts[-2] != "<locals>" else None
+    decorators: list[tuple[str, tuple[str, ...]]] = []
+    variables: set[str] = set()
+    params: set[str] = set()
+    aliases: dict[str, str] = {}
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except (SyntaxError, ValueError):
+        tree = None
+    # string constants from the tree, or from tokens when it does not parse: never comments
+    if tree is not None:
+        strings = [
+            n.value
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        ]
+    else:
+        strings = string_literals(source)
+    flags = tuple(ordered_unique(f for text in strings for f in find_flags(text)))
+    defs = [
+        n
+        for n in (tree.body if tree else [])
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
+    if defs:
+        func = defs[0]
+        for decorator in func.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            names = chain(target)
+            if names is None:
+                continue
+            args = decorator.args if isinstance(decorator, ast.Call) else []
+            strings = tuple(
+                a.value for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            )
+            decorators.append((names[-1], strings))
+        every = [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]
+        every += [a for a in (func.args.vararg, func.args.kwarg) if a is not None]
+        params = {a.arg for a in every}
+        aliases = _value_alias(decorators, [a.arg for a in func.args.args])
+        stored = {
+            n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        variables = params | stored
+    return FunctionFacts(
+        owner=owner,
+        name=parts[-1],
+        decorators=tuple(decorators),
+        variables=frozenset(variables - set(RECEIVERS)),
+        params=frozenset(params - set(RECEIVERS)),
+        flags=flags,
+        aliases=tuple(aliases.items()),
+    )
+
+
+def _value_alias(
+    decorators: list[tuple[str, tuple[str, ...]]], params: list[str]
+) -> dict[str, str]:
+    """A single-field validator's value parameter reads as the field (`v` -> `targets`)."""
+    params = params[1:] if params[:1] in (["cls"], ["self"]) else params
+    for name, fields in decorators:
+        if name in ("field_validator", "validator") and len(fields) == 1 and params:
+            if params[0] != fields[0]:
+                return {params[0]: fields[0]}
+    return {}
+
+
+def check_of(
+    condition: Condition, evidence: list[str], values: dict[str, list[str]], function: FunctionFacts
+) -> Check:
+    flag = _flag_of(condition, evidence, function.owner, dict(function.aliases))
+    suggested = values.get(flag, []) if flag else []
+    wanted, offending = flag_change_values(condition, suggested) if flag else (None, None)
+    subject = condition.subject
+    config_names = {*RECEIVERS, *dict(function.aliases)}
+    if subject is not None:
+        settable = (chain(subject) or [""])[0] in config_names
+    else:  # `len(self.items) == 0`, `v & (v - 1)`: settable when it reads only the config
+        names = _value_names(condition.node)
+        settable = bool(names) and names <= config_names
+    names = chain(subject) if subject is not None else None
+    on_off = bool(names) and is_bool_name(names[-1])  # type: ignore[index]
+    if flag is not None and f"--no-{flag[2:]}" in evidence:
+        on_off = True
+    return Check(condition, flag, wanted, offending, settable=settable, on_off=on_off)
+
+
+def _value_names(node: ast.AST | None) -> set[str]:
+    """The names whose values an expression reads (not the functions it calls)."""
+    if node is None:
+        return set()
+    called = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and id(n) not in called}
+
+
+def _flag_of(
+    condition: Condition, evidence: list[str], owner: str | None, aliases: dict[str, str]
+) -> str | None:
+    """The flag whose snake_case name is the condition's subject (`mamba_config.backend` ->
+    `--mamba-backend`; `self.backend` of a MambaConfig -> `--mamba-backend` too), if that
+    flag occurs in the message or the function's strings."""
+    subject = condition.subject
+    names = chain(subject) if subject is not None else None
+    if not names:
+        return None
+    names = [aliases.get(names[0], names[0]), *names[1:]]
+    on_self = names[0] in RECEIVERS
+    if on_self:
+        names = names[1:]
+    if not names:
+        return None
+    candidates = [names[-1]]
+    if on_self and len(names) == 1 and owner:
+        stem = re.sub(r"_?config$", "", _snake(owner))
+        candidates += [f"{stem}_{names[-1]}"] if stem else []
+    if len(names) >= 2:
+        stem = re.sub(r"_?config$", "", names[-2])
+        candidates += [f"{stem}_{names[-1]}"] if stem else []
+        candidates.append(f"{names[-2]}_{names[-1]}")
+    for name in candidates:
+        if flag_for(name) in evidence:
+            return flag_for(name)
+    return None
+
+
+def _snake(name: str) -> str:
+    """`KVTransferConfig` -> `kv_transfer_config`."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
+
+
+def constant(node: ast.expr) -> object:
+    if isinstance(node, ast.Constant) and not isinstance(node.value, bool | type(None)):
+        return node.value
+    return None
+
+
+def _constants(node: ast.expr) -> list[object] | None:
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        items = [constant(e) for e in node.elts]
+        if items and all(i is not None for i in items):
+            return items
+    return None
+
+
+def flag_change_values(condition: Condition, suggested: list[str]) -> tuple[str | None, str | None]:
+    """(a value that makes the condition false, a value that makes it true), as the flag
+    would be written; from the condition's constants and the values the message names."""
+    switch = condition.switch
+    if switch is not None:
+        return None, None
+    compare = condition.compare
+    if compare is None:
+        return None, None
+    _, op, right = compare
+    const = constant(right)
+    member = (chain(right) or [""])[-1].lower()
+
+    def matches(value: str) -> bool:
+        return value == str(const) or (bool(member) and value.lower() == member)
+
+    if op is ast.NotEq:
+        wanted = str(const) if const is not None else next(filter(matches, suggested), None)
+        return wanted, None
+    if op is ast.Eq:
+        wanted = next((s for s in suggested if not matches(s)), None)
+        return wanted, (str(const) if const is not None else None)
+    if isinstance(const, int):
+        bounds = {
+            ast.Gt: (const, const + 1),
+            ast.GtE: (const - 1, const),
+            ast.Lt: (const, const - 1),
+            ast.LtE: (const + 1, const),
+        }
+        if op in bounds:
+            wanted_int, offending_int = bounds[op]
+            return str(wanted_int), str(offending_int)
+    items = _constants(right)
+    if items is not None:
+        texts = [str(i) for i in items]
+        if op is ast.NotIn:
+            return next((s for s in suggested if s in texts), texts[0]), None
+        if op is ast.In:
+            return next((s for s in suggested if s not in texts), None), texts[0]
+    return None, None
+
+
+def ordered_unique(items) -> list:
+    return list(dict.fromkeys(items))
+
+
+def fragments(pattern: str) -> list[str]:
+    """The literal pieces of a message, from its pattern (holes are `(.*?)`)."""
+    return [re.sub(r"\\(.)", r"\1", piece, flags=re.DOTALL) for piece in pattern.split(HOLE_PATTERN)]
+
+
+def holes(site: Site) -> list[str]:
+    """The `{expr}` parts of the message, in order."""
+    pieces = fragments(site.messagePattern)
+    regex = HOLE_PATTERN.join(re.escape(p) for p in pieces)
+    match = re.fullmatch(regex, site.errorMessage, flags=re.DOTALL)
+    return [h for h in match.groups() if h] if match else []
+
+
+def longest_fragment(pattern: str) -> str | None:
+    """The longest literal piece of the message (cut at a word if long), to match on."""
+    parts = fragments(pattern)
+    pieces = []
+    # punctuation beside a run-time value goes (`'{x}'` would leave a stray quote); the
+    # message's own first and last characters stay (`'role' must be` keeps its quotes)
+    for i, part in enumerate(parts):
+        if i > 0:
+            part = part.lstrip(_AFTER_HOLE)
+        if i < len(parts) - 1:
+            part = part.rstrip(_BEFORE_HOLE)
+        pieces.append(part.strip())
+    pieces = sorted(pieces, key=len, reverse=True)
+    piece = pieces[0] if pieces else ""
+    if not piece:
+        return None
+    if len(piece) > _MAX_FRAGMENT:
+        cut = piece[:_MAX_FRAGMENT]
+        piece = cut.rsplit(" ", 1)[0] if " " in cut else cut
+    return piece.splitlines()[0] if "\n" in piece else piece
+
+
+def py_literal(text: str) -> str:
+    """A double-quoted Python string literal (JSON's escapes are Python's)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def shell_word(value: str) -> str:
+    if _SHELL_SAFE.fullmatch(value) or value == OTHER_VALUE:
+        return value
+    return shlex.quote(value)
+
+
+def subject_text(check: Check) -> str:
+    subject = check.condition.subject
+    return check.condition.show(subject) if subject is not None else check.condition.text
+
+
+def flag_rename(checks: list[Check]) -> dict[str, str]:
+    rename: dict[str, str] = {}
+    for check in checks:
+        if check.flag is not None:
+            rename[subject_text(check)] = check.flag
+            compare = check.condition.compare
+            if compare is not None and check.wanted is not None and compare[1] is ast.NotEq:
+                rename[check.condition.show(compare[2])] = shell_word(check.wanted)
+            elif compare is not None and isinstance(constant(compare[2]), str | int):
+                rename[check.condition.show(compare[2])] = shell_word(str(constant(compare[2])))
+    return rename
+
+
+def is_type_test(check: Check) -> bool:
+    """`isinstance(x, T)` as it is, not negated."""
+    return is_isinstance(check.condition.node)
+
+
+def is_precondition(check: Check, checks: list[Check]) -> bool:
+    """`x is not None` in front of a test of `x.attr`, or `isinstance(x, T)` in front of any
+    later test: only there to make that test safe (changing x's type is no fix)."""
+    if is_type_test(check) and check is not checks[-1]:
+        return True
+    compare = check.condition.compare
+    if compare is None or compare[1] is not ast.IsNot:
+        return False
+    if check.condition.show(compare[2]) != "None":
+        return False
+    prefix = subject_text(check) + "."
+    return any(prefix in other.condition.text for other in checks if other is not check)
+
+
+def article(noun: str) -> str:
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"

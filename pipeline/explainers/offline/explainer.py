@@ -1,0 +1,341 @@
+"""The offline explainer: deterministic explanations built only from a site's static facts.
+
+It reads the qualname, validator kind, guards, message and the structure (never the
+comments) of the function, and says nothing the code does not show."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Sequence
+
+from pipeline.dataset.models import Explanation, Site
+from pipeline.explainers.base import ExplainRequest, ExplainResult
+from pipeline.explainers.flags import find_flags, flag_values
+from pipeline.explainers.offline.checks import (
+    Check,
+    FunctionFacts,
+    article,
+    check_of,
+    flag_rename,
+    holes,
+    is_precondition,
+    is_type_test,
+    longest_fragment,
+    ordered_unique,
+    read_function,
+    shell_word,
+    subject_text,
+)
+from pipeline.explainers.offline.conditions import (
+    is_constant_like,
+    join_words,
+    parse_guards,
+    simplify,
+)
+from pipeline.explainers.offline.snippets import example_fix, try_catch, type_guard, validation_code
+
+# Bump whenever the text this module produces changes: it is part of the cache key.
+PROMPT_VERSION = "offline-2"
+
+# what a value must be to pass a check that fails on `x > n`, `x >= n`, ...
+_ORDER_FIX: dict[type[ast.cmpop], str] = {
+    ast.Gt: "at most",
+    ast.GtE: "less than",
+    ast.Lt: "at least",
+    ast.LtE: "greater than",
+}
+_MAX_SOLUTIONS = 5
+_PATH_NOISE = {"src", "python", "lib", "__init__", "__main__"}  # path parts that make no tag
+
+
+class OfflineExplainer:
+    """Explains sites without a model: same input, same output, no network."""
+
+    provider = "offline"
+    model = "offline"
+    prompt_version = PROMPT_VERSION
+
+    async def explain(self, request: ExplainRequest) -> ExplainResult:
+        explanation = explain_site(request.site, request.siblings)
+        return ExplainResult(
+            explanation=explanation,
+            grounding_warnings=request.grounding.check(explanation),
+        )
+
+    def estimate_tokens(self, request: ExplainRequest) -> tuple[int, int]:
+        return (0, 0)
+
+
+def explain_site(site: Site, siblings: Sequence[Site] = ()) -> Explanation:
+    """The offline explanation of one site; `siblings` are the other sites of its function."""
+    function = read_function(site)
+    message_flags = find_flags(site.errorMessage)
+    evidence = [*message_flags, *(f for f in function.flags if f not in message_flags)]
+    values = flag_values(site.errorMessage)
+    conditions = simplify(parse_guards(site.guards, dict(function.aliases)))
+    checks = [check_of(c, evidence, values, function) for c in conditions]
+    others = [
+        s
+        for s in siblings
+        if (s.lineNumber, s.errorMessage) != (site.lineNumber, site.errorMessage)
+    ]
+    fragment = longest_fragment(site.messagePattern)
+    flags = ordered_unique([*message_flags, *(c.flag for c in checks if c.flag is not None)])
+    return Explanation(
+        documentation=_documentation(site, function, checks, others),
+        triggerScenarios=_trigger(site, function, checks),
+        commonSituations=_situations(site, checks),
+        solutions=_solutions(site, checks, values),
+        exampleFix=example_fix(checks, values),
+        handlingStrategy="validation",
+        validationCode=validation_code(site, function, checks, fragment),
+        typeGuard=type_guard(site, function, checks, fragment),
+        tryCatchPattern=try_catch(site, function, fragment),
+        preventionTips=_prevention(site, checks, flags, others),
+        tags=_tags(site, function, flags),
+    )
+
+
+def _kind(site: Site, function: FunctionFacts) -> str:
+    owner = function.owner
+    if site.validatorKind == "pydantic":
+        for name, fields in function.decorators:
+            of = f" of {join_words(list(fields))}" if fields else ""
+            if name == "field_validator":
+                return f"the pydantic field validator{of}"
+            if name == "model_validator":
+                return "a pydantic model validator"
+            if name == "root_validator":
+                return "a pydantic root validator"
+            if name == "validator":
+                return f"a pydantic validator{of}"
+        return "a pydantic validator"
+    if site.validatorKind == "post_init":
+        if owner:
+            return f"the __post_init__ hook that runs when {article(owner)} is created"
+        return "a __post_init__ hook"
+    if site.validatorKind == "name":
+        return "a check method" if owner else "a check function"
+    if owner:
+        return f"a helper that a validator of {owner} calls"
+    return "a helper function that a validator in the same module calls"
+
+
+def _message_sentence(site: Site) -> str:
+    parts = ordered_unique(holes(site))
+    listed = join_words(parts)
+    if not site.errorMessage:
+        return "The error carries no message."
+    if site.messageStatus == "template":
+        verb = "is" if len(parts) == 1 else "are"
+        return f"In the message, {listed} {verb} filled in at run time."
+    if site.messageStatus == "partial":
+        return (
+            f"In the message, {listed} {'is' if len(parts) == 1 else 'are'} filled in at run "
+            "time; the code does not show all of that text, so the real message can differ "
+            "there."
+        )
+    if site.messageStatus == "unresolved":
+        return (
+            f"The message comes from an expression evaluated at run time ({site.errorMessage}), "
+            "so its exact text is not known from the code."
+        )
+    return ""
+
+
+def _all_of(phrases: list[str]) -> str:
+    """`a and b`, or `all of these hold: a; b; c` when a list of simple phrases would blur."""
+    if len(phrases) == 1:  # one phrase, even `either a or b`, is no list
+        return phrases[0]
+    if len(phrases) <= 2 and not any(" or " in p or " and " in p for p in phrases):
+        return " and ".join(phrases)
+    return "all of these hold: " + "; ".join(phrases)
+
+
+def _documentation(
+    site: Site, function: FunctionFacts, checks: list[Check], others: list[Site]
+) -> str:
+    if checks:
+        when = "when " + _all_of([c.condition.phrase() for c in checks])
+    else:
+        when = "whenever execution reaches the raise (no if/else test leads to it)"
+    sentences = [f"Raised by {site.qualname}, {_kind(site, function)}, {when}."]
+    sentences.append(_message_sentence(site))
+    if others:
+        plural = "s" if len(others) > 1 else ""
+        sentences.append(
+            f"The same function has {len(others)} other raise{plural} of this kind, so "
+            "fixing this one can reveal another."
+        )
+    return " ".join(s for s in sentences if s)
+
+
+def _trigger(site: Site, function: FunctionFacts, checks: list[Check]) -> str:
+    if not checks:
+        return (
+            f"Any input that makes {site.qualname} reach this raise; the code puts no "
+            "if/else test in front of it, so the surrounding code decides."
+        )
+    conditions = _all_of([c.condition.phrase() for c in checks])
+    if function.owner and site.validatorKind in ("pydantic", "post_init"):
+        text = f"Building or validating {article(function.owner)} in which {conditions}."
+    else:
+        text = f"Running {site.qualname} while {conditions}."
+    # "--x is an instance of dict" says nothing a command line can change, and "--x is set"
+    # says nothing when another test of --x follows ("--x is less than 1")
+    flagged = [
+        c for c in checks
+        if c.flag is not None and not is_type_test(c)
+        and not (_is_not_none(c) and any(o.flag == c.flag for o in checks if o is not c))
+    ]
+    if flagged:
+        rename = flag_rename(checks)
+        in_flags = join_words([c.condition.phrase(rename=rename) for c in flagged])
+        text += f" In command-line terms: {in_flags}."
+    return text
+
+
+def _is_not_none(check: Check) -> bool:
+    compare = check.condition.compare
+    return (
+        compare is not None
+        and compare[1] is ast.IsNot
+        and check.condition.show(compare[2]) == "None"
+    )
+
+
+def _situations(site: Site, checks: list[Check]) -> str:
+    rename = flag_rename(checks)
+    phrases = [c.condition.phrase(rename=rename) for c in checks]
+    if not phrases:
+        return (
+            f"Only the code around the raise in {site.qualname} (a loop, a try/except, an "
+            "earlier call) decides when it fires; read the linked source."
+        )
+    if not any(c.settable or c.flag is not None for c in checks):
+        # arguments and computed values: no setting of a configuration to speak of
+        return f"Values reaching {site.qualname} for which {_all_of(phrases)}."
+    subjects = {subject_text(c) if c.condition.subject is not None else None for c in checks}
+    if len(phrases) == 1 or (len(subjects) == 1 and None not in subjects):
+        return (
+            f"A configuration in which {_all_of(phrases)}, for example one copied from another "
+            "setup."
+        )
+    return (
+        f"Combining settings that do not go together ({'; '.join(phrases)}), for example when "
+        "reusing a command line or config file written for another setup."
+    )
+
+
+def _solution(check: Check) -> str | None:
+    cond, flag, wanted = check.condition, check.flag, check.wanted
+    if cond.node is None:
+        return None
+    subject = subject_text(check)
+    switch, compare = cond.switch, cond.compare
+    if not check.settable and flag is None:
+        return f"Make sure {cond.phrase(negate=True)}."
+    if switch is not None:
+        boolish = check.on_off
+        holds = cond.phrase()
+        if flag is not None:
+            if switch[1]:
+                return f"Leave out {flag} (the check fails only while {holds})."
+            given = flag if boolish else f"{flag} with a value"
+            return f"Pass {given} (the check fails while {holds})."
+        if switch[1]:
+            return f"Set {subject} to false." if boolish else f"Leave {subject} unset."
+        return f"Set {subject} to true." if boolish else f"Set {subject}."
+    if compare is not None and cond.subject is not None:
+        _, op, right = compare
+        value = cond.show(right)
+        if op is ast.IsNot and value == "None":
+            if flag is not None:
+                return f"Leave {flag} unset (the check fails only while {subject} is not None)."
+            return f"Leave {subject} as None."
+        if op is ast.Is and value == "None":
+            if flag is not None:
+                return f"Pass {flag} (the check fails while {subject} is None)."
+            return f"Set {subject}."
+        if flag is not None:
+            if wanted is not None and op is not ast.In:
+                because = f", so that {cond.phrase(negate=True)}" if op is ast.NotEq else ""
+                return f"Set {flag} {shell_word(wanted)}{because}."
+            if op is ast.Eq:
+                return f"Give {flag} a value other than {value}."
+        if op is ast.Eq:
+            return f"Make {subject} something other than {value}."
+        if op is ast.NotEq and is_constant_like(right):
+            return f"Make {subject} {value}."
+        if op in _ORDER_FIX:
+            return f"Make {subject} {_ORDER_FIX[op]} {value}."
+        return f"Make sure {cond.phrase(negate=True)}."
+    return f"Make sure {cond.phrase(negate=True)}."
+
+
+def _solutions(site: Site, checks: list[Check], values: dict[str, list[str]]) -> list[str]:
+    solutions: list[str] = []
+    for check in reversed(checks):  # innermost first: the test that singles out this error
+        if is_precondition(check, checks):
+            continue
+        if (solution := _solution(check)) is not None:
+            solutions.append(solution)
+    mapped = {c.flag for c in checks}
+    for flag, wanted in values.items():
+        if flag not in mapped:  # a value the message asks for, for a flag no guard tests
+            solutions += [f"Set {flag} {shell_word(v)}, as the message suggests." for v in wanted]
+    if not solutions:
+        flags = find_flags(site.errorMessage)
+        if flags:
+            solutions.append(f"Review the values of {join_words(flags)}, which the message names.")
+        solutions.append(
+            f"Read the code around the raise in {site.qualname} to see which input leads to it."
+        )
+    return ordered_unique(solutions)[:_MAX_SOLUTIONS]
+
+
+def _prevention(site: Site, checks: list[Check], flags: list[str], others: list[Site]) -> list[str]:
+    tips: list[str] = []
+    wanted = [c for c in checks if not is_precondition(c, checks)]
+    # only a setting can be checked before the configuration is built, not a value the
+    # validator computes
+    if wanted and (wanted[-1].settable or wanted[-1].flag is not None):
+        last, outer = wanted[-1], wanted[:-1]
+        tip = f"Before building the configuration, check that {last.condition.phrase(negate=True)}"
+        if outer:
+            tip += " whenever " + _all_of([c.condition.phrase() for c in outer])
+        tips.append(tip + ".")
+    # `--x` and `--no-x` are one setting
+    flags = [f for f in flags if not (f.startswith("--no-") and "--" + f[5:] in flags)]
+    if len(flags) >= 2:
+        tips.append(
+            f"Keep {join_words(flags)} in one launch script or config file so they change together."
+        )
+    if others:
+        tips.append(
+            f"{site.qualname} has {len(others)} other check{'s' if len(others) > 1 else ''}; "
+            "validate the whole configuration once before a long run rather than fixing one "
+            "error at a time."
+        )
+    return tips
+
+
+def _tags(site: Site, function: FunctionFacts, flags: list[str]) -> list[str]:
+    words: list[str] = []
+    for part in site.filePath.split("/"):
+        stem = part.rsplit(".", 1)[0] if part.endswith(".py") else part
+        if stem and stem not in _PATH_NOISE:
+            words.append(stem)
+    path_words = [w.lower() for w in words]
+    if function.owner:
+        class_words = re.findall(r"[A-Z]+(?=[A-Z][a-z]|\d|\b)|[A-Z]?[a-z]+|\d+", function.owner)
+        # `multi` and `modal` say nothing that the path's `multimodal` does not
+        words += [w for w in class_words if not any(w.lower() in p for p in path_words)]
+    words += [f.lstrip("-") for f in flags]
+    tags = []
+    for word in words:
+        tag = re.sub(r"[^a-z0-9]+", "-", word.lower()).strip("-")
+        if tag:
+            tags.append(tag)
+    return ordered_unique(tags)

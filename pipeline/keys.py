@@ -1,0 +1,132 @@
+"""Every key vmine hashes, in one place: the per-file analysis token, a record's `id` and
+`slug`, and the cache key of an explanation. None of them holds a line number or a commit,
+so moving code keeps ids, slugs and cached answers."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from extractors.facts import Rules, memo_token
+from extractors.patterns import literal_text
+
+if TYPE_CHECKING:
+    from pipeline.dataset.models import Site
+
+SLUG_MAX = 50
+_NON_SLUG = re.compile(r"[^a-z0-9-]+")
+_HYPHENS = re.compile(r"-{2,}")
+
+
+def dumps_key(*parts: object) -> str:
+    """A stable text for hashing a key from its parts."""
+    return json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def analysis_token(rules: Rules) -> str:
+    """The per-blob cache key's second half: changes whenever the extractor or a rule does
+    (the same token the extractor's own memo keys carry)."""
+    return memo_token(rules)
+
+
+def explanation_key(model: str, prompt_version: str, site: Site) -> str:
+    """The cache key of a site's explanation: its content, never its line numbers or commit,
+    so a regeneration pays only for sites whose content changed."""
+    return _sha256(dumps_key(
+        model,
+        prompt_version,
+        site.errorClass,
+        site.errorMessage,
+        site.messagePattern,
+        site.guards,
+        site.qualname,
+        site.functionSource,
+    ))
+
+
+class Identified(Protocol):
+    repo: str
+    filePath: str
+    qualname: str
+    errorClass: str
+    errorMessage: str
+    occurrence: int
+
+
+def record_id(site: Identified) -> str:
+    """16 hex digits over where the raise is and what it says; moving code keeps the id."""
+    key = dumps_key(
+        site.repo,
+        site.filePath,
+        site.qualname,
+        site.errorClass,
+        site.errorMessage,
+        site.occurrence,
+    )
+    return _sha256(key)[:16]
+
+
+def identities(sites: Sequence[Identified]) -> list[tuple[str, str]]:
+    """(id, slug) of each site, in order; slugs are unique among these sites."""
+    ids = [record_id(site) for site in sites]
+    slug_of = slugs(dict(zip(ids, (site.errorMessage for site in sites), strict=True)))
+    return [(rid, slug_of[rid]) for rid in ids]
+
+
+def _slug_word(word: str) -> str:
+    ascii_word = unicodedata.normalize("NFKD", word).encode("ascii", "ignore").decode("ascii")
+    # `max_model_len` reads better as `max-model-len`; `P/D` and `(x,` lose their marks.
+    cleaned = _NON_SLUG.sub("", ascii_word.lower().replace("_", "-"))
+    return _HYPHENS.sub("-", cleaned).strip("-")
+
+
+def _cut(slug: str, limit: int) -> str:
+    """At most `limit` characters, cut at a `-` so no word is split (unless one word is
+    longer than the limit on its own)."""
+    if len(slug) <= limit:
+        return slug
+    head = slug[: limit + 1]
+    boundary = head.rfind("-")
+    return (head[:boundary] if boundary > 0 else slug[:limit]).strip("-")
+
+
+def base_slug(message: str, rid: str) -> str:
+    """The slug of one message before de-duplication; `error-<id8>` when it has no words."""
+    words = [w for w in (_slug_word(part) for part in literal_text(message).split()) if w]
+    return _cut("-".join(words), SLUG_MAX) or f"error-{rid[:8]}"
+
+
+def slugs(messages: Mapping[str, str]) -> dict[str, str]:
+    """Slugs for a dataset's records (`id -> errorMessage`), unique within it. Equal slugs
+    get `-2`, `-3`, ... in the order of their ids, so line numbers never change them."""
+    bases = {rid: base_slug(message, rid) for rid, message in messages.items()}
+    result: dict[str, str] = {}
+    taken: set[str] = set()
+    duplicates: list[str] = []
+    # The first id (in id order) of each base keeps the bare base; suffixes come after, so
+    # a suffixed slug can never steal a bare one ("retry 2" keeps `retry-2`).
+    for rid in sorted(bases):
+        if bases[rid] in taken:
+            duplicates.append(rid)
+        else:
+            taken.add(bases[rid])
+            result[rid] = bases[rid]
+    for rid in duplicates:
+        number = 2
+        while True:
+            suffix = f"-{number}"
+            candidate = _cut(bases[rid], SLUG_MAX - len(suffix)) + suffix
+            if candidate not in taken:
+                break
+            number += 1
+        taken.add(candidate)
+        result[rid] = candidate
+    return {rid: result[rid] for rid in messages}

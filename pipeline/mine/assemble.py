@@ -1,0 +1,144 @@
+"""Explained sites -> what a dataset holds: records, index entries and the manifest."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from extractors.facts import EXTRACTOR_VERSION
+from pipeline import __version__
+from pipeline.dataset.manifest import (
+    Counts,
+    GroundingWarning,
+    LLMUsage,
+    Manifest,
+    SiteProblem,
+    SkippedFileEntry,
+    StatusCounts,
+    Tool,
+)
+from pipeline.dataset.models import ErrorRecord, IndexEntry, Site
+from pipeline.explainers.base import Explainer
+from pipeline.keys import identities, record_id
+from pipeline.mine.enrich import EnrichOutcome
+from pipeline.mine.extract import Extraction
+from pipeline.source import Snapshot
+
+# The site facts a record carries, by their shared field names.
+_RECORD_FACTS = set(ErrorRecord.model_fields) & set(Site.model_fields)
+
+
+def assemble(
+    sites: list[Site], outcome: EnrichOutcome
+) -> tuple[list[ErrorRecord], list[IndexEntry]]:
+    """Records and index entries of the explained sites; slugs are computed over every site
+    (explained or not), so a resumed run gives each record the slug it would have had."""
+    records: list[ErrorRecord] = []
+    entries: list[IndexEntry] = []
+    for (rid, slug), site in zip(identities(sites), sites, strict=True):
+        cached = outcome.explanations.get(rid)
+        if cached is None:
+            continue
+        records.append(
+            ErrorRecord(
+                id=rid,
+                slug=slug,
+                analyzedAt=cached.analyzed_at,
+                **site.model_dump(include=_RECORD_FACTS),
+                **cached.explanation.model_dump(),
+            )
+        )
+        entries.append(IndexEntry.of(site, rid, slug))
+    return records, entries
+
+
+def _problem(site: Site, reason: str) -> SiteProblem:
+    return SiteProblem(
+        filePath=site.filePath, lineNumber=site.lineNumber, qualname=site.qualname, reason=reason
+    )
+
+
+def distinct(sites: list[Site]) -> tuple[list[Site], list[SiteProblem]]:
+    """Drop a site whose id another site already has (an extractor bug): it fails instead."""
+    seen: set[str] = set()
+    kept: list[Site] = []
+    clashes: list[SiteProblem] = []
+    for site in sites:
+        rid = record_id(site)
+        if rid in seen:
+            clashes.append(_problem(site, f"same id {rid} as another site"))
+            continue
+        seen.add(rid)
+        kept.append(site)
+    return kept, clashes
+
+
+def build_manifest(
+    *,
+    snapshot: Snapshot,
+    extraction: Extraction,
+    sites: list[Site],
+    records: list[ErrorRecord],
+    entries: list[IndexEntry],
+    outcome: EnrichOutcome,
+    explainer: Explainer,
+    dataset_version: str,
+    clashes: Sequence[SiteProblem] = (),
+) -> Manifest:
+    by_id = {record_id(site): site for site in sites}
+    by_status = Counter(entry.messageStatus for entry in entries)
+    failed = [_problem(by_id[rid], reason) for rid, reason in outcome.failures.items()]
+    failed += list(clashes)
+    pending_reason = (
+        "interrupted" if outcome.interrupted_by
+        else "explainer given up on" if outcome.gave_up
+        else "budget ran out"
+    )
+    stats = extraction.stats
+    return Manifest(
+        repo=snapshot.repo,
+        analyzedSha=snapshot.sha,
+        datasetVersion=dataset_version,
+        source=snapshot.origin,
+        counts=Counts(
+            records=len(records),
+            files=stats.files_total,
+            filesParsed=stats.files_parsed,
+            filesReused=stats.files_reused,
+            skippedFiles=len(extraction.skipped),
+            failedSites=len(failed),
+            pending=len(outcome.pending),
+            sitesNew=len(outcome.explanations) - outcome.cache_hits,
+            sitesReused=outcome.cache_hits,
+            byStatus=StatusCounts(**by_status),
+        ),
+        skippedFiles=[
+            SkippedFileEntry(filePath=item.filePath, reason=item.reason)
+            for item in extraction.skipped
+        ],
+        failedSites=sorted(failed, key=lambda p: (p.filePath, p.lineNumber)),
+        pendingSites=sorted(
+            (_problem(by_id[rid], pending_reason) for rid in outcome.pending),
+            key=lambda p: (p.filePath, p.lineNumber),
+        ),
+        groundingWarnings=[
+            GroundingWarning(
+                id=entry.id,
+                filePath=entry.filePath,
+                lineNumber=entry.lineNumber,
+                violations=outcome.grounding_warnings[entry.id],
+            )
+            for entry in sorted(entries, key=lambda e: (e.filePath, e.lineNumber))
+            if outcome.grounding_warnings.get(entry.id)
+        ],
+        llm=LLMUsage(
+            provider=explainer.provider,
+            model=explainer.model,
+            promptVersion=explainer.prompt_version,
+            requests=outcome.usage.requests,
+            cacheHits=outcome.cache_hits,
+            promptTokens=outcome.usage.prompt_tokens,
+            completionTokens=outcome.usage.completion_tokens,
+        ),
+        tool=Tool(version=__version__, extractorVersion=EXTRACTOR_VERSION),
+    )

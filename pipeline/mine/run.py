@@ -1,0 +1,222 @@
+"""The `run` command's job end to end: source -> extract -> enrich -> assemble -> write."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from extractors.facts import Rules
+from pipeline.console import Console, line_of, skipped_markdown
+from pipeline.dataset.manifest import (
+    Manifest,
+)
+from pipeline.dataset.models import Timestamp, now_timestamp
+from pipeline.dataset.writer import write_dataset
+from pipeline.explainers.base import Explainer
+from pipeline.explainers.grounding import RepoGrounding
+from pipeline.mine.assemble import assemble, build_manifest, distinct
+from pipeline.mine.enrich import EnrichOutcome, enrich, plan
+from pipeline.mine.extract import extract_snapshot
+from pipeline.source import open_source, resolve_cache_dir
+from pipeline.store import Store, default_store_path
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_BUDGET = 0, 1, 2, 3
+DEFAULT_MODEL = "gpt-4o-mini"
+REQUEST_TIMEOUT = 120.0
+
+
+class RunError(Exception):
+    """A run that cannot start (bad option combination); one line for the user."""
+
+
+class RunOptions(BaseModel):
+    """Everything one run needs, as the `run` command's options name it (see cli.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str
+    rev: str | None = None
+    repo_name: str | None = None
+    github: str | None = None
+    tag: str | None = None
+    path_prefix: str | None = None
+    out_dir: Path = Path("output")
+    llm: Literal["auto", "openai", "offline"] = "auto"
+    model: str | None = None
+    base_url: str | None = None
+    concurrency: int = Field(default=8, ge=1)
+    max_requests: int | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, ge=0)
+    dry_run: bool = False
+    cache: Path | None = None
+    cache_dir: Path | None = None
+    dataset_version: Timestamp | None = None
+    rules: Rules = Rules()
+    include: list[str] = []
+    exclude: list[str] = []
+
+
+@dataclass
+class RunOutcome:
+    """How a run ended: its exit code, and the dataset written (None for a dry run)."""
+
+    exit_code: int
+    dataset_dir: Path | None
+    manifest: Manifest | None
+
+
+def choose_explainer(options: RunOptions) -> Explainer:
+    """`auto` means `openai` when an API key or a base URL is configured, else `offline`."""
+    api_key = os.environ.get("OPENAI_API_KEY") or None
+    base_url = options.base_url or os.environ.get("OPENAI_BASE_URL") or None
+    provider = options.llm
+    if provider == "auto":
+        provider = "openai" if api_key or base_url else "offline"
+    if provider == "offline":
+        from pipeline.explainers.offline import OfflineExplainer
+
+        return OfflineExplainer()
+    if not api_key and not base_url and not options.dry_run:  # a dry run sends nothing
+        raise RunError("--llm openai needs OPENAI_API_KEY or --base-url/OPENAI_BASE_URL")
+    from pipeline.explainers import llm
+
+    return llm.LLMExplainer(
+        model=options.model or DEFAULT_MODEL,
+        base_url=base_url,
+        api_key=api_key,
+        concurrency=options.concurrency,
+        timeout=REQUEST_TIMEOUT,
+    )
+
+
+def run_dataset(
+    options: RunOptions, console: Console, *, explainer: Explainer | None = None
+) -> RunOutcome:
+    """Mine one repository at one commit into `options.out_dir`. Raises SourceError or
+    RunError for input the user must fix; everything else becomes the exit code.
+    `explainer` replaces the one `options.llm` would choose (tests, embedding)."""
+    cache_dir = resolve_cache_dir(options.cache_dir)
+    explainer = explainer or choose_explainer(options)
+    if not options.dry_run:  # fail before the work, not after it
+        Path(options.out_dir).mkdir(parents=True, exist_ok=True)
+    snapshot = open_source(
+        options.source,
+        options.rev,
+        repo_name=options.repo_name,
+        cache_dir=cache_dir,
+        console=console,
+        github=options.github,
+        tag=options.tag,
+        path_prefix=options.path_prefix,
+    )
+    snapshot.require_repo()
+    with Store(options.cache or default_store_path(cache_dir)) as store:
+        extraction = extract_snapshot(
+            snapshot,
+            options.rules,
+            store=store,
+            include=options.include,
+            exclude=options.exclude,
+            console=console,
+        )
+        grounding = RepoGrounding(snapshot.contains)
+        if options.dry_run:
+            estimate = plan(extraction.sites, explainer, store, grounding)
+            console.line(
+                f"dry run: {estimate.sites} sites, {estimate.cached} cached, "
+                f"{estimate.to_request} to request with {explainer.provider}/{explainer.model} "
+                f"(about {estimate.input_tokens} input + {estimate.output_tokens} output tokens)"
+            )
+            return RunOutcome(EXIT_OK, None, None)
+        sites, clashes = distinct(extraction.sites)
+        enriched = enrich(
+            sites,
+            explainer,
+            store,
+            grounding,
+            concurrency=options.concurrency,
+            max_requests=options.max_requests,
+            max_tokens=options.max_tokens,
+            console=console,
+        )
+
+    records, entries = assemble(sites, enriched)
+    manifest = build_manifest(
+        snapshot=snapshot,
+        extraction=extraction,
+        sites=sites,
+        records=records,
+        entries=entries,
+        outcome=enriched,
+        explainer=explainer,
+        dataset_version=options.dataset_version or now_timestamp(),
+        clashes=clashes,
+    )
+    root = write_dataset(options.out_dir, snapshot.repo, snapshot.sha, records, entries, manifest)
+    code = exit_code(manifest, enriched)
+    report(console, manifest, root, enriched)
+    return RunOutcome(code, root, manifest)
+
+
+def exit_code(manifest: Manifest, outcome: EnrichOutcome) -> int:
+    """A signal's code (130/143) beats an explainer given up on (2), which beats a spent
+    budget (3), which beats problems (1)."""
+    if outcome.exit_code_for_signal is not None:
+        return outcome.exit_code_for_signal
+    if outcome.gave_up is not None:
+        return EXIT_USAGE
+    if manifest.counts.pending:
+        return EXIT_BUDGET
+    if manifest.counts.skippedFiles or manifest.counts.failedSites:
+        return EXIT_PROBLEMS
+    return EXIT_OK
+
+
+def report(console: Console, manifest: Manifest, root: Path, outcome: EnrichOutcome) -> None:
+    """Warnings for what went wrong, then the summary lines (stderr, and the CI summary)."""
+    for skipped in manifest.skippedFiles:
+        console.warn(f"skipped: {skipped.reason}", file=skipped.filePath,
+                      line=line_of(skipped.reason))
+    for failed in manifest.failedSites:
+        console.warn(
+            f"no explanation: {failed.reason}", file=failed.filePath, line=failed.lineNumber
+        )
+    for warning in manifest.groundingWarnings:
+        for violation in warning.violations:
+            console.warn(f"grounding: {violation}", file=warning.filePath, line=warning.lineNumber)
+    counts, llm = manifest.counts, manifest.llm
+    status = counts.byStatus
+    lines = [
+        f"records: {counts.records} written to {root} "
+        f"(literal {status.literal}, template {status.template}, partial {status.partial}, "
+        f"unresolved {status.unresolved})",
+        f"explainer: {llm.provider}/{llm.model} ({llm.promptVersion}): {llm.requests} requests, "
+        f"{llm.cacheHits} cache hits, {llm.promptTokens} prompt + "
+        f"{llm.completionTokens} completion tokens",
+        f"files: {counts.files} in tree, {counts.filesParsed} parsed, {counts.filesReused} "
+        f"reused, {counts.skippedFiles} skipped; sites: {counts.failedSites} failed, "
+        f"{counts.pending} pending, {len(manifest.groundingWarnings)} with grounding warnings",
+    ]
+    if outcome.interrupted_by is not None:
+        lines.append("interrupted: what finished is written and cached; rerun to resume")
+    elif outcome.gave_up is not None:
+        lines.append(
+            f"explainer given up on: {outcome.gave_up}; check --base-url, OPENAI_API_KEY "
+            "and --model, then rerun (what finished is cached)"
+        )
+    elif counts.pending:
+        lines.append("budget ran out: what finished is written and cached; rerun to resume")
+    for line in lines:
+        console.line(line)
+    console.step_summary(
+        f"### vmine: {manifest.repo}@{manifest.analyzedSha[:12]}\n\n"
+        + "".join(f"- {line}\n" for line in lines)
+        + skipped_markdown([(s.filePath, s.reason) for s in manifest.skippedFiles])
+    )
+
+
+__all__ = ["RunError", "RunOptions", "RunOutcome", "run_dataset"]

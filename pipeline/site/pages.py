@@ -1,0 +1,85 @@
+"""The page model shared by the Markdown pages, the HTML site and `vmine explain`: titles,
+summaries, the numbered excerpt, related errors, grouping by file and validator."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from pipeline.dataset.manifest import Manifest
+from pipeline.dataset.models import SHA40_RE, ErrorRecord, IndexEntry
+
+TITLE_CHARS = 60
+SUMMARY_CHARS = 120
+SHORT_SHA = 10
+RELATED_SAME_FILE = 10
+def page_title(message: str) -> str:
+    """The first line of the message, cut to ~60 characters (no ellipsis, as the reference pages)."""
+    return message.split("\n", 1)[0][:TITLE_CHARS].rstrip()
+
+
+def summary_line(message: str) -> str:
+    """The first line of the message, up to ~120 characters, for lists and links."""
+    line = message.split("\n", 1)[0]
+    return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1].rstrip() + "…"
+
+
+def pinned_ref(github_url: str) -> str:
+    """What a githubUrl is pinned to: a commit's first 10 hex digits, or a release tag."""
+    parts = github_url.split("/blob/", 1)
+    ref = parts[1].split("/", 1)[0] if len(parts) == 2 else ""
+    return ref[:SHORT_SHA] if SHA40_RE.match(ref) else ref
+
+
+def numbered_excerpt(record: ErrorRecord) -> str:
+    """The source excerpt with line numbers, the raise line marked with `>`."""
+    lines = record.sourceCode.split("\n")
+    width = len(str(record.sourceCodeStart + len(lines) - 1))
+    out = []
+    for number, line in enumerate(lines, start=record.sourceCodeStart):
+        mark = ">" if number == record.lineNumber else " "
+        out.append(f"{mark} {number:>{width}} | {line}".rstrip())
+    return "\n".join(out)
+
+
+def analysed_ref(record: ErrorRecord) -> str:
+    """`owner/name@ref` as the footer names it: the ref the GitHub link is pinned to (a
+    release's tag, not the commit vmine made of its files; else the commit's short SHA)."""
+    return f"{record.repo}@{pinned_ref(record.githubUrl)}"
+
+
+def analysis_label(manifest: Manifest) -> str:
+    """How the explanations were written, for the footer."""
+    provider = manifest.llm.provider
+    return "Offline analysis" if provider in ("", "offline") else "AI-assisted analysis"
+
+
+@dataclass(frozen=True)
+class Related:
+    """Records raised by the same validator, then other records of the same file."""
+
+    same_validator: list[IndexEntry]
+    same_file: list[IndexEntry]
+    more_in_file: int
+
+
+def related_errors(entry: IndexEntry, entries: list[IndexEntry]) -> Related:
+    validator = [
+        other for other in entries
+        if other.id != entry.id and (other.filePath, other.qualname) == (entry.filePath,
+                                                                        entry.qualname)
+    ]
+    same_file = [
+        other for other in entries
+        if other.filePath == entry.filePath and other.qualname != entry.qualname
+    ]
+    shown = same_file[:RELATED_SAME_FILE]
+    return Related(validator, shown, len(same_file) - len(shown))
+
+
+def group_entries(entries: list[IndexEntry]) -> dict[str, dict[str, list[IndexEntry]]]:
+    """Entries by file, then by validator (qualname), both in order of first line."""
+    grouped: dict[str, dict[str, list[IndexEntry]]] = defaultdict(lambda: defaultdict(list))
+    for entry in sorted(entries, key=lambda e: (e.filePath, e.lineNumber)):
+        grouped[entry.filePath][entry.qualname].append(entry)
+    return {path: dict(by_validator) for path, by_validator in grouped.items()}

@@ -1,0 +1,206 @@
+"""One SQLite file that remembers work: per-blob file analyses, the extractor's memo of
+pieces of files, and explanations by content key.
+
+WAL mode lets readers run beside the single writer; every write is its own short
+transaction, so an interrupted run leaves what it finished and nothing half-written.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from extractors.facts import FileExtraction
+from pipeline.dataset.models import Explanation
+from pipeline.explainers.base import Usage
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS blob_analysis (
+    blob TEXT NOT NULL,
+    token TEXT NOT NULL,
+    extraction TEXT,
+    PRIMARY KEY (blob, token)
+);
+CREATE TABLE IF NOT EXISTS memo (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS explanation (
+    key TEXT PRIMARY KEY,
+    explanation TEXT NOT NULL,
+    usage TEXT NOT NULL,
+    analyzed_at TEXT NOT NULL
+);
+"""
+
+
+def _chunks(values: list[str], size: int = 500) -> Iterator[tuple[list[str], str]]:
+    """The values in slices that stay under SQLite's limit on `?` parameters, each with its
+    `?,?,...` list for an `IN (...)`."""
+    for start in range(0, len(values), size):
+        chunk = values[start : start + size]
+        yield chunk, ",".join("?" * len(chunk))
+
+
+class CachedExplanation(BaseModel):
+    """An explanation as first obtained: `analyzed_at` stays the first time it was made."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    explanation: Explanation
+    usage: Usage
+    analyzed_at: str
+
+
+class Store:
+    """The cache file. Safe to share between threads of one process; other processes
+    may open the same file (SQLite serialises writers, WAL keeps readers unblocked)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            self._db.commit()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- per-blob analyses -------------------------------------------------------------
+
+    def get_files(self, blobs: Iterable[str], token: str) -> dict[str, FileExtraction | None]:
+        """Cached analyses of these blobs under `token` (extractor version + rules); None for
+        a blob known to hold nothing worth analysing."""
+        found: dict[str, FileExtraction | None] = {}
+        with self._lock:
+            for chunk, marks in _chunks(list(blobs)):
+                rows = self._db.execute(
+                    f"SELECT blob, extraction FROM blob_analysis WHERE token = ? AND blob IN ({marks})",
+                    [token, *chunk],
+                ).fetchall()
+                for blob, text in rows:
+                    found[blob] = None if text is None else FileExtraction.model_validate_json(text)
+        return found
+
+    def put_files(self, items: Iterable[tuple[str, FileExtraction | None]], token: str,
+                  memo: Iterable[tuple[str, str]] = ()) -> None:
+        """Store analyses (None: nothing worth analysing), with the memo entries made while
+        analysing them, in one transaction."""
+        rows = [
+            (blob, token, None if extraction is None else extraction.model_dump_json())
+            for blob, extraction in items
+        ]
+        with self._lock:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO blob_analysis (blob, token, extraction) VALUES (?, ?, ?)",
+                rows,
+            )
+            self._db.executemany("INSERT OR REPLACE INTO memo (key, value) VALUES (?, ?)", memo)
+            self._db.commit()
+
+    # -- the extractor's memo (extractors.facts.Memo) ----------------------------------
+
+    def get_memo(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM memo WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def put_memo(self, items: Iterable[tuple[str, str]]) -> None:
+        rows = list(items)
+        if not rows:
+            return
+        with self._lock:
+            self._db.executemany("INSERT OR REPLACE INTO memo (key, value) VALUES (?, ?)", rows)
+            self._db.commit()
+
+    # -- explanations ------------------------------------------------------------------
+
+    def get_explanation(self, key: str) -> CachedExplanation | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT explanation, usage, analyzed_at FROM explanation WHERE key = ?", (key,)
+            ).fetchone()
+        if row is None:
+            return None
+        return CachedExplanation(
+            explanation=Explanation.model_validate_json(row[0]),
+            usage=Usage.model_validate_json(row[1]),
+            analyzed_at=row[2],
+        )
+
+    def has_explanations(self, keys: Iterable[str]) -> set[str]:
+        found: set[str] = set()
+        with self._lock:
+            for chunk, marks in _chunks(list(keys)):
+                rows = self._db.execute(
+                    f"SELECT key FROM explanation WHERE key IN ({marks})", chunk
+                ).fetchall()
+                found.update(key for (key,) in rows)
+        return found
+
+    def put_explanation(self, key: str, cached: CachedExplanation) -> None:
+        """Keep the first explanation stored under a key (a rerun never rewrites it)."""
+        with self._lock:
+            self._db.execute(
+                "INSERT OR IGNORE INTO explanation (key, explanation, usage, analyzed_at) "
+                "VALUES (?, ?, ?, ?)",
+                (
+                    key,
+                    cached.explanation.model_dump_json(),
+                    cached.usage.model_dump_json(),
+                    cached.analyzed_at,
+                ),
+            )
+            self._db.commit()
+
+
+class MemoReader:
+    """Read-only access to a store's memo from another process (an extract worker), with the
+    entries this process made kept aside for the store's owner to write."""
+
+    def __init__(self, path: Path) -> None:
+        self._db = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True, timeout=30)
+        self.made: dict[str, str] = {}
+
+    def get(self, key: str) -> str | None:
+        if key in self.made:
+            return self.made[key]
+        try:
+            row = self._db.execute("SELECT value FROM memo WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error:  # a memo that cannot be read only costs time
+            return None
+        return None if row is None else row[0]
+
+    def put(self, key: str, value: str) -> None:
+        self.made[key] = value
+
+    def close(self) -> None:
+        self._db.close()
+
+    def take(self) -> list[tuple[str, str]]:
+        """The entries made since the last call."""
+        made, self.made = self.made, {}
+        return list(made.items())
+
+
+STORE_NAME = "store.sqlite"
+
+
+def default_store_path(cache_dir: Path) -> Path:
+    """Where the store lives inside a cache directory (`--cache` overrides it)."""
+    return Path(cache_dir) / STORE_NAME
