@@ -1,0 +1,468 @@
+"""A module's config classes and what they say about each setting: fields with annotation,
+default, accepted values and doc; properties that return a chain of `self`; instance
+attributes set in `__init__`; Enum members. Also the module's imports, `Literal` aliases and
+constant lists, which the join needs to resolve names and values across files.
+
+Each form is one small function below; `tests/test_settings_facts.py` holds their case tables.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Iterator
+
+from extractors.functions import own_statements
+from extractors.one_line import one_line
+from extractors.settings_model import (
+    ConfigClass,
+    ConfigField,
+    Import,
+    Property,
+    TypeRef,
+    first_sentence,
+)
+
+# decorators that make a class a dataclass, and other decorators of config classes
+_DATACLASS = frozenset({"dataclass"})
+_CONFIG_DECORATORS = frozenset({"config", "configclass", "define", "frozen", "mutable"})
+_CONFIG_DOTTED = frozenset({"attr.s", "attr.attrs", "attrs.define", "attrs.frozen"})
+_PYDANTIC_BASES = frozenset({"BaseModel", "BaseSettings", "RootModel"})
+_ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
+_PROPERTY = frozenset({"property", "cached_property"})
+# `Field(...)` of pydantic, `field(...)` of dataclasses, attrs' `field`/`ib`
+_FIELD_CALLS = frozenset({"Field", "field", "ib", "attrib"})
+# wrappers whose first argument is the type itself
+_WRAPPERS = frozenset(
+    {"Optional", "Annotated", "ClassVar", "Final", "InitVar", "Required", "NotRequired",
+     "ReadOnly"}
+)
+# comments after a field that are tool directives, not its doc
+_DIRECTIVES = ("type:", "noqa", "pragma", "pyright:", "mypy:", "fmt:", "pylint:", "isort:")
+_NESTING = (ast.If, ast.Try, ast.With)  # module-level blocks whose statements still count
+_TRY_STAR = getattr(ast, "TryStar", ast.Try)
+_TYPE_ALIAS = getattr(ast, "TypeAlias", None)  # `type X = ...`, Python 3.12+
+
+
+def dotted(node: ast.AST) -> str | None:
+    """`a.b.c` -> "a.b.c"; None for anything but a dotted name."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def last_name(node: ast.AST) -> str | None:
+    """The last part of a dotted name or of a call's callee (`pydantic.Field(...)` -> Field)."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    name = dotted(node)
+    return name.rsplit(".", 1)[-1] if name else None
+
+
+def segment(lines: list[str], node: ast.AST) -> str:
+    """A node's source as written, on one line (ast's columns count UTF-8 bytes)."""
+    first, last = node.lineno - 1, node.end_lineno - 1  # type: ignore[attr-defined]
+    start, end = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
+    if not (0 <= first <= last < len(lines)):
+        return ast.unparse(node)
+    if first == last:
+        text = lines[first].encode()[start:end].decode(errors="replace")
+        if not any(mark in text for mark in ("#", "\\", "  ", "\t")):
+            return text  # already as one_line writes it (tokenizing is the slow part)
+    else:
+        head = lines[first].encode()[start:].decode(errors="replace")
+        tail = lines[last].encode()[:end].decode(errors="replace")
+        text = "\n".join([head, *lines[first + 1 : last], tail])
+    return one_line(text)
+
+
+def literal_value(node: ast.AST) -> str | None:
+    """What a user types for a literal value: a string's text, a number or bool as written."""
+    if isinstance(node, ast.Constant) and not isinstance(node.value, bytes | type(None)):
+        return node.value if isinstance(node.value, str) else repr(node.value)
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and isinstance(node.operand.value, int | float)
+        and not isinstance(node.operand.value, bool)
+    ):
+        return repr(-node.operand.value)
+    return None
+
+
+def literal_list(node: ast.AST) -> list[str] | None:
+    """`["a", "b"]`, `("a", "b")`, `{"a", "b"}` -> their values; None for anything else."""
+    if not isinstance(node, ast.List | ast.Tuple | ast.Set) or not node.elts:
+        return None
+    values = [literal_value(item) for item in node.elts]
+    return values if all(v is not None for v in values) else None  # type: ignore[return-value]
+
+
+# --- annotations -----------------------------------------------------------------------------
+
+
+def type_ref(node: ast.AST | None) -> TypeRef:
+    """What an annotation says: its member names and Literal values, `None` and the
+    wrappers taken off. A member that is neither a name nor a Literal counts as `?`, so the
+    join never takes the Literal values for the only ones accepted."""
+    names: list[str] = []
+    literals: list[str] = []
+
+    def visit(node: ast.AST, depth: int = 0) -> None:
+        if depth > 8:
+            names.append("?")
+        elif isinstance(node, ast.Constant) and node.value is None:
+            pass
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:  # a string annotation: `"VllmConfig"`, `"Literal['a']"`
+                visit(ast.parse(node.value.strip(), mode="eval").body, depth + 1)
+            except SyntaxError:
+                names.append("?")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            visit(node.left, depth + 1)
+            visit(node.right, depth + 1)
+        elif isinstance(node, ast.Subscript):
+            head = dotted(node.value)
+            last = head.rsplit(".", 1)[-1] if head else None
+            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if last == "Literal":
+                for item in items:
+                    if isinstance(item, ast.Constant) and item.value is None:
+                        continue
+                    value = literal_value(item)
+                    literals.append(value) if value is not None else names.append("?")
+            elif last == "Union":
+                for item in items:
+                    visit(item, depth + 1)
+            elif last in _WRAPPERS:
+                visit(items[0], depth + 1)
+            else:
+                names.append(head or "?")
+        elif (name := dotted(node)) is not None:
+            names.append(name)
+        else:
+            names.append("?")
+
+    if node is not None:
+        visit(node)
+    return TypeRef(names=list(dict.fromkeys(names)), literals=list(dict.fromkeys(literals)))
+
+
+def is_class_var(node: ast.AST) -> bool:
+    """`ClassVar[int]`, `typing.ClassVar`: a class constant, not a field."""
+    head = node.value if isinstance(node, ast.Subscript) else node
+    name = dotted(head)
+    return name is not None and name.rsplit(".", 1)[-1] == "ClassVar"
+
+
+# --- module level ----------------------------------------------------------------------------
+
+
+def module_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of a module (or class) body, also those under `if`/`try`/`with` (an
+    `if TYPE_CHECKING:` import counts), not entering defs or classes."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, _NESTING) or isinstance(stmt, _TRY_STAR):
+            for name in ("body", "orelse", "finalbody"):
+                yield from module_statements(getattr(stmt, name, None) or [])
+            for handler in getattr(stmt, "handlers", ()):
+                yield from module_statements(handler.body)
+
+
+def imports_of(stmt: ast.stmt) -> list[Import]:
+    """The names an import statement binds."""
+    if isinstance(stmt, ast.Import):
+        return [
+            Import(name=alias.asname or alias.name, module=alias.name)
+            for alias in stmt.names
+        ]
+    if isinstance(stmt, ast.ImportFrom):
+        return [
+            Import(name=alias.asname or alias.name, module=stmt.module or "", level=stmt.level,
+                   attr=alias.name)
+            for alias in stmt.names
+            if alias.name != "*"
+        ]
+    return []
+
+
+def alias_of(stmt: ast.stmt) -> tuple[str, list[str]] | None:
+    """`Mode = Literal["a", "b"]` (also annotated `: TypeAlias`, or `type Mode = ...`) ->
+    ("Mode", ["a", "b"])."""
+    target, value = _assigned(stmt)
+    if _TYPE_ALIAS is not None and isinstance(stmt, _TYPE_ALIAS):
+        target, value = dotted(stmt.name), stmt.value
+    if target is None or value is None or "." in target:
+        return None
+    if not (isinstance(value, ast.Subscript | ast.BinOp)):
+        return None
+    ref = type_ref(value)
+    if ref.names or not ref.literals:
+        return None
+    return target, ref.literals
+
+
+def _assigned(stmt: ast.stmt) -> tuple[str | None, ast.expr | None]:
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        return dotted(stmt.targets[0]), stmt.value
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        return dotted(stmt.target), stmt.value
+    return None, None
+
+
+def constant_of(stmt: ast.stmt) -> tuple[str, list[str] | str] | None:
+    """`CHOICES = ["a", "b"]` -> ("CHOICES", ["a", "b"]); `HELP = "text"` -> ("HELP", "text")."""
+    target, value = _assigned(stmt)
+    if target is None or value is None or "." in target:
+        return None
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return target, value.value
+    values = literal_list(value)
+    return (target, values) if values is not None else None
+
+
+def module_facts(
+    tree: ast.Module, lines: list[str]
+) -> tuple[list[Import], dict[str, list[str]], dict[str, list[str]], dict[str, str],
+           list[ConfigClass]]:
+    """(imports, Literal aliases, constant lists, constant texts, classes) of a module."""
+    imports: list[Import] = []
+    aliases: dict[str, list[str]] = {}
+    constants: dict[str, list[str]] = {}
+    texts: dict[str, str] = {}
+    for stmt in module_statements(tree.body):
+        imports += imports_of(stmt)
+        if (alias := alias_of(stmt)) is not None:
+            aliases[alias[0]] = alias[1]
+        elif (constant := constant_of(stmt)) is not None:
+            name, value = constant
+            if isinstance(value, str):
+                texts[name] = value
+            else:
+                constants[name] = value
+    return imports, aliases, constants, texts, classes_of(tree.body, lines, "")
+
+
+# --- classes ---------------------------------------------------------------------------------
+
+
+def classes_of(body: list[ast.stmt], lines: list[str], prefix: str) -> list[ConfigClass]:
+    """The classes of a body that hold anything the join can use, nested classes too."""
+    found: list[ConfigClass] = []
+    for stmt in module_statements(body):
+        if isinstance(stmt, ast.ClassDef):
+            qualname = prefix + stmt.name
+            facts = class_facts(stmt, lines, qualname)
+            if facts.kind != "plain" or facts.bases or facts.properties or facts.attributes:
+                found.append(facts)
+            found += classes_of(stmt.body, lines, qualname + ".")
+    return found
+
+
+def class_kind(node: ast.ClassDef, has_fields: bool) -> str:
+    bases = {last_name(base.value if isinstance(base, ast.Subscript) else base)
+             for base in node.bases}
+    decorators = [dotted(d.func if isinstance(d, ast.Call) else d) or "" for d in
+                  node.decorator_list]
+    if bases & _ENUM_BASES:
+        return "enum"
+    if any(d.rsplit(".", 1)[-1] in _DATACLASS for d in decorators):
+        return "dataclass"
+    if any(d.rsplit(".", 1)[-1] in _CONFIG_DECORATORS or d in _CONFIG_DOTTED
+           for d in decorators):
+        return "config"
+    if bases & _PYDANTIC_BASES:
+        return "pydantic"
+    return "annotated" if has_fields else "plain"
+
+
+def class_facts(node: ast.ClassDef, lines: list[str], qualname: str) -> ConfigClass:
+    bases = []
+    for base in node.bases:
+        name = dotted(base.value if isinstance(base, ast.Subscript) else base)
+        if name is not None and name != "object":
+            bases.append(name)
+    enum = class_kind(node, False) == "enum"
+    fields = [] if enum else fields_of(node.body, lines)
+    return ConfigClass(
+        name=node.name,
+        qualname=qualname,
+        kind=class_kind(node, bool(fields)),
+        bases=bases,
+        fields=fields,
+        properties=properties_of(node.body),
+        attributes=init_attributes(node.body),
+        members=members_of(node.body) if enum else None,
+        line=node.lineno,
+    )
+
+
+def fields_of(body: list[ast.stmt], lines: list[str]) -> list[ConfigField]:
+    """Each `name: T [= default]` of a class body, with its doc."""
+    fields: list[ConfigField] = []
+    for index, stmt in enumerate(body):
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            continue
+        if is_class_var(stmt.annotation):
+            continue
+        default, init, description = field_default(stmt.value, lines)
+        following = body[index + 1] if index + 1 < len(body) else None
+        doc = (
+            docstring_after(following)
+            or first_sentence(description)
+            or trailing_comment(lines, stmt)
+        )
+        fields.append(
+            ConfigField(
+                name=stmt.target.id,
+                annotation=segment(lines, stmt.annotation),
+                type=type_ref(stmt.annotation),
+                default=default,
+                doc=doc,
+                init=init,
+                line=stmt.lineno,
+            )
+        )
+    return fields
+
+
+def field_default(
+    value: ast.expr | None, lines: list[str]
+) -> tuple[str | None, bool, str | None]:
+    """(default as source text, whether the constructor takes it, `description=`) of a
+    field's value: a plain default, `Field(default=x)`/`Field(x)`, `field(default_factory=f)`
+    (written `f()`), `field(init=False)`."""
+    if value is None:
+        return None, True, None
+    if not (isinstance(value, ast.Call) and last_name(value.func) in _FIELD_CALLS):
+        return segment(lines, value), True, None
+    keywords = {kw.arg: kw.value for kw in value.keywords if kw.arg is not None}
+    init = keywords.get("init")
+    takes = not (isinstance(init, ast.Constant) and init.value is False)
+    description = keywords.get("description")
+    text = (
+        description.value
+        if isinstance(description, ast.Constant) and isinstance(description.value, str)
+        else None
+    )
+    default = keywords.get("default", value.args[0] if value.args else None)
+    if isinstance(default, ast.Constant) and default.value is Ellipsis:
+        default = None  # pydantic's `Field(...)`: required
+    if default is not None:
+        return segment(lines, default), takes, text
+    factory = keywords.get("default_factory", keywords.get("factory"))
+    if isinstance(factory, ast.Lambda):
+        return segment(lines, factory.body), takes, text
+    if factory is not None:
+        return f"{segment(lines, factory)}()", takes, text
+    return None, takes, text
+
+
+def docstring_after(stmt: ast.stmt | None) -> str | None:
+    """The first sentence of a string statement that follows a field (vLLM's style)."""
+    if (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    ):
+        return first_sentence(inspect.cleandoc(stmt.value.value))
+    return None
+
+
+def trailing_comment(lines: list[str], stmt: ast.stmt) -> str | None:
+    """`x: int = 3  # how many`: the comment after the field on its last line."""
+    row = stmt.end_lineno - 1  # type: ignore[operator]
+    if not 0 <= row < len(lines):
+        return None
+    rest = lines[row].encode()[stmt.end_col_offset :].decode(errors="replace").strip()
+    if not rest.startswith("#"):
+        return None
+    comment = rest.lstrip("#").strip()
+    if not comment or comment.startswith(_DIRECTIVES):
+        return None
+    return first_sentence(comment)
+
+
+def properties_of(body: list[ast.stmt]) -> list[Property]:
+    """Each `@property` whose returns include attribute chains of `self`."""
+    found: list[Property] = []
+    for stmt in body:
+        if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if not any(last_name(d) in _PROPERTY for d in stmt.decorator_list):
+            continue
+        params = stmt.args.posonlyargs + stmt.args.args
+        if not params:
+            continue
+        receiver = params[0].arg
+        chains: list[str] = []
+        for inner in own_statements(stmt.body):
+            if isinstance(inner, ast.Return) and inner.value is not None:
+                values = [inner.value]
+                if isinstance(inner.value, ast.IfExp):
+                    values = [inner.value.body, inner.value.orelse]
+                for value in values:
+                    name = dotted(value)
+                    if name is not None and name.startswith(receiver + "."):
+                        chains.append("self" + name[len(receiver) :])
+        if chains:
+            found.append(Property(name=stmt.name, returns=list(dict.fromkeys(chains))))
+    return found
+
+
+def init_attributes(body: list[ast.stmt]) -> dict[str, TypeRef]:
+    """`self.x = x` in `__init__` where the parameter `x` is annotated (or `self.x: T = ...`):
+    x -> the type; an attribute assigned twice from different sources is left out."""
+    init = next(
+        (s for s in body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
+    )
+    if init is None:
+        return {}
+    params = init.args.posonlyargs + init.args.args + init.args.kwonlyargs
+    if not params:
+        return {}
+    receiver = params[0].arg
+    annotated = {p.arg: p.annotation for p in params[1:] if p.annotation is not None}
+    assigned: dict[str, list[TypeRef | None]] = {}
+    for stmt in own_statements(init.body):
+        target, annotation = None, None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            if isinstance(stmt.value, ast.Name):
+                annotation = annotated.get(stmt.value.id)
+        elif isinstance(stmt, ast.AnnAssign):
+            target, annotation = stmt.target, stmt.annotation
+        if (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == receiver
+        ):
+            ref = type_ref(annotation) if annotation is not None else None
+            assigned.setdefault(target.attr, []).append(ref)
+    return {
+        name: refs[0]
+        for name, refs in assigned.items()
+        if refs[0] is not None and refs[0].names and all(r == refs[0] for r in refs)
+    }
+
+
+def members_of(body: list[ast.stmt]) -> list[str] | None:
+    """An Enum's members: their values when every value is a literal, else their names."""
+    names: list[str] = []
+    values: list[str | None] = []
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            if isinstance(target, ast.Name) and not target.id.startswith("_"):
+                names.append(target.id)
+                values.append(literal_value(stmt.value))
+    if not names:
+        return None
+    return values if all(v is not None for v in values) else names  # type: ignore[return-value]

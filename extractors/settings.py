@@ -1,0 +1,55 @@
+"""The settings facts of one file: its config classes and fields, its command-line flags, the
+names it imports, and the Literal aliases and constant lists that say which values a setting
+accepts. Source text in, facts out; `pipeline/mine/settings.py` joins them across a tree.
+
+`outline_of` is the part that costs next to nothing (a byte scan): the class names a file
+defines and whether it builds a parser, kept for every file so the join knows where to look.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+
+from extractors.arguments import flags_of
+from extractors.config_classes import module_facts
+from extractors.references import scope_of
+from extractors.settings_model import FileSettings, Outline
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # as Python numbers lines (not str.splitlines)
+_CLASS_NAME = re.compile(rb"class[ \t]+([A-Za-z_]\w*)")
+
+
+def outline_of(data: bytes) -> Outline:
+    """The outline of a file's bytes (it may say yes wrongly; the parse decides)."""
+    names: dict[str, None] = {}
+    for match in _CLASS_NAME.finditer(data):
+        start = match.start()
+        line_start = data.rfind(b"\n", 0, start) + 1
+        if data[line_start:start].strip(b" \t") == b"":  # `class` opens its line
+            names.setdefault(match[1].decode("ascii"), None)
+    return Outline(classes=list(names), parser=b"add_argument" in data)
+
+
+def file_settings(
+    source: str,
+    tree: ast.Module | None = None,
+    validators: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None,
+) -> FileSettings:
+    """The settings facts of one file; `tree` is its parse when the caller has it (the
+    site pass often does), `validators` the trees of its validators by qualname, whose
+    scopes are then kept too. Raises SyntaxError (or ValueError) when the text is no Python."""
+    if tree is None:
+        tree = ast.parse(source)
+    lines = _LINE_BREAK.split(source)
+    imports, aliases, constants, texts, classes = module_facts(tree, lines)
+    flags = flags_of(tree, lines, texts) if "add_argument" in source else []
+    return FileSettings(
+        imports=imports,
+        aliases=aliases,
+        constants=constants,
+        classes=classes,
+        flags=flags,
+        scopes={name: scope_of(node) for name, node in sorted((validators or {}).items())},
+    )
