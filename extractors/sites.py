@@ -23,6 +23,8 @@ from extractors.functions import Function, function_table
 from extractors.guards import Block, Branch, Step, guards_of
 from extractors.messages import Message, message_of_args
 from extractors.segments import SegmentTable
+from extractors.settings import file_settings
+from extractors.settings_model import FileSettings
 from extractors.validators import find_validators
 
 # sourceCode shows this many lines either side of the raise
@@ -44,34 +46,77 @@ def extract_file(
     With a `memo`, segments of the file and validator functions whose text it has seen
     before are not parsed again; the result is the same as without one.
     """
+    return analyse_file(path, text, rules, memo, settings=False)[0]
+
+
+def analyse_file(
+    path: str, text: str | bytes, rules: Rules, memo: Memo | None = None, *,
+    settings: bool = True,
+) -> tuple[FileExtraction, FileSettings | None]:
+    """`extract_file`, and (with `settings`) the file's settings facts when finding its sites
+    parsed the whole file (they cost little more then) or the file builds a parser; None
+    otherwise, or when they cannot be made."""
+    parsed: list[_Parsed] | None = [] if settings else None
     try:
-        return FileExtraction(filePath=path, sites=_extract(path, text, rules, memo))
+        extraction = FileExtraction(filePath=path, sites=_extract(path, text, rules, memo, parsed))
     except Skip as skip:
-        return FileExtraction(filePath=path, skipped=str(skip))
+        return FileExtraction(filePath=path, skipped=str(skip)), None
     except (RecursionError, MemoryError):
-        return FileExtraction(filePath=path, skipped="nesting too deep")
+        return FileExtraction(filePath=path, skipped="nesting too deep"), None
     except Exception as exc:  # a bug of ours must not stop the other files
         reason = f"extractor error: {type(exc).__name__}: {exc}".splitlines()[0]
-        return FileExtraction(filePath=path, skipped=reason)
+        return FileExtraction(filePath=path, skipped=reason), None
+    try:
+        if parsed:
+            whole = parsed[0]
+            return extraction, file_settings(whole.source, whole.tree, whole.validators)
+        marker = "add_argument" if isinstance(text, str) else b"add_argument"
+        if parsed is not None and marker in text:  # a parser: its flags are wanted anyway
+            return extraction, file_settings(decode(text))
+    except Exception:  # facts only add to sites; a file they fail on keeps its sites
+        pass
+    return extraction, None
 
 
-def _extract(path: str, text: str | bytes, rules: Rules, memo: Memo | None) -> list[RaiseSite]:
+@dataclass
+class _Parsed:
+    """A whole file's parse, kept for its settings facts: the text, the tree, the trees of
+    the validators that have sites."""
+
+    source: str
+    tree: ast.Module
+    validators: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]
+
+
+def _extract(
+    path: str, text: str | bytes, rules: Rules, memo: Memo | None,
+    parsed: list[_Parsed] | None = None,
+) -> list[RaiseSite]:
+    """The sites of a file; the whole file's parse, when one was made, is added to `parsed`."""
     source = decode(text)
     hints = _hints(rules)
     if not hints.may_have_sites(source):
         return []
     lines = split_lines(source)
+
+    def parse_whole() -> ast.Module:
+        tree = parse(source)
+        if parsed is not None:
+            parsed.append(_Parsed(source, tree, {}))
+        return tree
+
     if memo is None:
         table = None
-        functions = function_table(parse(source), rules.error_classes)
+        functions = function_table(parse_whole(), rules.error_classes)
     else:
-        table = SegmentTable(lines, lambda: parse(source), rules.error_classes, memo,
-                             memo_token(rules))
+        table = SegmentTable(lines, parse_whole, rules.error_classes, memo, memo_token(rules))
         functions = table.functions
     kinds = find_validators(functions, rules)
     if table is not None:
         table.store()  # after the validator pass: it may have filled in calls
     candidates = [fn for fn in functions if fn.raise_lines and fn.qualname in kinds]
+    if parsed:
+        parsed[0].validators.update((fn.qualname, fn.node) for fn in candidates if fn.node)
     sites: list[RaiseSite] = []
     for fn in candidates:
         sites += function_sites(path, lines, fn, kinds[fn.qualname], rules, source, memo)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from extractors.facts import Rules, memo_token
 from extractors.patterns import literal_text
+from extractors.settings_model import SETTINGS_VERSION
 
 if TYPE_CHECKING:
     from pipeline.dataset.models import Site
@@ -37,9 +38,18 @@ def analysis_token(rules: Rules) -> str:
     return memo_token(rules)
 
 
+def settings_token() -> str:
+    """The per-blob settings cache key's second half: changes whenever the settings facts of
+    an unchanged file can (they depend on no rule)."""
+    return _sha256(f"settings\0{SETTINGS_VERSION}")
+
+
 def explanation_key(model: str, prompt_version: str, site: Site) -> str:
     """The cache key of a site's explanation: its content, never its line numbers or commit,
-    so a regeneration pays only for sites whose content changed."""
+    so a regeneration pays only for sites whose content changed. The settings it reads are
+    part of it (a flag's new choices or default asks again); a site that reads none keeps
+    the key it had before settings existed."""
+    settings = [setting.model_dump() for setting in site.settings]
     return _sha256(dumps_key(
         model,
         prompt_version,
@@ -49,6 +59,7 @@ def explanation_key(model: str, prompt_version: str, site: Site) -> str:
         site.guards,
         site.qualname,
         site.functionSource,
+        *([settings] if settings else []),
     ))
 
 

@@ -1,5 +1,5 @@
 """One SQLite file that remembers work: per-blob file analyses, the extractor's memo of
-pieces of files, and explanations by content key.
+pieces of files, per-blob settings facts, and explanations by content key.
 
 WAL mode lets readers run beside the single writer; every write is its own short
 transaction, so an interrupted run leaves what it finished and nothing half-written.
@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from extractors.facts import FileExtraction
+from extractors.settings_model import FileSettings, Outline
 from pipeline.dataset.models import Explanation
 from pipeline.explainers.base import Usage
 
@@ -28,6 +29,13 @@ CREATE TABLE IF NOT EXISTS blob_analysis (
 CREATE TABLE IF NOT EXISTS memo (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS blob_settings (
+    blob TEXT NOT NULL,
+    token TEXT NOT NULL,
+    outline TEXT NOT NULL,
+    settings TEXT,
+    PRIMARY KEY (blob, token)
 );
 CREATE TABLE IF NOT EXISTS explanation (
     key TEXT PRIMARY KEY,
@@ -111,6 +119,49 @@ class Store:
                 rows,
             )
             self._db.executemany("INSERT OR REPLACE INTO memo (key, value) VALUES (?, ?)", memo)
+            self._db.commit()
+
+    # -- per-blob settings facts (pipeline/mine/settings_facts.py) -----------------------
+
+    def get_settings(
+        self, blobs: Iterable[str], token: str
+    ) -> dict[str, tuple[Outline, FileSettings | None]]:
+        """Stored outlines of these blobs, each with its settings facts when they were made
+        (None: not analysed yet, which is not the same as having none)."""
+        found: dict[str, tuple[Outline, FileSettings | None]] = {}
+        with self._lock:
+            for chunk, marks in _chunks(list(blobs)):
+                rows = self._db.execute(
+                    "SELECT blob, outline, settings FROM blob_settings "
+                    f"WHERE token = ? AND blob IN ({marks})",
+                    [token, *chunk],
+                ).fetchall()
+                for blob, outline, settings in rows:
+                    found[blob] = (
+                        Outline.model_validate_json(outline),
+                        None if settings is None else FileSettings.model_validate_json(settings),
+                    )
+        return found
+
+    def put_settings(
+        self, items: Iterable[tuple[str, Outline, FileSettings | None]], token: str
+    ) -> None:
+        """Store outlines, with settings facts where made; facts stored before are kept when
+        an item brings none."""
+        rows = [
+            (blob, token, outline.model_dump_json(),
+             None if settings is None else settings.model_dump_json())
+            for blob, outline, settings in items
+        ]
+        if not rows:
+            return
+        with self._lock:
+            self._db.executemany(
+                "INSERT INTO blob_settings (blob, token, outline, settings) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (blob, token) DO UPDATE SET outline = excluded.outline, "
+                "settings = COALESCE(excluded.settings, blob_settings.settings)",
+                rows,
+            )
             self._db.commit()
 
     # -- the extractor's memo (extractors.facts.Memo) ----------------------------------

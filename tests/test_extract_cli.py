@@ -29,7 +29,14 @@ def extract(*args: str) -> Result:
     return CliRunner().invoke(main, ["extract", *args])
 
 
-def _site(sha: str, line: int, message: str, pattern: str, status: str, guard: str) -> dict:
+def _setting(field: str, type_: str, default: str) -> dict:
+    """A field of the fixture's SchedulerConfig, which no parser sets."""
+    return {"expr": f"self.{field}", "class": "SchedulerConfig", "field": field, "type": type_,
+            "default": default, "choices": None, "doc": None, "flags": []}
+
+
+def _site(sha: str, line: int, message: str, pattern: str, status: str, guard: str,
+          setting: dict) -> dict:
     window = CONFIG_V2.rstrip("\n")
     return {
         "repo": "acme/widgets",
@@ -47,16 +54,17 @@ def _site(sha: str, line: int, message: str, pattern: str, status: str, guard: s
         "sourceCodeStart": 1,
         "sourceCodeEnd": 13,
         "githubUrl": f"https://github.com/acme/widgets/blob/{sha}/widgets/config.py#L1-L13",
+        "settings": [setting],
     }
 
 
 def expected_lines(sha: str) -> str:
     sites = [
         _site(sha, 11, "max_num_seqs must be positive", "max_num_seqs must be positive",
-              "literal", "self.max_num_seqs <= 0"),
+              "literal", "self.max_num_seqs <= 0", _setting("max_num_seqs", "int", "128")),
         _site(sha, 13, "unknown --scheduling-policy {self.policy!r}",
               "unknown --scheduling-policy (.*?)", "template",
-              'self.policy not in ("fcfs", "priority")'),
+              'self.policy not in ("fcfs", "priority")', _setting("policy", "str", '"fcfs"')),
     ]
     return "".join(json.dumps(s, separators=(",", ":"), ensure_ascii=False) + "\n" for s in sites)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import signal
 import subprocess
@@ -12,9 +13,10 @@ from click.testing import CliRunner
 
 from pipeline.cli import main
 from pipeline.console import Console
+from pipeline.dataset.models import Setting
 from pipeline.dataset.reader import load_dataset
 from pipeline.explainers.base import ExplainRequest, ExplainResult, NoGrounding, Usage
-from pipeline.keys import explanation_key, record_id
+from pipeline.keys import dumps_key, explanation_key, record_id
 from pipeline.mine.enrich import GIVE_UP_AFTER, enrich, plan
 from pipeline.mine.run import RunOptions, run_dataset
 from pipeline.store import Store
@@ -91,6 +93,25 @@ def test_cache_key_ignores_line_numbers_and_commit():
     assert explanation_key("m", "v1", moved) == explanation_key("m", "v1", SITES[0])
     assert explanation_key("m", "v2", moved) != explanation_key("m", "v1", SITES[0])
     assert explanation_key("m2", "v1", moved) != explanation_key("m", "v1", SITES[0])
+
+
+def test_cache_key_asks_again_when_a_setting_changes():
+    site = SITES[0]
+    mode = Setting(expr="self.mode", cls="CacheConfig", field="mode", type="Mode",
+                   default='"none"', choices=["none", "all"], doc=None, flags=["--mode"])
+    with_mode = site.model_copy(update={"settings": [mode]})
+    more_choices = site.model_copy(
+        update={"settings": [mode.model_copy(update={"choices": ["none", "all", "align"]})]}
+    )
+    other_default = site.model_copy(
+        update={"settings": [mode.model_copy(update={"default": '"all"'})]}
+    )
+    keys = {explanation_key("m", "v1", s) for s in (site, with_mode, more_choices, other_default)}
+    assert len(keys) == 4
+    # a site that reads no setting keeps the key it had before settings existed
+    assert explanation_key("m", "v1", site) == hashlib.sha256(dumps_key(
+        "m", "v1", site.errorClass, site.errorMessage, site.messagePattern, site.guards,
+        site.qualname, site.functionSource).encode()).hexdigest()
 
 
 def test_every_site_is_explained_and_cached(store):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -56,6 +56,27 @@ def github_url(repo: str, sha: str, file_path: str, start: int, end: int) -> str
     return f"https://github.com/{repo}/blob/{sha}/{file_path}#L{start}-L{end}"
 
 
+class Setting(BaseModel):
+    """A setting a site's guards or message read, resolved through the repository's config
+    classes and parsers (pipeline/mine/settings.py): the field, what it accepts, its default,
+    the first sentence of its doc and the command-line flags that set it."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", serialize_by_alias=True, validate_by_name=True,
+        validate_by_alias=True,
+    )
+
+    expr: str  # the chain as the site reads it: `self.cache_config.mamba_cache_mode`
+    # the class declaring the field; None for an `args.x` of a parsed Namespace
+    cls: str | None = Field(alias="class")
+    field: str
+    type: str | None  # the annotation as written (a flag's `type=` for a Namespace value)
+    default: str | None  # source text
+    choices: list[str] | None  # the values it accepts, when the code lists them all
+    doc: str | None
+    flags: list[str]  # option strings, the primary one first
+
+
 class Site(BaseModel):
     """A raise site placed in a repository at a commit (the site table of docs/architecture.md)."""
 
@@ -76,6 +97,7 @@ class Site(BaseModel):
     sourceCodeStart: int
     sourceCodeEnd: int
     githubUrl: str
+    settings: list[Setting] = Field(default_factory=list)
     functionSource: str = Field(exclude=True)
     occurrence: int = Field(default=0, exclude=True)
 
@@ -87,10 +109,12 @@ class Site(BaseModel):
         sha: str,
         path_prefix: str = "",
         url_ref: str | None = None,
+        settings: list[Setting] | None = None,
     ) -> Site:
         """Put an extracted site into its repository; `path_prefix` maps a release's files
         back onto the GitHub tree (SGLang's package lives under `python/`), and `url_ref`
-        (a release tag) is what githubUrl pins instead of `sha`."""
+        (a release tag) is what githubUrl pins instead of `sha`; `settings` are the ones its
+        guards and message read."""
         fields = raw.model_dump()
         fields["filePath"] = path_prefix + raw.filePath
         return cls(
@@ -99,6 +123,7 @@ class Site(BaseModel):
             githubUrl=github_url(
                 repo, url_ref or sha, fields["filePath"], raw.sourceCodeStart, raw.sourceCodeEnd
             ),
+            settings=settings or [],
             **fields,
         )
 
@@ -178,6 +203,8 @@ class IndexEntry(BaseModel):
     the record itself does not carry (qualname, guards, status), for diff, explain, render."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+    # fields added since the first index was written: an older dataset's lines lack them
+    added_fields: ClassVar[frozenset[str]] = frozenset({"settings"})
 
     id: RecordId
     slug: str
@@ -190,6 +217,7 @@ class IndexEntry(BaseModel):
     messagePattern: str
     messageStatus: MessageStatus
     guards: list[str]
+    settings: list[Setting] = Field(default_factory=list)
 
     @classmethod
     def of(cls, site: Site, id: str, slug: str) -> IndexEntry:

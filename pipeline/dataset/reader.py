@@ -56,23 +56,29 @@ def _problem(error: ValidationError) -> str:
 
 def _missing(model: type[BaseModel], data: object, where: str) -> str | None:
     """The first field the model has but `data` lacks (defaults do not excuse it: a dataset
-    on disk always spells out every field), searching nested models and lists of them."""
+    on disk always spells out every field, except those a model added after a dataset of
+    the previous vmine was written: its `added_fields`), searching nested models and lists
+    of them."""
     if not isinstance(data, dict):
         return None
+    added = getattr(model, "added_fields", frozenset())
     for name, info in model.model_fields.items():
         if info.exclude:
             continue
-        if name not in data:
-            return f"{where}{name}: field required"
+        key = info.alias or name
+        if key not in data:
+            if name in added:
+                continue
+            return f"{where}{key}: field required"
         inner = info.annotation
         args = get_args(inner)
         if get_origin(inner) is list and args and isinstance(args[0], type):
-            inner_model, values = args[0], data[name]
+            inner_model, values = args[0], data[key]
         else:
-            inner_model, values = inner, [data[name]]
+            inner_model, values = inner, [data[key]]
         if isinstance(inner_model, type) and issubclass(inner_model, BaseModel):
             for position, value in enumerate(values if isinstance(values, list) else []):
-                label = f"{where}{name}." if inner_model is inner else f"{where}{name}.{position}."
+                label = f"{where}{key}." if inner_model is inner else f"{where}{key}.{position}."
                 problem = _missing(inner_model, value, label)
                 if problem:
                     return problem

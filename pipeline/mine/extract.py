@@ -18,11 +18,13 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-from extractors.facts import FileExtraction, MessageStatus, Rules
+from extractors.facts import FileExtraction, MessageStatus, RaiseSite, Rules
+from extractors.settings_model import FileSettings
 from pipeline.console import Console, Tracker, line_of, skipped_markdown, workflow_command
 from pipeline.dataset.models import Site
 from pipeline.dataset.writer import write_atomic
 from pipeline.keys import analysis_token
+from pipeline.mine.settings_facts import SnapshotSettings
 from pipeline.source import Snapshot, open_source, resolve_cache_dir
 from pipeline.store import MemoReader, Store, default_store_path
 
@@ -103,28 +105,42 @@ def _open_memo(store_path: Path | None) -> MemoReader | None:
         return None
 
 
+# (path, bytes, whether only its settings facts are wanted: a parser with no site to find)
+Item = tuple[str, bytes, bool]
+# a file's sites (None for a settings-only item) and its settings facts (None if not made)
+Analysed = tuple[FileExtraction | None, FileSettings | None]
+
+
 def _extract_chunk(
-    items: list[tuple[str, bytes]], rules: Rules
-) -> tuple[list[FileExtraction], list[tuple[str, str]]]:
-    """In a worker: the chunk's analyses, and the memo entries made on the way (for the
-    parent to store)."""
+    items: list[Item], rules: Rules
+) -> tuple[list[Analysed], list[tuple[str, str]]]:
+    """In a worker: the chunk's analyses (with the settings facts made on the way), and the
+    memo entries made (for the parent to store)."""
     memo = _worker_memo
     results = _extract_items(items, rules, memo)
     return results, memo.take() if memo is not None else []
 
 
 def _extract_items(
-    items: list[tuple[str, bytes]], rules: Rules, memo: MemoReader | None
-) -> list[FileExtraction]:
-    from extractors.sites import extract_file
+    items: list[Item], rules: Rules, memo: MemoReader | None
+) -> list[Analysed]:
+    from extractors.settings import file_settings
+    from extractors.settings_model import FileSettings
+    from extractors.sites import analyse_file, decode
 
-    results = []
-    for path, data in items:
+    results: list[Analysed] = []
+    for path, data, settings_only in items:
+        if settings_only:
+            try:
+                results.append((None, file_settings(decode(data))))
+            except Exception:  # not Python (or a bug of ours): no facts to give
+                results.append((None, FileSettings()))
+            continue
         try:
-            results.append(extract_file(path, data, rules, memo))
-        except Exception as exc:  # extract_file must not raise; one bad file stays one file
+            results.append(analyse_file(path, data, rules, memo))
+        except Exception as exc:  # analyse_file must not raise; one bad file stays one file
             reason = f"extractor error: {type(exc).__name__}: {exc}".splitlines()[0]
-            results.append(FileExtraction(filePath=path, skipped=reason))
+            results.append((FileExtraction(filePath=path, skipped=reason), None))
     return results
 
 
@@ -166,14 +182,18 @@ def extract_snapshot(
     needles = [name.encode() for name in rules.error_classes]
     plain: list[tuple[str, None]] = []
     store_path = store.path if store is not None else None
+    settings = SnapshotSettings(snapshot, store)
     # Workers are forked before the blob reader and the progress display start threads;
     # they analyse the first files while the rest are still being read.
     with _Analysis(rules, workers, store_path, len(unknown)) as analysis:
         for blob, data in snapshot.read_blobs(unknown):
+            settings.saw(blob, data)
             if is_candidate(data, needles):
                 analysis.add(blob, paths_of[blob][0], data, len(paths_of[blob]))
             else:
                 plain.append((blob, None))
+                if settings.wants_parse(blob):  # a parser: its flags are needed in any case
+                    analysis.add(blob, paths_of[blob][0], data, 0, settings_only=True)
         analysis.submit()
         if store is not None and plain:
             store.put_files(plain, token)
@@ -185,9 +205,11 @@ def extract_snapshot(
             tracker.advance(len(files) - stats.files_parsed)
             # Stored chunk by chunk, so an interrupted run keeps what it finished.
             analysed = analysis.collect(tracker, store, token)
+    for blob, facts in analysis.settings.items():
+        settings.add(blob, facts)
 
     results = {**{b: e for b, e in known.items() if e is not None}, **analysed}
-    sites: list[Site] = []
+    raws: list[tuple[str, RaiseSite]] = []
     skipped: list[SkippedFile] = []
     for tree_file in files:
         extraction = results.get(tree_file.blob)
@@ -201,7 +223,11 @@ def extract_snapshot(
             placed = raw if raw.filePath == tree_file.path else raw.model_copy(
                 update={"filePath": tree_file.path}
             )
-            sites.append(Site.place(placed, repo, snapshot.sha, prefix, url_ref=snapshot.url_ref))
+            raws.append((tree_file.path, placed))
+    sites = [
+        Site.place(raw, repo, snapshot.sha, prefix, url_ref=snapshot.url_ref, settings=found)
+        for (_, raw), found in zip(raws, settings.settings_of(raws), strict=True)
+    ]
     sites.sort(key=lambda site: (site.filePath, site.lineNumber))
     skipped.sort(key=lambda item: item.filePath)
     return Extraction(sites=sites, skipped=skipped, stats=stats)
@@ -217,12 +243,13 @@ class _Analysis:
         self._workers = workers or os.cpu_count() or 1
         self._pooled = self._workers > 1 and expected >= _IN_PROCESS_BELOW
         self._pool: ProcessPoolExecutor | None = None
-        self._futures: dict[Future, list[tuple[str, bytes]]] = {}
-        self._items: list[tuple[str, bytes]] = []  # read, not yet handed to a worker
+        self._futures: dict[Future, list[Item]] = {}
+        self._items: list[Item] = []  # read, not yet handed to a worker
         self._batch_bytes = 0
         self._blob_of: dict[str, str] = {}
         self._weight: dict[str, int] = {}
         self.weight = 0  # files (paths) to analyse, a blob counting once per path
+        self.settings: dict[str, FileSettings] = {}  # blob -> facts the workers made
 
     def __enter__(self) -> _Analysis:
         if self._pooled:
@@ -238,9 +265,11 @@ class _Analysis:
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
 
-    def add(self, blob: str, path: str, data: bytes, weight: int) -> None:
-        """A file to analyse: handed to a worker with the next batch."""
-        self._items.append((path, data))
+    def add(self, blob: str, path: str, data: bytes, weight: int,
+            settings_only: bool = False) -> None:
+        """A file to analyse (for its settings facts only, if asked): handed to a worker with
+        the next batch."""
+        self._items.append((path, data, settings_only))
         self._blob_of[path] = blob
         self._weight[path] = weight
         self.weight += weight
@@ -262,9 +291,13 @@ class _Analysis:
         if self._pool is None:
             memo = _open_memo(self._store_path)
             try:
-                for path, data in self._items:
-                    (results[self._blob_of[path]],) = _extract_items([(path, data)], self._rules,
-                                                                     memo)
+                for item in self._items:
+                    path = item[0]
+                    ((extraction, facts),) = _extract_items([item], self._rules, memo)
+                    if extraction is not None:
+                        results[self._blob_of[path]] = extraction
+                    if facts is not None:
+                        self.settings[self._blob_of[path]] = facts
                     tracker.advance(self._weight[path])
             finally:
                 if memo is not None:
@@ -277,17 +310,24 @@ class _Analysis:
             crashed = False
             made: list[tuple[str, str]] = []
             try:
-                extractions, made = future.result()
+                analysed, made = future.result()
             except BrokenProcessPool as exc:
                 crashed = True
                 reason = f"extractor crashed: {exc}".splitlines()[0]
-                extractions = [FileExtraction(filePath=path, skipped=reason) for path, _ in chunk]
-            done = [(self._blob_of[path], extraction)
-                    for extraction, (path, _) in zip(extractions, chunk, strict=True)]
+                analysed = [
+                    (None if only else FileExtraction(filePath=path, skipped=reason), None)
+                    for path, _, only in chunk
+                ]
+            done = [(self._blob_of[item[0]], extraction)
+                    for (extraction, _), item in zip(analysed, chunk, strict=True)
+                    if extraction is not None]
+            for (_, facts), item in zip(analysed, chunk, strict=True):
+                if facts is not None:
+                    self.settings[self._blob_of[item[0]]] = facts
             results.update(done)
             if store is not None and not crashed:  # a crash says nothing lasting about a file
                 store.put_files(done, token, made)
-            tracker.advance(sum(self._weight[path] for path, _ in chunk))
+            tracker.advance(sum(self._weight[item[0]] for item in chunk))
         return results
 
 
