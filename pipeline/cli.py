@@ -239,13 +239,17 @@ def explain_command(message: str, datasets: tuple[Path, ...], as_json: bool,
     text = sys.stdin.read() if message == "-" else message
     if not text.strip():
         raise InputError("MESSAGE is empty: pass the error message, or - and paste it on stdin")
+    from pipeline.lookup.page import printable
+
     try:
-        output, code = explain(text, list(datasets), fmt="json" if as_json else "text",
-                               show_all=show_all)
+        explained = explain(text, list(datasets), fmt="json" if as_json else "text",
+                            show_all=show_all)
     except ExplainError as error:
-        raise InputError(str(error)) from None
-    click.echo(output, nl=False)
-    raise SystemExit(code)
+        raise InputError(printable(str(error))) from None
+    for warning in explained.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(explained.output, nl=False)
+    raise SystemExit(explained.code)
 
 
 @main.command("render", short_help="Render a dataset as Markdown pages or a static HTML site.")
