@@ -13,7 +13,7 @@ _ESCAPES = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]"
 )
 # A colour code whose ESC was lost on the way (`[31mERROR[0m`).
-_BARE_COLOUR = re.compile(r"(?<![\w\]])\[(?:\d{1,3}(?:;\d{1,3})*)?m")
+_BARE_COLOUR = re.compile(r"\[\d{1,3}(?:;\d{1,3})*m")
 
 # Prefixes that loggers and launchers put before every line.
 _LINE_PREFIXES = (

@@ -37,17 +37,19 @@ APPROXIMATE_LIMIT = 5
 SHORTLIST = 40
 # Below this similarity a record is not worth showing, even as an approximation.
 APPROXIMATE_FLOOR = 0.25
+# A pattern match whose literal text is less than this share of the message is weak.
+WEAK_PATTERN = 0.5
 # A record built from parts matches when its pieces cover this share of the message.
 PARTS_FLOOR = 0.6
 # `reworded` (a match): the record explains this much of the paste, scores this well, and
 # beats every record of another function by this margin; the paste has this many words.
-REWORDED_CONTAINMENT = 0.8
+REWORDED_CONTAINMENT = 0.85
 REWORDED_SCORE = 0.7
 REWORDED_MARGIN = 0.1
 REWORDED_MIN_WEIGHT = 4
 
 KINDS = ("exact", "pattern", "parts", "reworded", "approximate")
-_TIER = {"exact": 0, "pattern": 1, "parts": 1, "reworded": 2, "approximate": 3}
+_TIER = {"exact": 0, "pattern": 1, "parts": 1, "reworded": 1, "approximate": 3}
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,7 @@ class Match:
 
     @property
     def function(self) -> tuple[str, str, str]:
+        """(repo, filePath, qualname) of the function that raises it."""
         raw = self.pattern.raw
         return (self.dataset.repo, str(raw.get("filePath")), str(raw.get("qualname")))
 
@@ -149,6 +152,13 @@ def lookup(text: str, datasets: list[IndexedDataset]) -> Lookup:
     matches = sorted(best.values(), key=Match.sort_key)
     if not matches:
         matches = _closest(looked_up, records)
+    elif matches[0].kind != "exact" and matches[0].score < WEAK_PATTERN:
+        # a pattern mostly made of holes matches many messages: a record whose words explain
+        # the message far better comes first
+        closest = _closest(looked_up, records)
+        if (closest and closest[0].kind == "reworded" and closest[0].score > matches[0].score
+                and all(m.pattern is not closest[0].pattern for m in matches)):
+            matches = [closest[0], *matches]
     return Lookup(found, matches, datasets, notes)
 
 
@@ -218,8 +228,10 @@ def _clear_winner(ranked: list[Match]) -> bool:
     wording = head.wording
     if wording is None or not (
         wording.containment >= REWORDED_CONTAINMENT and head.score >= REWORDED_SCORE
-        and wording.identifiers_agree and wording.paste_weight >= REWORDED_MIN_WEIGHT
+        and wording.same_message and wording.paste_weight >= REWORDED_MIN_WEIGHT
     ):
         return False
-    rivals = [m.score for m in ranked[1:] if m.function != head.function]
+    # The same words in another function explain the paste as well: a tie, shown as such.
+    rivals = [m.score for m in ranked[1:]
+              if m.function[::2] != head.function[::2] and m.pattern.message != head.pattern.message]
     return not rivals or head.score - max(rivals) >= REWORDED_MARGIN

@@ -66,13 +66,16 @@ def template_words(message: str) -> list[Word]:
 @dataclass(frozen=True)
 class Wording:
     """The paste's words against a record's: how much of the paste the record explains
-    (containment), how much of the record the paste lacks (extra), and the phrases of each."""
+    (containment), how much of the record the paste lacks (extra), the phrases of each, and
+    what tells two different messages from one message in two wordings."""
 
     containment: float
     extra: float
     lacks: tuple[str, ...]  # phrases of the record that the paste does not have
     adds: tuple[str, ...]  # phrases of the paste that the record does not have
     identifiers_agree: bool  # every flag or identifier of the paste is in the record
+    substituted: bool  # a word of the paste stands where the record has another (no typo)
+    starts_together: bool  # the record has no words before the paste's first one
     paste_weight: int
 
     @cached_property
@@ -82,8 +85,10 @@ class Wording:
         return self.containment * (1 - 0.5 * self.extra)
 
     @property
-    def differs(self) -> bool:
-        return bool(self.lacks or self.adds)
+    def same_message(self) -> bool:
+        """Whether the difference is one a release or a user makes to one message: words
+        added, dropped or cut off, typos fixed; not a word or identifier exchanged."""
+        return self.identifiers_agree and not self.substituted and self.starts_together
 
 
 def compare(paste: list[Word], record: list[Word]) -> Wording | None:
@@ -98,21 +103,34 @@ def compare(paste: list[Word], record: list[Word]) -> Wording | None:
     covered = missing = 0
     lacks: list[str] = []
     adds: list[str] = []
-    agree = True
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+    agree, substituted, starts_together = True, False, True
+    for number, (op, i1, i2, j1, j2) in enumerate(matcher.get_opcodes()):
         ours, theirs = paste[i1:i2], record[j1:j2]
         if op == "equal":
             covered += sum(w.weight for w in ours)
             continue
+        if number == 0 and theirs and theirs[0].key != _HOLE and not ours:
+            starts_together = False  # the record says more before the paste begins
+        # a run-time part at either end of the difference takes the value next to it, when
+        # words that agree hold the value in place on that side
+        if theirs and theirs[0].key == _HOLE and ours and (number or len(theirs) == 1):
+            value = _value_words(ours)
+            covered += sum(w.weight for w in value)
+            ours, theirs = ours[len(value) :], theirs[1:]
+        if theirs and theirs[-1].key == _HOLE and ours and j2 < len(record):
+            value = _value_words(ours[::-1])
+            covered += sum(w.weight for w in value)
+            ours, theirs = ours[: len(ours) - len(value)], theirs[:-1]
         theirs_words = [w for w in theirs if w.key != _HOLE]
-        holes = len(theirs) - len(theirs_words)
-        if holes and not theirs_words:
-            # the value of a run-time part, between words that agree: its first few words
-            # are explained by the hole
-            covered += sum(w.weight for w in ours[: HOLE_WORDS * holes])
-        elif ours:
+        if ours and theirs_words and _typos(ours, theirs_words):
+            covered += sum(w.weight for w in ours)
+            adds.append(" ".join(w.text for w in ours))
+            lacks.append(" ".join(w.text for w in theirs_words))
+            continue
+        if ours:
             adds.append(" ".join(w.text for w in ours))
             agree = agree and not any(w.identifier for w in ours)
+            substituted = substituted or bool(theirs_words)
         if theirs_words:
             missing += sum(w.weight for w in theirs_words)
             lacks.append(" ".join(w.text for w in theirs_words))
@@ -122,5 +140,34 @@ def compare(paste: list[Word], record: list[Word]) -> Wording | None:
         lacks=tuple(lacks),
         adds=tuple(adds),
         identifiers_agree=agree,
+        substituted=substituted,
+        starts_together=starts_together,
         paste_weight=total,
+    )
+
+
+def _value_words(ours: list[Word]) -> list[Word]:
+    """The first words of `ours` that one run-time part explains: a value is a few
+    identifiers, numbers or quoted words, and at most one plain word."""
+    explained, plain = [], 0
+    for word in ours[:HOLE_WORDS]:
+        if not word.identifier:
+            plain += 1
+            if plain > 1:
+                break
+        explained.append(word)
+    return explained
+
+
+# Two words this alike (difflib's ratio on their letters) are one word with a typo.
+TYPO_RATIO = 0.75
+
+
+def _typos(ours: list[Word], theirs: list[Word]) -> bool:
+    """Whether the paste's words are the record's, each with a typo made or fixed (in plain
+    words only: `numa_bind_cpus` and `numa_bind_nodes` are two names, not a typo)."""
+    return len(ours) == len(theirs) and all(
+        not a.identifier and not b.identifier
+        and difflib.SequenceMatcher(None, a.key, b.key).ratio() >= TYPO_RATIO
+        for a, b in zip(ours, theirs, strict=True)
     )
