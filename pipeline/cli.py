@@ -245,6 +245,8 @@ def explain_command(message: str, datasets: tuple[Path, ...], as_json: bool,
         explained = explain(text, list(datasets), fmt="json" if as_json else "text",
                             show_all=show_all)
     except ExplainError as error:
+        for warning in error.warnings:
+            click.echo(f"warning: {printable(warning)}", err=True)
         raise InputError(printable(str(error))) from None
     for warning in explained.warnings:
         click.echo(f"warning: {warning}", err=True)

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pipeline.cli import main
 from extractors.patterns import pattern_fragments
+from pipeline.cli import main
+from pipeline.lookup.cleaning import strip_line_prefixes
 from pipeline.lookup.index import index_dataset
 from pipeline.lookup.match import lookup
-from pipeline.lookup.cleaning import strip_line_prefixes
 from pipeline.lookup.tracebacks import Candidate, candidates
 from tests.datasets import CASES, SHA, Case, write_fixture_dataset
 

@@ -25,7 +25,12 @@ _RELEASE = re.compile(r"^pypi:(?P<name>[^=\s]+)==(?P<version>\S+)$")
 
 
 class ExplainError(Exception):
-    """No dataset to search, or a record that cannot be read (one line; the CLI exits 2)."""
+    """No dataset to search, or a record that cannot be read (one line; the CLI exits 2),
+    with the warnings said on the way (folders skipped)."""
+
+    def __init__(self, message: str, warnings: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.warnings = warnings or []
 
 
 @dataclass
@@ -140,19 +145,22 @@ def index_dataset(root: Path) -> IndexedDataset:
     try:
         key = (root, index_file.stat().st_mtime_ns, manifest_file.stat().st_mtime_ns)
     except OSError:
-        raise NotADataset(f"{root}: not a vmine dataset (no manifest.json and index.jsonl), "
+        raise NotADataset(f"{manifest_file}: not a vmine manifest (no index.jsonl beside it), "
                           "skipped") from None
     cached = _INDEX_CACHE.get(key)
     if cached is not None:
         return cached
     try:
         manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
+        if not isinstance(manifest, dict) or not all(
+            isinstance(manifest.get(key), str) for key in ("repo", "analyzedSha")
+        ):
+            raise ValueError("no repo and analyzedSha")
         repo, sha = manifest["repo"], manifest["analyzedSha"]
-        source = manifest.get("source", "git")
-        if not all(isinstance(value, str) for value in (repo, sha, source)):
-            raise TypeError("repo, analyzedSha and source must be strings")
+        source = manifest.get("source")
+        source = source if isinstance(source, str) else "git"
         text = index_file.read_text(encoding="utf-8")
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as error:
+    except (OSError, ValueError, RecursionError) as error:
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise NotADataset(f"{manifest_file}: not a vmine manifest ({reason}), skipped") from None
     dataset = IndexedDataset(root, repo, sha, source)
@@ -241,5 +249,5 @@ def load_datasets(paths: list[Path], default_root: Path = Path("output")
     if not datasets:
         where = ", ".join(str(p) for p in paths) if paths else str(default_root)
         raise ExplainError(f"{where}: no vmine dataset found (run `vmine run` first, or pass "
-                           "--dataset DIR)")
+                           "--dataset DIR)", warnings)
     return datasets, warnings

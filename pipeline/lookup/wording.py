@@ -20,6 +20,8 @@ _HOLE = "\x00"  # a run-time part in the record's token list; no word is ever th
 _IDENTIFIER = re.compile(r"[_\d]|^-|.[./]|.[A-Z]")
 # A value fills a hole with this many words at most; the rest of the paste there is unexplained.
 HOLE_WORDS = 3
+# A record mostly made of run-time parts fits any text: its own words must explain this much.
+SAME_MESSAGE_LITERAL = 0.6
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,7 @@ class Wording:
     what tells two different messages from one message in two wordings."""
 
     containment: float
+    literal: float  # the share of the paste that the record's own words explain (no values)
     extra: float
     lacks: tuple[str, ...]  # phrases of the record that the paste does not have
     adds: tuple[str, ...]  # phrases of the paste that the record does not have
@@ -88,7 +91,8 @@ class Wording:
     def same_message(self) -> bool:
         """Whether the difference is one a release or a user makes to one message: words
         added, dropped or cut off, typos fixed; not a word or identifier exchanged."""
-        return self.identifiers_agree and not self.substituted and self.starts_together
+        return (self.identifiers_agree and not self.substituted and self.starts_together
+                and self.literal >= SAME_MESSAGE_LITERAL)
 
 
 def compare(paste: list[Word], record: list[Word]) -> Wording | None:
@@ -100,7 +104,7 @@ def compare(paste: list[Word], record: list[Word]) -> Wording | None:
     matcher = difflib.SequenceMatcher(
         None, [w.key for w in paste], [w.key for w in record], autojunk=False
     )
-    covered = missing = 0
+    covered = literal = missing = 0
     lacks: list[str] = []
     adds: list[str] = []
     agree, substituted, starts_together = True, False, True
@@ -108,22 +112,24 @@ def compare(paste: list[Word], record: list[Word]) -> Wording | None:
         ours, theirs = paste[i1:i2], record[j1:j2]
         if op == "equal":
             covered += sum(w.weight for w in ours)
+            literal += sum(w.weight for w in ours)
             continue
         if number == 0 and theirs and theirs[0].key != _HOLE and not ours:
             starts_together = False  # the record says more before the paste begins
         # a run-time part at either end of the difference takes the value next to it, when
         # words that agree hold the value in place on that side
         if theirs and theirs[0].key == _HOLE and ours and (number or len(theirs) == 1):
-            value = _value_words(ours)
+            value = _value_words(ours, _spare(ours, theirs))
             covered += sum(w.weight for w in value)
             ours, theirs = ours[len(value) :], theirs[1:]
         if theirs and theirs[-1].key == _HOLE and ours and j2 < len(record):
-            value = _value_words(ours[::-1])
+            value = _value_words(ours[::-1], _spare(ours, theirs))
             covered += sum(w.weight for w in value)
             ours, theirs = ours[: len(ours) - len(value)], theirs[:-1]
         theirs_words = [w for w in theirs if w.key != _HOLE]
         if ours and theirs_words and _typos(ours, theirs_words):
             covered += sum(w.weight for w in ours)
+            literal += sum(w.weight for w in ours)
             adds.append(" ".join(w.text for w in ours))
             lacks.append(" ".join(w.text for w in theirs_words))
             continue
@@ -136,6 +142,7 @@ def compare(paste: list[Word], record: list[Word]) -> Wording | None:
             lacks.append(" ".join(w.text for w in theirs_words))
     return Wording(
         containment=covered / total,
+        literal=literal / total,
         extra=missing / record_weight,
         lacks=tuple(lacks),
         adds=tuple(adds),
@@ -146,11 +153,17 @@ def compare(paste: list[Word], record: list[Word]) -> Wording | None:
     )
 
 
-def _value_words(ours: list[Word]) -> list[Word]:
-    """The first words of `ours` that one run-time part explains: a value is a few
-    identifiers, numbers or quoted words, and at most one plain word."""
+def _spare(ours: list[Word], theirs: list[Word]) -> int:
+    """How many of the paste's words a run-time part may take: a few when the part is all the
+    record has there, else only the word next to it (the rest stand against the record's)."""
+    return HOLE_WORDS if all(w.key == _HOLE for w in theirs) else 1
+
+
+def _value_words(ours: list[Word], limit: int) -> list[Word]:
+    """The first words of `ours` (at most `limit`) that one run-time part explains: a value
+    is a few identifiers, numbers or quoted words, and at most one plain word."""
     explained, plain = [], 0
-    for word in ours[:HOLE_WORDS]:
+    for word in ours[: min(HOLE_WORDS, limit)]:
         if not word.identifier:
             plain += 1
             if plain > 1:
