@@ -12,6 +12,7 @@ from pipeline.dataset.models import Explanation, Site, github_url
 from pipeline.explainers.base import ExplainRequest
 from pipeline.explainers.grounding import RepoGrounding
 from pipeline.explainers.offline import PROMPT_VERSION, OfflineExplainer, explain_site
+from pipeline.explainers.offline.checks import fragments, holes, longest_fragment
 from pipeline.explainers.offline.conditions import parse_guards
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -770,3 +771,14 @@ def test_a_value_known_not_to_be_none_is_empty_not_unset():
         "# before\npinned_cpus = ...  # an empty value\n"
         "# after\npinned_cpus = ...  # a non-empty value"
     )
+
+
+def test_message_fragments_come_from_the_pattern_as_vmine_writes_it():
+    assert fragments(r"\(P/D\) got (.*?) \[ok\]") == ("(P/D) got ", " [ok]")
+    assert longest_fragment(r"\(P/D\) got (.*?) \[ok\]") == "(P/D) got"
+    site = make_site("f", "name", "got {n} of {m}", [], "def f(): pass",
+                     pattern="got (.*?) of (.*?)", status="template")
+    assert holes(site) == ["{n}", "{m}"]
+    # a pattern vmine never writes has no known literal text
+    assert fragments("got [0-9]+") == ()
+    assert longest_fragment("got [0-9]+") is None

@@ -12,7 +12,7 @@ import textwrap
 from dataclasses import dataclass
 
 from extractors import ops
-from extractors.patterns import HOLE_PATTERN
+from extractors.patterns import HOLE_PATTERN, pattern_fragments
 from pipeline.dataset.models import Site
 from pipeline.explainers.flags import find_flags, flag_for, string_literals
 from pipeline.explainers.offline.conditions import (
@@ -247,14 +247,17 @@ def ordered_unique(items) -> list:
     return list(dict.fromkeys(items))
 
 
-def fragments(pattern: str) -> list[str]:
-    """The literal pieces of a message, from its pattern (holes are `(.*?)`)."""
-    return [re.sub(r"\\(.)", r"\1", piece, flags=re.DOTALL) for piece in pattern.split(HOLE_PATTERN)]
+def fragments(pattern: str) -> tuple[str, ...]:
+    """The literal pieces of a message between the holes of its pattern; none for a pattern
+    that vmine did not write."""
+    return pattern_fragments(pattern) or ()
 
 
 def holes(site: Site) -> list[str]:
     """The `{expr}` parts of the message, in order."""
     pieces = fragments(site.messagePattern)
+    if not pieces:
+        return []
     regex = HOLE_PATTERN.join(re.escape(p) for p in pieces)
     match = re.fullmatch(regex, site.errorMessage, flags=re.DOTALL)
     return [h for h in match.groups() if h] if match else []
