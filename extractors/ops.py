@@ -29,11 +29,6 @@ class Op:
     # (`x > n` holds at n + 1 and fails at n + 0)
     boundary: tuple[int, int] | None
 
-    @property
-    def negated(self) -> Op:
-        """The row that tests the opposite (`<` -> `>=`)."""
-        return _BY_SYMBOL[self.negation]
-
     def than(self, holds: bool) -> str:
         """An order test's words after "is" (`less than`, `at least`), when it holds or not."""
         return (self.when_true if holds else self.when_false).removeprefix("is ")
@@ -68,7 +63,6 @@ _CLASSES: tuple[tuple[Op, type[cst.BaseCompOp], type[ast.cmpop]], ...] = (
     (IS, cst.Is, ast.Is),
     (IS_NOT, cst.IsNot, ast.IsNot),
 )
-_BY_SYMBOL = {op.symbol: op for op in OPS}
 _BY_CST = {cst_class: op for op, cst_class, _ in _CLASSES}
 _BY_AST = {ast_class: op for op, _, ast_class in _CLASSES}
 

@@ -13,6 +13,8 @@ from extractors import ops
 from tests.test_guards import NEGATIONS
 from tests.test_offline import OPERATORS, PHRASES
 
+ROWS = {op.symbol: op for op in ops.OPS}
+
 
 def _operator_classes(module: object, base: type) -> set[type]:
     """The comparison operator classes a parser module exports."""
@@ -33,8 +35,9 @@ def test_every_libcst_and_ast_comparison_operator_has_its_row():
 
 @pytest.mark.parametrize("op", ops.OPS, ids=lambda op: op.symbol)
 def test_negation_is_the_row_that_says_the_opposite(op):
-    assert op.negated.negated is op
-    assert (op.negated.when_true, op.negated.when_false) == (op.when_false, op.when_true)
+    negated = ROWS[op.negation]
+    assert ROWS[negated.negation] is op
+    assert (negated.when_true, negated.when_false) == (op.when_false, op.when_true)
     samples = [None, 0, 1, 2, (1,), (2,)]
     for left, right in itertools.product(samples, repeat=2):
         values = {"left": left, "right": right}
@@ -51,7 +54,7 @@ def test_an_order_row_holds_and_fails_where_its_boundary_says(op):
     for n in (-3, 0, 8):
         assert eval(f"{n + holds_at} {op.symbol} {n}") is True
         assert eval(f"{n + fails_at} {op.symbol} {n}") is False
-    assert op.negated.boundary == (fails_at, holds_at)
+    assert ROWS[op.negation].boundary == (fails_at, holds_at)
     assert op.than(holds=True) == op.when_true.removeprefix("is ")
 
 
