@@ -401,8 +401,8 @@ def test_no_dataset_is_an_input_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["explain", "x", "--dataset", str(tmp_path / "empty")])
     assert result.exit_code == 2
     assert result.output == (
-        f"Error: {tmp_path / 'empty'}: no dataset found (run `vmine run` first, or pass "
-        "--dataset DIR)\n"
+        f"Error: {tmp_path / 'empty'}: no dataset (manifest.json) under this folder; write one "
+        "with `vmine run`\n"
     )
 
 

@@ -107,8 +107,8 @@ def test_only_foreign_manifests_is_no_dataset(tmp_path: Path) -> None:
     assert (result.exit_code, result.stderr) == (2, (
         f"warning: {(tmp_path / 'site').resolve()}/manifest.json: not a vmine manifest "
         "(no repo and analyzedSha), skipped\n"
-        f"Error: {tmp_path / 'site'}: no vmine dataset found (run `vmine run` first, or pass "
-        "--dataset DIR)\n"
+        f"Error: {tmp_path / 'site'}: no vmine dataset under this folder (only other tools' "
+        "manifest.json); write one with `vmine run`\n"
     ))
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from extractors.patterns import pattern_fragments
 from pipeline.dataset.layout import index_path, manifest_path, record_path
 from pipeline.dataset.models import Envelope, IndexEntry
-from pipeline.dataset.reader import find_datasets
+from pipeline.dataset.reader import DatasetError, datasets_under
 from pipeline.lookup.fragments import fold
 from pipeline.lookup.wording import Word, template_words, word_keys
 
@@ -215,18 +215,10 @@ def _is_entry(raw: object) -> bool:
 def resolve_datasets(paths: list[Path], default_root: Path = Path("output")) -> list[Path]:
     """The dataset directories to search: each PATH is a dataset or a folder holding some;
     without PATHs, every dataset under `default_root`."""
-    roots = paths or [default_root]
-    found: list[Path] = []
-    for root in roots:
-        if not Path(root).is_dir():
-            raise ExplainError(f"{root}: no such directory")
-        inside = find_datasets(Path(root))
-        if not inside:
-            raise ExplainError(
-                f"{root}: no dataset found (run `vmine run` first, or pass --dataset DIR)"
-            )
-        found.extend(inside)
-    return found
+    try:
+        return [found for root in paths or [default_root] for found in datasets_under(root)]
+    except DatasetError as error:
+        raise ExplainError(str(error)) from None
 
 
 def load_datasets(paths: list[Path], default_root: Path = Path("output")
@@ -248,6 +240,6 @@ def load_datasets(paths: list[Path], default_root: Path = Path("output")
             warnings.extend(dataset.warnings)
     if not datasets:
         where = ", ".join(str(p) for p in paths) if paths else str(default_root)
-        raise ExplainError(f"{where}: no vmine dataset found (run `vmine run` first, or pass "
-                           "--dataset DIR)", warnings)
+        raise ExplainError(f"{where}: no vmine dataset under this folder (only other tools' "
+                           "manifest.json); write one with `vmine run`", warnings)
     return datasets, warnings
