@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
-from tests.datasets import SHA
+from tests.datasets import SHA, write_fixture_dataset
 from tests.explain_corpus import (
     FAST_DECODE,
     GPU_NEW,
@@ -134,4 +134,16 @@ def test_old_wording_alone_is_an_exact_pattern_in_the_old_release(tmp_path: Path
     assert (code, lines) == (0, [
         f"0.976  pattern      {GPU_OLD.id}  acme/serve@01dc0de000  serve/config/cache.py:14  "
         "gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization}.",
+    ])
+
+
+def test_a_record_in_every_release_names_the_range(tmp_path: Path) -> None:
+    for minor in range(4):
+        write_fixture_dataset(tmp_path / "output", sha=f"{minor:x}" * 40,
+                              source=f"pypi:serve==0.{minor}.0")
+    code, lines = _explain(FAST_DECODE, "--dataset", str(tmp_path / "output"))
+    assert (code, lines[:2]) == (0, [
+        "Match: exact message.",
+        "Releases holding this record: all 4 datasets of acme/serve searched (serve==0.0.0 to "
+        "serve==0.3.0); shown: serve==0.3.0.",
     ])

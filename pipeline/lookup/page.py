@@ -131,9 +131,13 @@ def _releases_note(match: Match, found: Lookup) -> list[str]:
     same_repo = [d for d in found.datasets if d.repo == match.dataset.repo]
     if len(same_repo) < 2:
         return []
-    names = ", ".join(d.release for d in match.releases)
+    held = match.releases
     what = "Closest wording, in" if match.kind == "reworded" else "Releases holding this record:"
-    return [f"{what} {names} ({len(match.releases)} of {len(same_repo)} datasets of "
+    if len(held) == len(same_repo) and len(held) > 3:  # every one: the range says enough
+        return [f"{what} all {len(held)} datasets of {match.dataset.repo} searched "
+                f"({held[0].release} to {held[-1].release}); shown: {match.dataset.release}."]
+    names = ", ".join(d.release for d in held)
+    return [f"{what} {names} ({len(held)} of {len(same_repo)} datasets of "
             f"{match.dataset.repo} searched); shown: {match.dataset.release}."]
 
 
