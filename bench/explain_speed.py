@@ -122,18 +122,36 @@ class Timed:
     code: int
 
 
+# Runs vmine in-process in a fresh interpreter and, at exit, writes its own peak RSS (VmHWM,
+# which exec resets; a fork's ru_maxrss would start from this bench's own size).
+_CHILD = (
+    "import atexit, sys\n"
+    "def hwm(path=sys.argv[1]):\n"
+    "    status = open('/proc/self/status').read()\n"
+    "    open(path, 'w').write(status.split('VmHWM:')[1].split()[0])\n"
+    "atexit.register(hwm)\n"
+    "from pipeline.cli import main\n"
+    "sys.argv = ['vmine', *sys.argv[2:]]\n"
+    "main()\n"
+)
+
+
 def _explain(text: str, datasets: list[Path], *extra: str) -> Timed:
     """`vmine explain -` with the text on stdin (a 10 MB paste is too long for argv)."""
     args = [a for d in datasets for a in ("--dataset", str(d))]
-    started = time.perf_counter()
-    process = subprocess.Popen([*_vmine(), "explain", "-", *args, *extra], stdin=subprocess.PIPE,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    process.stdin.write(text.encode())
-    process.stdin.close()
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    return Timed(time.perf_counter() - started, usage.ru_utime + usage.ru_stime,
-                 usage.ru_maxrss * 1024, process.returncode)
+    with tempfile.NamedTemporaryFile(prefix="vmine-hwm-") as hwm:
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            [sys.executable, "-c", _CHILD, hwm.name, "explain", "-", *args, *extra],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            cwd=Path(__file__).resolve().parents[1],
+        )
+        process.stdin.write(text.encode())
+        process.stdin.close()
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - started
+        peak = int(Path(hwm.name).read_text() or 0) * 1024
+    return Timed(wall, usage.ru_utime + usage.ru_stime, peak, os.waitstatus_to_exitcode(status))
 
 
 def _timed_runs(text: str, datasets: list[Path], runs: int) -> tuple[float, float, int, int]:

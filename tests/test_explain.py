@@ -459,3 +459,7 @@ def test_explain_and_render_a_dataset_written_by_run(tmp_path: Path) -> None:
                                         "-o", str(tmp_path / fmt)])
         assert rendered.exit_code == 0, rendered.output
         assert "swap_space must not be negative" in (tmp_path / fmt / page).read_text()
+
+
+def test_one_word_is_close_to_nothing(output: Path) -> None:
+    assert _explain(output, "decoding", "--all") == (1, "No record is close to this message.\n")

@@ -37,6 +37,7 @@ APPROXIMATE_LIMIT = 5
 SHORTLIST = 40
 # Below this similarity a record is not worth showing, even as an approximation.
 APPROXIMATE_FLOOR = 0.25
+APPROXIMATE_MIN_WEIGHT = 2
 # A pattern match whose literal text is less than this share of the message is weak.
 WEAK_PATTERN = 0.5
 # A record built from parts matches when its pieces cover this share of the message.
@@ -209,8 +210,9 @@ def _closest(found: list[Candidate], records: dict[tuple[str, str], tuple[Indexe
         )
         for key, holders in shortlist:
             wording = compare(paste, holders[-1].template)
-            if wording is None or wording.score < APPROXIMATE_FLOOR:
-                continue
+            if (wording is None or wording.score < APPROXIMATE_FLOOR
+                    or wording.paste_weight < APPROXIMATE_MIN_WEIGHT):
+                continue  # one word is close to many messages, and tells none apart
             match = Match(holders[-1], candidate, wording.score, "approximate", wording,
                           holders)
             if key not in scored or match.sort_key() < scored[key].sort_key():
