@@ -203,8 +203,6 @@ class IndexEntry(BaseModel):
     the record itself does not carry (qualname, guards, status), for diff, explain, render."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
-    # fields added since the first index was written: an older dataset's lines lack them
-    added_fields: ClassVar[frozenset[str]] = frozenset({"settings"})
 
     id: RecordId
     slug: str
@@ -217,7 +215,15 @@ class IndexEntry(BaseModel):
     messagePattern: str
     messageStatus: MessageStatus
     guards: list[str]
+    # A message built from parts (`" ".join(parts)`): the literal pieces a rendering may hold,
+    # in source order; empty for other messages. Absent from datasets of older vmine.
+    messageFragments: list[str] = Field(default_factory=list)
+    # The settings its guards and message read (pipeline/mine/settings.py). Absent from
+    # datasets of older vmine.
     settings: list[Setting] = Field(default_factory=list)
+
+    # Fields added after datasets were first written: a dataset read back may lack them.
+    added_fields: ClassVar[frozenset[str]] = frozenset({"messageFragments", "settings"})
 
     @classmethod
     def of(cls, site: Site, id: str, slug: str) -> IndexEntry:
