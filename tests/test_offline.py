@@ -537,7 +537,7 @@ def test_explainer_runs_grounding_and_reports_its_identity():
         def __init__(self):
             self.seen = []
 
-        def check(self, explanation):
+        def check(self, explanation, settings=()):
             self.seen.append(explanation)
             return ["solutions[0]: flag --x does not occur in the repository"]
 

@@ -69,7 +69,7 @@ class CountingExplainer:
 
 
 class FlagGrounding:
-    def check(self, explanation):
+    def check(self, explanation, settings=()):
         return ["exampleFix: flag --max-batch does not occur in the repository"]
 
 
@@ -311,7 +311,7 @@ def test_interrupt_while_rechecking_cached_answers_keeps_them_all(store):
     class InterruptedGrounding:
         checked = 0
 
-        def check(self, explanation):
+        def check(self, explanation, settings=()):
             self.checked += 1
             os.kill(os.getpid(), signal.SIGINT)
             return ["exampleFix: does not parse as Python"]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from pipeline.dataset.models import Explanation, Site
+from pipeline.dataset.models import Explanation, Setting, Site
 
 __all__ = [
     "ExplainRequest",
@@ -42,16 +43,17 @@ class Grounding(Protocol):
     also define `prefetch(explanations: list[Explanation]) -> None`, which enrichment calls
     with every cached explanation before checking them, so repository lookups are batched."""
 
-    def check(self, explanation: Explanation) -> list[str]:
+    def check(self, explanation: Explanation, settings: Sequence[Setting] = ()) -> list[str]:
         """Violations, one line each (code that does not parse, a `--flag` the repository
-        does not have); empty when the explanation is grounded."""
+        does not have, a flag given a value outside the choices of the site's `settings`);
+        empty when the explanation is grounded."""
         ...
 
 
 class NoGrounding:
     """A grounding that finds nothing wrong (tests, dry runs)."""
 
-    def check(self, explanation: Explanation) -> list[str]:
+    def check(self, explanation: Explanation, settings: Sequence[Setting] = ()) -> list[str]:
         return []
 
 

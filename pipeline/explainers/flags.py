@@ -66,6 +66,30 @@ def flag_values(text: str) -> dict[str, list[str]]:
     return values
 
 
+# `--kv-cache-dtype fp8`, `--dtype=half`: a flag and the value written after it
+_PAIR = re.compile(rf"(?<![\w-])({_NAME})(?:=| +)([A-Za-z0-9_][A-Za-z0-9_.:/|+-]*)")
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def flag_pairs(text: str, command: bool = False) -> list[tuple[str, str]]:
+    """(flag, value) for each flag a text gives a value: `--dtype=half` anywhere, `--x v`
+    inside a code span, or on any line of a `command` text (an example fix) that is not a
+    comment. Prose after a flag (`--x requires --y`) is no value, nor a metavar (`MODEL`)."""
+    pieces = [line for line in text.splitlines() if not line.lstrip().startswith("#")] if (
+        command) else _CODE_SPAN.findall(text)
+    pairs = []
+    for piece, spaced in [*((p, True) for p in pieces), (text, False)]:
+        for match in _PAIR.finditer(piece):
+            if not spaced and "=" not in match.group(0):
+                continue
+            value = match.group(2).rstrip(".,;:")
+            if value and value.lower() not in _NOT_VALUES and not value.isupper():
+                pairs.append((match.group(1), value))
+    return list(dict.fromkeys(pairs))
+
+
 def string_literals(source: str) -> list[str]:
     """The text of the string literals of Python source, comments left out (a comment is
     free prose that nothing should repeat). Source that does not tokenize gives []."""

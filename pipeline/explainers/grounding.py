@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ast
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from pipeline.dataset.models import Explanation
-from pipeline.explainers.flags import find_flags, snake_name
+from pipeline.dataset.models import Explanation, Setting
+from pipeline.explainers.flags import find_flags, flag_pairs, snake_name
 
 CODE_FIELDS = ("validationCode", "typeGuard", "tryCatchPattern")
 
@@ -44,6 +44,30 @@ def flag_needles(flag: str) -> tuple[str, ...]:
         positive = "--" + flag[len("--no-") :]
         needles += [positive, snake_name(positive)]
     return tuple(needles)
+
+
+def choice_violations(explanation: Explanation, settings: Sequence[Setting]) -> list[str]:
+    """Where the explanation pairs a flag with a value outside that setting's choices
+    (`--mamba-cache-mode fast` when it accepts none, all, align); `a/b` is two values."""
+    choices_of: dict[str, list[str]] = {}
+    for setting in settings:
+        if setting.choices:
+            for flag in setting.flags:
+                choices_of.setdefault(flag, setting.choices)
+    if not choices_of:
+        return []
+    violations = []
+    for field, text in text_fields(explanation):
+        if field in CODE_FIELDS:  # Python, whose strings quote messages, not commands
+            continue
+        for flag, value in flag_pairs(text, command=field == "exampleFix"):
+            choices = choices_of.get(flag)
+            if choices is None:
+                continue
+            if any(part not in choices for part in value.replace("|", "/").split("/") if part):
+                violations.append(f"{field}: {flag} {value} is not one of its choices "
+                                  f"({', '.join(choices)})")
+    return violations
 
 
 class RepoGrounding:
@@ -84,7 +108,9 @@ class RepoGrounding:
         ]
         self._grounded({flag for text in texts for flag in find_flags(text)})
 
-    def check(self, explanation: Explanation) -> list[str]:
+    def check(self, explanation: Explanation, settings: Sequence[Setting] = ()) -> list[str]:
+        """Violations: code that does not parse, a flag the repository lacks, a flag paired
+        with a value outside the choices of the site's `settings`."""
         violations: list[str] = []
         for name in CODE_FIELDS:
             code = getattr(explanation, name)
@@ -98,4 +124,4 @@ class RepoGrounding:
         for field, flag in mentions:
             if flag not in grounded:
                 violations.append(f"{field}: flag {flag} does not occur in the repository")
-        return violations
+        return violations + choice_violations(explanation, settings)

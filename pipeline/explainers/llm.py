@@ -105,7 +105,7 @@ class LLMExplainer:
             if explanation is None:
                 return ExplainResult(None, f"invalid answer after a repair: {problem}", usage)
 
-        violations = request.grounding.check(explanation)
+        violations = request.grounding.check(explanation, request.site.settings)
         if not violations:
             return ExplainResult(explanation, None, usage)
         conversation = [*conversation, *_repair_turn(answer, _ungrounded_note(violations))]
@@ -117,7 +117,8 @@ class LLMExplainer:
         repaired, _ = parse_explanation(answer)
         if repaired is None:
             return ExplainResult(explanation, None, usage, violations)
-        return ExplainResult(repaired, None, usage, request.grounding.check(repaired))
+        return ExplainResult(repaired, None, usage,
+                             request.grounding.check(repaired, request.site.settings))
 
     async def aclose(self) -> None:
         """Release the HTTP client (it belongs to the event loop that created it)."""

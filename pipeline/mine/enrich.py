@@ -170,7 +170,8 @@ def enrich(
             warnings: list[str] = []
             if outcome.interrupted_by is None:
                 try:
-                    warnings = grounding.check(cached.explanation)
+                    # the sites of one key read the same settings (they are part of it)
+                    warnings = grounding.check(cached.explanation, keyed[key][0].settings)
                 except Exception:
                     if outcome.interrupted_by is None:
                         raise  # not a lookup killed by the same Ctrl-C

@@ -9,11 +9,12 @@ import json
 import re
 import shlex
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from extractors import ops
 from extractors.patterns import HOLE_PATTERN, pattern_fragments
-from pipeline.dataset.models import Site
+from pipeline.dataset.models import Setting, Site
 from pipeline.explainers.flags import find_flags, flag_for, string_literals
 from pipeline.explainers.offline.conditions import (
     RECEIVERS,
@@ -21,6 +22,12 @@ from pipeline.explainers.offline.conditions import (
     chain,
     is_bool_name,
     is_isinstance,
+)
+from pipeline.explainers.offline.settings import (
+    is_bool,
+    passing_values,
+    primary_flag,
+    settings_of,
 )
 
 OTHER_VALUE = "<other value>"  # a value the code does not name
@@ -55,6 +62,8 @@ class Check:
     # value), not a local value or another object handed in
     settable: bool = False
     on_off: bool = False  # its flag is a switch (a boolean name, or `--no-x` exists)
+    setting: Setting | None = None  # what its subject is, when the site's settings say
+    carrier: Setting | None = None  # the flag the setting's whole config is passed by
 
 
 def read_function(site: Site) -> FunctionFacts:
@@ -132,11 +141,21 @@ def _value_alias(
 
 
 def check_of(
-    condition: Condition, evidence: list[str], values: dict[str, list[str]], function: FunctionFacts
+    condition: Condition,
+    evidence: list[str],
+    values: dict[str, list[str]],
+    function: FunctionFacts,
+    settings: Sequence[Setting] = (),
 ) -> Check:
-    flag = _flag_of(condition, evidence, function.owner, dict(function.aliases))
+    setting, carrier = settings_of(condition, list(settings))
+    flag = primary_flag(setting) or _flag_of(condition, evidence, function.owner,
+                                             dict(function.aliases))
     suggested = values.get(flag, []) if flag else []
-    wanted, offending = flag_change_values(condition, suggested) if flag else (None, None)
+    wanted, offending = (
+        flag_change_values(condition, suggested) if flag or setting else (None, None)
+    )
+    if setting is not None:
+        wanted, offending = passing_values(condition, setting, wanted, offending)
     subject = condition.subject
     config_names = {*RECEIVERS, *dict(function.aliases)}
     if subject is not None:
@@ -148,7 +167,10 @@ def check_of(
     on_off = bool(names) and is_bool_name(names[-1])  # type: ignore[index]
     if flag is not None and f"--no-{flag[2:]}" in evidence:
         on_off = True
-    return Check(condition, flag, wanted, offending, settable=settable, on_off=on_off)
+    if setting is not None:
+        settable, on_off = True, on_off or is_bool(setting)
+    return Check(condition, flag, wanted, offending, settable=settable, on_off=on_off,
+                 setting=setting, carrier=carrier)
 
 
 def _value_names(node: ast.AST | None) -> set[str]:

@@ -33,41 +33,54 @@ from pipeline.explainers.offline.conditions import (
     parse_guards,
     simplify,
 )
+from pipeline.explainers.offline.settings import primary_flag
+from pipeline.explainers.offline.settings import solution as setting_solution
 from pipeline.explainers.offline.snippets import example_fix, try_catch, type_guard, validation_code
 
 # Bump whenever the text this module produces changes: it is part of the cache key.
-PROMPT_VERSION = "offline-2"
+PROMPT_VERSION = "offline-3"
 
 _MAX_SOLUTIONS = 5
 _PATH_NOISE = {"src", "python", "lib", "__init__", "__main__"}  # path parts that make no tag
 
 
 class OfflineExplainer:
-    """Explains sites without a model: same input, same output, no network."""
+    """Explains sites without a model: same input, same output, no network.
+
+    `command` is the target's entry point (`vllm serve MODEL`), which example fixes start
+    their command lines with; it is part of the prompt version, hence of the cache key."""
 
     provider = "offline"
     model = "offline"
-    prompt_version = PROMPT_VERSION
+
+    def __init__(self, command: str | None = None) -> None:
+        self.command = command
+        self.prompt_version = (
+            f"{PROMPT_VERSION}; command: {command}" if command else PROMPT_VERSION
+        )
 
     async def explain(self, request: ExplainRequest) -> ExplainResult:
-        explanation = explain_site(request.site, request.siblings)
+        explanation = explain_site(request.site, request.siblings, self.command)
         return ExplainResult(
             explanation=explanation,
-            grounding_warnings=request.grounding.check(explanation),
+            grounding_warnings=request.grounding.check(explanation, request.site.settings),
         )
 
     def estimate_tokens(self, request: ExplainRequest) -> tuple[int, int]:
         return (0, 0)
 
 
-def explain_site(site: Site, siblings: Sequence[Site] = ()) -> Explanation:
-    """The offline explanation of one site; `siblings` are the other sites of its function."""
+def explain_site(
+    site: Site, siblings: Sequence[Site] = (), command: str | None = None
+) -> Explanation:
+    """The offline explanation of one site; `siblings` are the other sites of its function,
+    `command` the target's entry point for the command lines of its example fix."""
     function = read_function(site)
     message_flags = find_flags(site.errorMessage)
     evidence = [*message_flags, *(f for f in function.flags if f not in message_flags)]
     values = flag_values(site.errorMessage)
     conditions = simplify(parse_guards(site.guards, dict(function.aliases)))
-    checks = [check_of(c, evidence, values, function) for c in conditions]
+    checks = [check_of(c, evidence, values, function, site.settings) for c in conditions]
     others = [
         s
         for s in siblings
@@ -80,7 +93,7 @@ def explain_site(site: Site, siblings: Sequence[Site] = ()) -> Explanation:
         triggerScenarios=_trigger(site, function, checks),
         commonSituations=_situations(site, checks),
         solutions=_solutions(site, checks, values),
-        exampleFix=example_fix(checks, values),
+        exampleFix=example_fix(checks, values, command),
         handlingStrategy="validation",
         validationCode=validation_code(site, function, checks, fragment),
         typeGuard=type_guard(site, function, checks, fragment),
@@ -155,6 +168,7 @@ def _documentation(
         when = "whenever execution reaches the raise (no if/else test leads to it)"
     sentences = [f"Raised by {site.qualname}, {_kind(site, function)}, {when}."]
     sentences.append(_message_sentence(site))
+    sentences.append(_setting_docs(site, checks))
     if others:
         plural = "s" if len(others) > 1 else ""
         sentences.append(
@@ -162,6 +176,23 @@ def _documentation(
             "fixing this one can reveal another."
         )
     return " ".join(s for s in sentences if s)
+
+
+_MAX_DOCS = 3  # settings whose doc the documentation quotes
+
+
+def _setting_docs(site: Site, checks: list[Check]) -> str:
+    """The doc sentence of each setting involved, quoted: the settings of the checks first."""
+    involved = [c.setting for c in checks if c.setting is not None] + list(site.settings)
+    quoted: dict[tuple[str | None, str], str] = {}
+    for setting in involved:
+        key = (setting.cls, setting.field)
+        if setting.doc and key not in quoted and len(quoted) < _MAX_DOCS:
+            name = f"{setting.cls}.{setting.field}" if setting.cls else setting.field
+            flag = primary_flag(setting)
+            named = f"`{flag}` ({name})" if flag else name
+            quoted[key] = f'The setting {named} is documented as: "{setting.doc}"'
+    return " ".join(quoted.values())
 
 
 def _trigger(site: Site, function: FunctionFacts, checks: list[Check]) -> str:
@@ -225,6 +256,10 @@ def _solution(check: Check) -> str | None:
     cond, flag, wanted = check.condition, check.flag, check.wanted
     if cond.node is None:
         return None
+    if check.setting is not None:
+        said = setting_solution(cond, check.setting, check.carrier, wanted)
+        if said is not None:
+            return said
     subject = subject_text(check)
     switch, compare = cond.switch, cond.compare
     if not check.settable and flag is None:

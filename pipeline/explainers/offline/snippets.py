@@ -31,6 +31,11 @@ from pipeline.explainers.offline.conditions import (
     rewrite_receiver,
     source_segment,
 )
+from pipeline.explainers.offline.settings import (
+    command_change,
+    constructor_change,
+    primary_flag,
+)
 
 
 def _cli_change(check: Check, placeholder: bool) -> tuple[str, str] | None:
@@ -117,22 +122,50 @@ def _as_code(cond: Condition, node: ast.expr, aliased: bool = True) -> str:
     return rename_names(code, dict(cond.aliases)) if aliased else code
 
 
-def example_fix(checks: list[Check], values: dict[str, list[str]]) -> str:
+def _command_line(command: str | None, fragment: str) -> str:
+    return " ".join(part for part in (command, fragment) if part)
+
+
+def example_fix(
+    checks: list[Check], values: dict[str, list[str]], command: str | None = None
+) -> str:
+    """Before/after: command lines (started with the target's `command`) when a flag is
+    known, else constructor calls or assignments; a comment when nothing can be changed."""
+    for check in reversed(checks):  # innermost first: the test that singles out this error
+        if check.setting is None or is_precondition(check, checks):
+            continue
+        change = command_change(check.condition, check.setting, check.carrier, check.wanted,
+                                check.offending)
+        if change is None:
+            continue
+        context = [f for other in checks if other is not check and (f := _cli_context(other))]
+        before, after = (_command_line(command, " ".join(filter(None, [*context, side])))
+                         for side in change)
+        flag = check.flag or primary_flag(check.carrier)
+        return (f"# before\n{before or f'# (without {flag})'}\n"
+                f"# after\n{after or f'# (without {flag})'}")
     for placeholder in (False, True):
         for check in reversed(checks):  # innermost first: the test that singles out this error
             change = _cli_change(check, placeholder)
             if change is None:
                 continue
             context = [f for other in checks if other is not check and (f := _cli_context(other))]
-            sides = [" ".join(filter(None, [*context, side])) for side in change]
+            sides = [_command_line(command, " ".join(filter(None, [*context, side])))
+                     for side in change]
             before, after = (side or f"# (without {check.flag})" for side in sides)
             return f"# before\n{before}\n# after\n{after}"
     for flag, suggested in values.items():  # what the message itself tells to pass
-        return f"# before\n{flag} {OTHER_VALUE}\n# after\n{flag} {shell_word(suggested[0])}"
+        before = _command_line(command, f"{flag} {OTHER_VALUE}")
+        after = _command_line(command, f"{flag} {shell_word(suggested[0])}")
+        return f"# before\n{before}\n# after\n{after}"
     for check in reversed(checks):
         if is_precondition(check, checks):
             continue
-        change = _python_change(check)
+        change = None
+        if check.setting is not None and check.setting.cls is not None:
+            change = constructor_change(check.condition, check.setting, check.wanted,
+                                        check.offending)
+        change = change or _python_change(check)
         if change is not None:
             return f"# before\n{change[0]}\n# after\n{change[1]}"
     if checks:

@@ -1,0 +1,280 @@
+"""What to type for a check whose subject is a setting (`Site.settings`): the flag, a value
+that passes the check (from the guard, the setting's choices and its default), and the words
+and code that say so: a solution, a command-line change, a constructor call.
+
+A setting without a flag of its own may come with the flag its whole config is passed
+through (vLLM's `--kv-transfer-config '{"kv_role": ...}'`, a JSON object of its fields).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shlex
+
+from extractors import ops
+from pipeline.dataset.models import Setting
+from pipeline.explainers.offline.conditions import Condition, chain
+
+PLACEHOLDER = "<value>"  # a value the code does not name
+_MISSING = object()
+
+
+def settings_of(
+    condition: Condition, settings: list[Setting]
+) -> tuple[Setting | None, Setting | None]:
+    """(the setting a condition's subject is, the setting whose flag passes the config it
+    sits in when it has no flag of its own)."""
+    names = chain(condition.subject) if condition.subject is not None else None
+    if not names:
+        return None, None
+    expr = ".".join(names)
+    read = [s for s in settings if s.expr == expr]
+    leaf = next((s for s in read if s.flags), read[0] if read else None)
+    if leaf is None:
+        return None, None
+    if leaf.flags:
+        return leaf, None
+    # the flagged setting whose type is the leaf's class (`KVTransferConfig | None`)
+    carrier = next(
+        (s for s in settings
+         if s.flags and s is not leaf and leaf.cls in re.findall(r"\w+", s.type or "")),
+        None,
+    )
+    return leaf, carrier
+
+
+def primary_flag(setting: Setting | None) -> str | None:
+    """The flag a user types: its first long option, else its first option."""
+    if setting is None or not setting.flags:
+        return None
+    return next((f for f in setting.flags if f.startswith("--")), setting.flags[0])
+
+
+def literal(text: str | None) -> object:
+    """The value a default's source text stands for, or _MISSING when it is no literal."""
+    if text is None:
+        return _MISSING
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _MISSING
+
+
+def typed(value: object) -> str:
+    """A value as a user types it on a command line (`none`, `16`, `True`)."""
+    return value if isinstance(value, str) else repr(value)
+
+
+def default_text(setting: Setting) -> str | None:
+    """The default as a user would type it; None when it is no plain literal."""
+    value = literal(setting.default)
+    if value is _MISSING or isinstance(value, list | dict | tuple | set):
+        return None
+    return typed(value)
+
+
+def is_bool(setting: Setting) -> bool:
+    return (setting.type or "").replace(" ", "") in ("bool", "bool|None", "Optional[bool]")
+
+
+def notes(setting: Setting, first: str = "") -> str:
+    """` (accepted: a, b; default a)`, the parts the setting knows, after `first`."""
+    parts = [first] if first else []
+    if setting.choices:
+        parts.append("accepted: " + ", ".join(setting.choices))
+    default = default_text(setting)
+    if default is not None:
+        parts.append(f"default {default}")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def passing_values(
+    condition: Condition, setting: Setting, wanted: str | None, offending: str | None
+) -> tuple[str | None, str | None]:
+    """(a value that passes the check, one that fails it), completing what the guard's
+    constants and the message gave with the setting's default and choices."""
+    compare = condition.compare
+    if compare is None:
+        return wanted, offending
+    _, op, right = compare
+    choices = setting.choices or []
+    default = default_text(setting)
+    items = _constants(right)
+    if op is ops.IS and _is_none(right) and wanted is None:
+        return (choices[0] if choices else None), offending
+    if wanted is not None:
+        return wanted, offending
+    if op is ops.EQ and offending is not None:
+        blocked = {offending}
+    elif op is ops.IN and items is not None:
+        blocked = set(items)
+    elif op is ops.NOT_IN and items is not None:
+        passing = [i for i in items if not choices or i in choices]
+        return (passing[0] if passing else None), offending
+    else:
+        return wanted, offending
+    candidates = [c for c in [default, *choices] if c is not None and c != "None"]
+    if choices:  # a default outside the choices is no value to pass
+        candidates = [c for c in candidates if c in choices]
+    return next((c for c in candidates if c not in blocked), None), offending
+
+
+def _constants(node: ast.expr) -> list[str] | None:
+    if isinstance(node, ast.Tuple | ast.List | ast.Set) and node.elts:
+        values = [e.value for e in node.elts if isinstance(e, ast.Constant)]
+        if len(values) == len(node.elts) and all(v is not None for v in values):
+            return [typed(v) for v in values]
+    return None
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _boundary_words(condition: Condition) -> str:
+    """`or any value at least 2`, for an order test."""
+    compare = condition.compare
+    if compare is None or compare[1].boundary is None:
+        return ""
+    _, op, right = compare
+    return f"or any value {op.than(holds=False)} {condition.show(right)}"
+
+
+# --- what the check asks for -------------------------------------------------------------------
+
+
+def needs(condition: Condition, setting: Setting, wanted: str | None) -> tuple[str, str | None]:
+    """What the check needs of the setting: ("value", v), ("unset", None), ("on", None),
+    ("off", None), ("set", None) (any value), or ("other", None) (a value the code does not
+    name)."""
+    switch = condition.switch
+    if switch is not None:  # `if x:` fails while x is true, `if not x:` while it is false
+        if is_bool(setting):
+            return ("off", None) if switch[1] else ("on", None)
+        return ("unset", None) if switch[1] else ("set", wanted)
+    compare = condition.compare
+    if compare is not None and _is_none(compare[2]):
+        if compare[1] is ops.IS_NOT:
+            return "unset", None
+        if compare[1] is ops.IS:
+            return "set", wanted
+    if wanted is not None:
+        return "value", wanted
+    return "other", None
+
+
+def solution(condition: Condition, setting: Setting, carrier: Setting | None,
+             wanted: str | None) -> str | None:
+    """The fix in words, naming what to type: `Pass `--mamba-cache-mode none` (accepted:
+    none, all, align; default none).`"""
+    what, value = needs(condition, setting, wanted)
+    about = notes(setting)
+    bounded = notes(setting, _boundary_words(condition)) if what == "value" else about
+    flag = primary_flag(setting)
+    if flag is not None:
+        default = literal(setting.default)
+        if what == "value":
+            return f"Pass `{flag} {shell(value)}`{bounded}."
+        if what == "unset":
+            return f"Remove `{flag}`{about}."
+        if what == "off":
+            verb = "Turn off" if default is True else "Leave out"
+            return f"{verb} `{flag}`{about}."
+        if what == "on":
+            return f"Pass `{flag}`{about}."
+        if what == "set":
+            return f"Pass `{flag} {shell(value) if value else PLACEHOLDER}`{about}."
+        return f"Give `{flag}` a value that passes the check{about}."
+    carried = primary_flag(carrier)
+    if carried is not None:
+        if what == "unset":
+            return f"Leave {setting.field} out of `{carried}`{about}."
+        if what in ("value", "on", "off", "set"):
+            return f"Pass `{carried} {shell(json_object(setting, what, value))}`{bounded}."
+        return None
+    if setting.cls is not None:
+        if what in ("value", "on", "off"):
+            call = constructor(setting, what, value)
+            return f"Set `{call}`{bounded}." if call else None
+        if what == "unset":
+            return f"Leave {setting.field} of {setting.cls} unset{about}."
+    return None
+
+
+def shell(value: str) -> str:
+    return value if value == PLACEHOLDER else shlex.quote(value)
+
+
+def _python(what: str, value: str | None) -> object:
+    """The Python value a check needs: True/False for a switch, a literal's value, else
+    the word itself (`none` is the string "none")."""
+    if what in ("on", "off"):
+        return what == "on"
+    if value is None or value == PLACEHOLDER:
+        return _MISSING
+    parsed = literal(value)
+    return value if parsed is _MISSING else parsed
+
+
+def json_object(setting: Setting, what: str, value: str | None) -> str:
+    """`{"kv_role": "kv_both"}`: the field as its carrier flag's JSON takes it."""
+    python = _python(what, value)
+    return json.dumps({setting.field: PLACEHOLDER if python is _MISSING else python})
+
+
+def constructor(setting: Setting, what: str, value: str | None) -> str | None:
+    """`CacheConfig(block_size=16)`: the setting passed to its class."""
+    python = _python(what, value)
+    if python is _MISSING or setting.cls is None:
+        return None
+    shown = json.dumps(python) if isinstance(python, str) else repr(python)
+    return f"{setting.cls}({setting.field}={shown})"
+
+
+def command_change(condition: Condition, setting: Setting, carrier: Setting | None,
+                   wanted: str | None, offending: str | None) -> tuple[str, str] | None:
+    """(before, after) command-line fragments: the failing setting and the passing one."""
+    what, value = needs(condition, setting, wanted)
+    flag = primary_flag(setting)
+    if flag is not None:
+        if what == "on":
+            return "", flag
+        if what == "off":
+            return flag, ""
+        if what == "unset":
+            return f"{flag} {shell(offending) if offending else PLACEHOLDER}", ""
+        if what == "set":
+            return "", f"{flag} {shell(value) if value else PLACEHOLDER}"
+        if what == "value":
+            before = shell(offending) if offending is not None else PLACEHOLDER
+            return f"{flag} {before}", f"{flag} {shell(value)}"  # type: ignore[arg-type]
+        return None
+    carried = primary_flag(carrier)
+    if carried is None or what == "other":
+        return None
+    if what == "unset":  # the config without the field passes
+        failing = json_object(setting, "value", offending or PLACEHOLDER)
+        return f"{carried} {shell(failing)}", f"{carried} {shell('{}')}"
+    if what == "set":  # the config without the field fails
+        return f"{carried} {shell('{}')}", f"{carried} {shell(json_object(setting, what, value))}"
+    failing_what = {"on": "off", "off": "on"}.get(what, "value")
+    failing = json_object(setting, failing_what, offending)
+    passing = json_object(setting, what, value)
+    return f"{carried} {shell(failing)}", f"{carried} {shell(passing)}"
+
+
+def constructor_change(condition: Condition, setting: Setting, wanted: str | None,
+                       offending: str | None) -> tuple[str, str] | None:
+    """(before, after) constructor calls of the setting's class."""
+    what, value = needs(condition, setting, wanted)
+    if what not in ("value", "on", "off") or setting.cls is None:
+        return None
+    after = constructor(setting, what, value)
+    failing_what = {"on": "off", "off": "on"}.get(what, "value")
+    before = constructor(setting, failing_what, offending) if (
+        offending is not None or failing_what != "value") else None
+    if after is None:
+        return None
+    return before or f"{setting.cls}({setting.field}=...)", after
