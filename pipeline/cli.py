@@ -74,6 +74,8 @@ def _path_problem(error: OSError, path: Path | None = None) -> str:
               "else the user cache directory).")
 @click.option("--dataset-version", help="Pin the datasetVersion timestamp "
               "(YYYY-MM-DDTHH:MM:SS.mmmZ) instead of the current time.")
+@click.option("--command", help="The entry point users run, e.g. 'vllm serve MODEL': example "
+              "fixes start their command lines with it (pipeline.toml: a target's command).")
 @click.option("--ci", is_flag=True, help="Plain progress lines (also when CI=true).")
 def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **options) -> None:
     """Mine SOURCE (a path, git URL, OWNER/NAME or pypi:NAME==VERSION) into explained records

@@ -31,6 +31,7 @@ repo = "acme/engine"
 url = "{url}"
 rev = "main"
 release = "engine==1.0"
+command = "engine serve MODEL"
 
 [targets.serving]
 repo = "acme/serving"
@@ -71,6 +72,8 @@ CONFIG_ERRORS = [
      "pipeline.toml: targets.engine.rules.follow_calls: expected true or false, got 'maybe'"),
     ('repo = "acme/engine"\n[targets.engine.rules]\nvalidators = []\n',
      "pipeline.toml: targets.engine.rules.validators: unknown key"),
+    ('repo = "acme/engine"\ncommand = "  "\n',
+     "pipeline.toml: targets.engine.command: expected a command on one line, got '  '"),
     ("TOP:concurrency = 0\n[targets.engine]\nrepo = \"acme/engine\"\n",
      "pipeline.toml: concurrency: must be at least 1, got 0"),
     ("TOP:llm = \"gpt\"\n[targets.engine]\nrepo = \"acme/engine\"\n",
@@ -121,6 +124,8 @@ def test_the_repository_pipeline_toml_pins_vllm_and_sglang():
             sglang.release_tag) == ("sgl-project/sglang", "0132848349",
                                     "sglang==0.5.10.post1", "python/", "v0.5.10.post1")
     assert config.out == REPO_ROOT / "output"
+    assert (vllm.command, sglang.command) == (
+        "vllm serve MODEL", "python -m sglang.launch_server --model-path MODEL")
 
 
 def test_rule_overrides_replace_only_the_fields_given():
@@ -165,6 +170,7 @@ def test_targets_run_in_file_order_with_file_defaults(tmp_path):
             engine.concurrency) == ("https://example.invalid/x.git", "main", "acme/engine",
                                     tmp_path / "data", "offline", 4)
     assert (serving.rev, serving.include, serving.path_prefix) == ("v2", ["python/**"], None)
+    assert (engine.command, serving.command) == ("engine serve MODEL", None)
     assert serving.rules.error_classes == ("ValueError", "TypeError")
     assert serving.rules.name_pattern == "^_*ensure_"
 
@@ -176,6 +182,14 @@ def test_named_targets_only_and_command_line_overrides_win(tmp_path):
     [serving] = recorder.calls
     assert (serving.repo_name, serving.llm, serving.out_dir, serving.max_requests) == (
         "acme/serving", "openai", tmp_path / "elsewhere", 5)
+
+
+def test_a_command_on_the_command_line_beats_the_targets(tmp_path):
+    recorder = Recorder()
+    _run(tmp_path, ["engine"], "https://example.invalid/x.git", recorder,
+         {"command": "python -m engine"})
+    [engine] = recorder.calls
+    assert engine.command == "python -m engine"
 
 
 def test_unknown_target_names_the_known_ones(tmp_path):

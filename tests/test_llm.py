@@ -14,7 +14,7 @@ import openai
 import pytest
 from click.testing import CliRunner
 
-from pipeline.dataset.models import Envelope, Explanation, Site, github_url
+from pipeline.dataset.models import Envelope, Explanation, Setting, Site, github_url
 from pipeline.dataset.reader import load_dataset
 from pipeline.explainers.base import ExplainRequest, ExplainResult
 from pipeline.explainers.grounding import RepoGrounding
@@ -285,6 +285,41 @@ def test_user_message_carries_the_facts_the_code_and_the_sibling_messages():
     assert f"```python\n{SCHEDULER_SOURCE}\n```" in user
     assert "(engine/scheduler.py), the whole function:" in user
     assert '```json\n[\n  "--enable-chunked-prefill needs more tokens"\n]\n```' in user
+
+
+MAX_NUM_SEQS = Setting(
+    expr="self.max_num_seqs", cls="SchedulerConfig", field="max_num_seqs", type="int",
+    default="128", choices=None, doc="Maximum number of sequences per iteration.",
+    flags=["--max-num-seqs"],
+)
+
+
+def test_the_prompt_gives_the_settings_read_and_allows_their_flags(fake_llm):
+    site = scheduler_site().model_copy(update={"settings": [MAX_NUM_SEQS]})
+    result = explain(fake_llm, ExplainRequest(site), command="vllm serve MODEL")
+    assert result.error is None
+    [request] = fake_llm.requests
+    facts = facts_of(request.user)
+    assert facts["settings"] == [{
+        "expr": "self.max_num_seqs", "class": "SchedulerConfig", "field": "max_num_seqs",
+        "type": "int", "default": "128", "choices": None,
+        "doc": "Maximum number of sequences per iteration.", "flags": ["--max-num-seqs"],
+    }]
+    assert facts["command"] == "vllm serve MODEL"
+    assert "(the\nflags of the `settings` facts are allowed)" in request.system
+    assert "Give a flag that has\n`choices` only one of those values." in request.system
+
+
+def test_the_command_is_part_of_the_prompt_version():
+    plain = LLMExplainer("m", None, "k", 1)
+    with_command = LLMExplainer("m", None, "k", 1, command="vllm serve MODEL")
+    assert plain.prompt_version == "explain-v2"
+    assert with_command.prompt_version == "explain-v2; command: vllm serve MODEL"
+
+
+def test_a_site_without_settings_sends_no_settings_facts():
+    user = LLMExplainer("m", None, "k", 1).messages(ExplainRequest(scheduler_site()))[1]
+    assert "settings" not in facts_of(user["content"])
 
 
 def test_estimate_is_a_quarter_of_the_prompt_characters():

@@ -498,12 +498,20 @@ def test_index_lines_carry_settings_and_an_older_index_still_loads(
     out = tmp_path / "out"
     result = CliRunner().invoke(main, [
         "run", str(settings_repo), "--repo-name", "acme/engine", "--llm", "offline", "-o",
-        str(out), "--cache-dir", str(tmp_path / "cache"), "--ci"])
+        str(out), "--cache-dir", str(tmp_path / "cache"), "--ci",
+        "--command", "engine serve MODEL"])
     assert result.exit_code == 0, result.output
     (root,) = [p.parent for p in out.rglob("manifest.json")]
     lines = [json.loads(line) for line in (root / "index.jsonl").read_text().splitlines()]
-    by_line = {(e["filePath"], e["lineNumber"]): e["settings"] for e in lines}
-    assert by_line[("engine/config/cache.py", 33)] == [PREFIX, CACHE_MODE]
+    by_line = {(e["filePath"], e["lineNumber"]): e for e in lines}
+    entry = by_line[("engine/config/cache.py", 33)]
+    assert entry["settings"] == [PREFIX, CACHE_MODE]
+    record = json.loads((root / "records" / f"{entry['id']}.json").read_text())["record"]
+    assert record["exampleFix"] == (
+        "# before\nengine serve MODEL --enable-prefix-caching --mamba-cache-mode all\n"
+        "# after\nengine serve MODEL --enable-prefix-caching --mamba-cache-mode none")
+    manifest = json.loads((root / "manifest.json").read_text())
+    assert manifest["llm"]["promptVersion"] == "offline-3; command: engine serve MODEL"
     # a dataset written before settings existed: its index lines have none
     older = "".join(
         json.dumps({k: v for k, v in line.items() if k != "settings"}) + "\n" for line in lines

@@ -53,7 +53,8 @@ class LLMExplainer:
         backoff: float = 1.0,
         max_backoff: float = 30.0,
         max_retry_after: float = 120.0,
-        prompt: str = "explain_v1",
+        prompt: str = "explain_v2",
+        command: str | None = None,
     ) -> None:
         self.model = model
         self.base_url = base_url
@@ -66,7 +67,12 @@ class LLMExplainer:
         self.max_backoff = max_backoff
         self.max_retry_after = max_retry_after
         self.prompt: Prompt = load_prompt(prompt)
-        self.prompt_version = self.prompt.version
+        # the entry point the example fixes start with; the answers depend on it, so the
+        # prompt version (part of the cache key) names it
+        self.command = command
+        self.prompt_version = (
+            f"{self.prompt.version}; command: {command}" if command else self.prompt.version
+        )
         self._client: openai.AsyncOpenAI | None = None
         self._slots: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -77,7 +83,8 @@ class LLMExplainer:
         """The system and user messages for one site (the first request of a conversation)."""
         return [
             {"role": "system", "content": self.prompt.system},
-            {"role": "user", "content": render_user_message(self.prompt, request)},
+            {"role": "user", "content": render_user_message(self.prompt, request,
+                                                            self.command)},
         ]
 
     def estimate_tokens(self, request: ExplainRequest) -> tuple[int, int]:
@@ -190,9 +197,10 @@ class LLMExplainer:
 # -- the user message ----------------------------------------------------------------------
 
 
-def render_user_message(prompt: Prompt, request: ExplainRequest) -> str:
+def render_user_message(prompt: Prompt, request: ExplainRequest,
+                        command: str | None = None) -> str:
     site = request.site
-    facts = {
+    facts: dict[str, object] = {
         "qualname": site.qualname,
         "validatorKind": site.validatorKind,
         "filePath": site.filePath,
@@ -202,6 +210,10 @@ def render_user_message(prompt: Prompt, request: ExplainRequest) -> str:
         "messageStatus": site.messageStatus,
         "guards": site.guards,
     }
+    if site.settings:  # what the guards read: field, type, default, choices, doc, flags
+        facts["settings"] = [setting.model_dump() for setting in site.settings]
+    if command:
+        facts["command"] = command
     source, note = bounded_source(site)
     siblings = [other.errorMessage for other in request.siblings]
     return prompt.render_user(

@@ -68,6 +68,8 @@ class Target(_Strict):
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=list)
     rules: RuleOverrides = Field(default_factory=RuleOverrides)
+    # the entry point a user runs (`vllm serve MODEL`): example fixes start with it
+    command: str | None = None
 
     @field_validator("repo")
     @classmethod
@@ -89,6 +91,13 @@ class Target(_Strict):
         if value is not None and TRANSPORT_URL.match(value):
             raise ValueError(f"git transport URLs are refused, got {value!r}")
         return value
+
+    @field_validator("command")
+    @classmethod
+    def _one_line(cls, value: str | None) -> str | None:
+        if value is not None and (not value.strip() or "\n" in value):
+            raise ValueError(f"expected a command on one line, got {value!r}")
+        return value.strip() if value is not None else None
 
     @field_validator("release")
     @classmethod

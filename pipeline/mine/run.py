@@ -58,6 +58,7 @@ class RunOptions(BaseModel):
     rules: Rules = Rules()
     include: list[str] = []
     exclude: list[str] = []
+    command: str | None = None  # the target's entry point, for the example fixes
 
 
 @dataclass
@@ -79,7 +80,7 @@ def choose_explainer(options: RunOptions) -> Explainer:
     if provider == "offline":
         from pipeline.explainers.offline import OfflineExplainer
 
-        return OfflineExplainer()
+        return OfflineExplainer(command=options.command)
     if not api_key and not base_url and not options.dry_run:  # a dry run sends nothing
         raise RunError("--llm openai needs OPENAI_API_KEY or --base-url/OPENAI_BASE_URL")
     from pipeline.explainers import llm
@@ -90,6 +91,7 @@ def choose_explainer(options: RunOptions) -> Explainer:
         api_key=api_key,
         concurrency=options.concurrency,
         timeout=REQUEST_TIMEOUT,
+        command=options.command,
     )
 
 

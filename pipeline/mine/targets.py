@@ -49,8 +49,10 @@ def _defaults(config: PipelineConfig, overrides: Mapping[str, Any]) -> dict[str,
 
 
 def git_options(target: Target, defaults: Mapping[str, Any]) -> dict[str, Any]:
-    """`RunOptions` fields that mine `target` from its git remote at `rev`."""
+    """`RunOptions` fields that mine `target` from its git remote at `rev` (a `--command`
+    given on the command line beats the target's)."""
     return {
+        **({"command": target.command} if target.command else {}),
         **defaults,
         "source": target.source_url,
         "rev": target.rev,
