@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.dataset.manifest import Counts, LLMUsage, Manifest, StatusCounts, Tool
-from pipeline.dataset.models import ErrorRecord, IndexEntry, github_url
+from pipeline.dataset.models import ErrorRecord, IndexEntry, Setting, github_url
 from pipeline.dataset.writer import write_dataset
 
 REPO = "acme/serve"
@@ -60,6 +60,7 @@ class Case:
     explanation: dict = field(default_factory=dict)
     errorClass: str = "ValueError"
     messageFragments: list[str] = field(default_factory=list)
+    settings: list[Setting] = field(default_factory=list)
 
 
 def _explanation(topic: str, **overrides: object) -> dict:
@@ -191,6 +192,7 @@ def entry_of(case: Case) -> IndexEntry:
         messageStatus=case.messageStatus,
         guards=case.guards,
         messageFragments=case.messageFragments,
+        settings=case.settings,
     )
 
 

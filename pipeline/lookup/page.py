@@ -9,7 +9,13 @@ from pathlib import Path
 
 from pipeline.dataset.models import Envelope, IndexEntry
 from pipeline.lookup.match import Lookup, Match
-from pipeline.site.pages import numbered_excerpt, page_title, pinned_ref
+from pipeline.site.pages import (
+    SETTINGS_HEADING,
+    numbered_excerpt,
+    page_title,
+    pinned_ref,
+    settings_involved,
+)
 
 # Control characters (ESC, CR, BEL, the C1 set), line and paragraph separators and bidi
 # overrides change what a terminal shows: printed escaped. Newlines and tabs are kept.
@@ -210,6 +216,7 @@ def format_page(envelope: Envelope, entry: IndexEntry, dataset_root: Path,
         "Source",
         f"Thrown at {record.filePath}:{record.lineNumber}\n\n" + numbered_excerpt(record),
     ))
+    sections.append((SETTINGS_HEADING, _settings_text(entry)))
     sections.append((
         "Solutions",
         "\n".join(f"{n}. {text}" for n, text in enumerate(record.solutions, start=1)),
@@ -225,6 +232,19 @@ def format_page(envelope: Envelope, entry: IndexEntry, dataset_root: Path,
             out += ["", heading, "", _indent(body)]
     out += ["", f"Record {record.id}: {dataset_root / 'records' / (record.id + '.json')}"]
     return "\n".join(out) + "\n"
+
+
+def _settings_text(entry: IndexEntry) -> str:
+    """Each setting on two lines: flags and field, then type, default and accepted values."""
+    lines = []
+    for row in settings_involved(entry):
+        lines.append(f"{row.flags or '(no flag)'}: {row.field}")
+        facts = [f"type {row.type}" if row.type else "",
+                 f"default {row.default}" if row.default else "",
+                 f"accepted: {row.accepted}" if row.accepted else ""]
+        if any(facts):
+            lines.append("  " + ", ".join(f for f in facts if f))
+    return "\n".join(lines)
 
 
 def _indent(text: str) -> str:

@@ -17,6 +17,8 @@ from pipeline.dataset.manifest import Manifest
 from pipeline.dataset.models import Envelope, ErrorRecord, IndexEntry
 from pipeline.dataset.reader import Dataset
 from pipeline.site.pages import (
+    SETTINGS_COLUMNS,
+    SETTINGS_HEADING,
     SHORT_SHA,
     analysed_ref,
     analysis_label,
@@ -24,6 +26,7 @@ from pipeline.site.pages import (
     page_title,
     pinned_ref,
     related_errors,
+    settings_involved,
     summary_line,
 )
 
@@ -117,6 +120,19 @@ def record_page(envelope: Envelope, entry: IndexEntry, entries: list[IndexEntry]
         source_block(record),
         github_link(record.githubUrl),
     ]
+    rows = settings_involved(entry)
+    if rows:
+        head = "".join(f"<th>{h(column)}</th>" for column in SETTINGS_COLUMNS)
+        body = "".join(
+            "<tr>"
+            + "".join(f"<td><code>{h(cell)}</code></td>" if cell and n < 4 else
+                      f"<td>{h(cell)}</td>" for n, cell in enumerate(row.cells()))
+            + "</tr>"
+            for row in rows
+        )
+        parts += [f"<h2>{SETTINGS_HEADING}</h2>\n",
+                  f'<table class="settings"><thead><tr>{head}</tr></thead>'
+                  f"<tbody>{body}</tbody></table>\n"]
     solutions = [s for s in record.solutions if s.strip()]
     if solutions:
         items = "".join(f"<li>{h(s)}</li>" for s in solutions)

@@ -11,6 +11,8 @@ from pipeline.dataset.manifest import Manifest
 from pipeline.dataset.models import ErrorRecord, IndexEntry
 from pipeline.dataset.reader import Dataset
 from pipeline.site.pages import (
+    SETTINGS_COLUMNS,
+    SETTINGS_HEADING,
     SHORT_SHA,
     analysed_ref,
     analysis_label,
@@ -18,6 +20,7 @@ from pipeline.site.pages import (
     page_title,
     pinned_ref,
     related_errors,
+    settings_involved,
     summary_line,
 )
 
@@ -77,6 +80,15 @@ def markdown_page(record: ErrorRecord, entry: IndexEntry, entries: list[IndexEnt
         f"[View on GitHub (pinned to {md_text(pinned_ref(record.githubUrl))})]"
         f"({md_url(record.githubUrl)})",
     ]
+    rows = settings_involved(entry)
+    if rows:
+        blocks += [f"## {SETTINGS_HEADING}", _md_table(
+            SETTINGS_COLUMNS,
+            [[", ".join(md_code(f) for f in row.flags.split(", ")) if row.flags else "(no flag)",
+              md_code(row.field), md_code(row.type) if row.type else "",
+              md_code(row.default) if row.default else "", md_text(row.accepted)]
+             for row in rows],
+        )]
     if any(s.strip() for s in record.solutions):
         blocks += ["## Solutions", "\n".join(
             f"{n}. {_md_prose(text)}" for n, text in enumerate(record.solutions, start=1)
@@ -118,6 +130,14 @@ def markdown_page(record: ErrorRecord, entry: IndexEntry, entries: list[IndexEnt
         f"({record.analyzedAt[:10]}). Data as JSON: `records/{record.id}.json`."
     )]
     return "\n\n".join(blocks) + "\n"
+
+
+def _md_table(header: tuple[str, ...], rows: list[list[str]]) -> str:
+    """A GFM table; a `|` inside a cell (a code span `str | None` too) is escaped."""
+    def line(cells) -> str:
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+    return "\n".join([line(header), "|" + "---|" * len(header), *(line(r) for r in rows)])
 
 
 def _md_related(other: IndexEntry) -> str:

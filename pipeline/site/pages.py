@@ -54,6 +54,42 @@ def analysis_label(manifest: Manifest) -> str:
     return "Offline analysis" if provider in ("", "offline") else "AI-assisted analysis"
 
 
+SETTINGS_HEADING = "Settings involved"
+SETTINGS_COLUMNS = ("Flag", "Field", "Type", "Default", "Accepted values")
+
+
+@dataclass(frozen=True)
+class SettingRow:
+    """One setting a record's guards or message read, as every page shows it: its flags,
+    `Class.field`, type and default as written, and the values it accepts (empty: unknown)."""
+
+    flags: str
+    field: str
+    type: str
+    default: str
+    accepted: str
+
+    def cells(self) -> tuple[str, str, str, str, str]:
+        return self.flags, self.field, self.type, self.default, self.accepted
+
+
+def settings_involved(entry: IndexEntry) -> list[SettingRow]:
+    """The settings of a record, each field once, in the order the site reads them."""
+    rows: dict[tuple[str | None, str], SettingRow] = {}
+    for setting in entry.settings:
+        key = (setting.cls, setting.field)
+        if key in rows:
+            continue
+        rows[key] = SettingRow(
+            flags=", ".join(setting.flags),
+            field=f"{setting.cls}.{setting.field}" if setting.cls else setting.field,
+            type=setting.type or "",
+            default=setting.default or "",
+            accepted=", ".join(setting.choices) if setting.choices else "",
+        )
+    return list(rows.values())
+
+
 @dataclass(frozen=True)
 class Related:
     """Records raised by the same validator, then other records of the same file."""
