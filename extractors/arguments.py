@@ -36,6 +36,8 @@ class _Scope:
     owner: str | None  # qualname of the class a method sits in (closures: their method's)
     receiver: str | None = None  # the method's first parameter (`cls` stands for the owner)
     kwargs: dict[str, FieldRef | str] = field(default_factory=dict)
+    # `for key, value in kwargs.items():` -> value name -> (class, key name)
+    loops: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def flags_of(tree: ast.Module, lines: list[str], texts: dict[str, str]) -> list[Flag]:
@@ -62,6 +64,7 @@ def flags_of(tree: ast.Module, lines: list[str], texts: dict[str, str]) -> list[
         if not calls:
             continue
         scope.kwargs = _kwargs_bindings(scope)
+        scope.loops = _kwargs_loops(scope)
         args_class = scope.owner or _defaults_class(calls)
         for call in calls:
             flag = _flag(call, scope, lines, texts, args_class)
@@ -169,6 +172,54 @@ def _kwargs_bindings(scope: _Scope) -> dict[str, FieldRef | str]:
             clashing.add(target.id)
         found.setdefault(target.id, value)
     return {name: value for name, value in found.items() if name not in clashing}
+
+
+def _kwargs_loops(scope: _Scope) -> dict[str, tuple[str, str]]:
+    """`for key, value in frontend_kwargs.items():` over a class's argparse kwargs (vLLM's
+    frontend arguments): value name -> (class, key name)."""
+    loops: dict[str, tuple[str, str]] = {}
+    for node in own_statements(scope.body):
+        if not isinstance(node, ast.For | ast.AsyncFor):
+            continue
+        target, source = node.target, node.iter
+        if not (isinstance(target, ast.Tuple) and len(target.elts) == 2
+                and all(isinstance(e, ast.Name) for e in target.elts)):
+            continue
+        if not (isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute)
+                and source.func.attr == "items" and isinstance(source.func.value, ast.Name)):
+            continue
+        cls = scope.kwargs.get(source.func.value.id)
+        if isinstance(cls, str):
+            key, value = target.elts
+            loops[value.id] = (cls, key.id)  # type: ignore[union-attr]
+    return loops
+
+
+def _each_field(call: ast.Call, scope: _Scope) -> tuple[str, str] | None:
+    """(class, "as-is" or "dashed") for `add_argument(f"--{key}", **value)` (or
+    `f"--{key.replace('_', '-')}"`) inside a loop over a class's kwargs."""
+    splats = [kw.value.id for kw in call.keywords
+              if kw.arg is None and isinstance(kw.value, ast.Name)]
+    loop = next((scope.loops[name] for name in splats if name in scope.loops), None)
+    if loop is None:
+        return None
+    cls, key = loop
+    for arg in call.args:
+        if not (isinstance(arg, ast.JoinedStr) and len(arg.values) == 2):
+            continue
+        head, tail = arg.values
+        if not (isinstance(head, ast.Constant) and head.value == "--"
+                and isinstance(tail, ast.FormattedValue)):
+            continue
+        value = tail.value
+        if isinstance(value, ast.Name) and value.id == key:
+            return cls, "as-is"
+        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and value.func.attr == "replace" and isinstance(value.func.value, ast.Name)
+                and value.func.value.id == key
+                and [getattr(a, "value", None) for a in value.args] == ["_", "-"]):
+            return cls, "dashed"
+    return None
 
 
 def _splat_target(node: ast.expr, scope: _Scope) -> tuple[FieldRef | None, dict[str, ast.expr]]:
@@ -283,7 +334,11 @@ def _flag(
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
             options.append(arg.value)
     if not options:
-        return None
+        family = _each_field(call, scope)
+        if family is None:
+            return None
+        return Flag(options=[], dest="", sets=FieldRef(cls=family[0], field="*"),
+                    argsClass=args_class, eachField=family[1], line=call.lineno)
     given: dict[str, ast.expr] = {}
     sets: FieldRef | None = None
     for kw in call.keywords:

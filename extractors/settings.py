@@ -19,6 +19,14 @@ from extractors.settings_model import FileSettings, Outline
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # as Python numbers lines (not str.splitlines)
 _CLASS_NAME = re.compile(rb"class[ \t]+([A-Za-z_]\w*)")
+# the idioms by which a flag names the config field it sets (extractors/arguments.py)
+_LINKS = re.compile(rb"default\s*=\s*[A-Z]\w*\.[a-z_]|\*\*\w+\[\s*[\"']|\*\*\{\s*\*\*")
+
+
+def links_flags(data: bytes) -> bool:
+    """Whether a file builds a parser whose flags name the field they set (a byte scan that
+    may say yes wrongly, never no)."""
+    return b"add_argument" in data and _LINKS.search(data) is not None
 
 
 def outline_of(data: bytes) -> Outline:
@@ -29,7 +37,7 @@ def outline_of(data: bytes) -> Outline:
         line_start = data.rfind(b"\n", 0, start) + 1
         if data[line_start:start].strip(b" \t") == b"":  # `class` opens its line
             names.setdefault(match[1].decode("ascii"), None)
-    return Outline(classes=list(names), parser=b"add_argument" in data)
+    return Outline(classes=list(names), parser=b"add_argument" in data, links=links_flags(data))
 
 
 def file_settings(

@@ -98,6 +98,10 @@ class Flag(_Fact):
     # the class whose field named `dest` the parsed value becomes: the class the parser
     # function sits in, else the class most of its `default=C.x` name
     argsClass: str | None = None
+    # a loop adding one flag per field of `sets.cls` (and of its subclasses, for `cls`):
+    # `--{name}` as the field is named, or with its `_` written `-` ("dashed"); options
+    # and dest are then empty, each field gives its own
+    eachField: Literal["as-is", "dashed"] | None = None
     line: int
 
 
@@ -148,6 +152,8 @@ class Outline(_Fact):
 
     classes: list[str] = Field(default_factory=list)
     parser: bool = False
+    # its flags name the field they set (`default=C.x`, `**kwargs["x"]`): read them early
+    links: bool = False
 
 
 # --- first sentences ----------------------------------------------------------------------

@@ -23,7 +23,7 @@ from extractors.functions import Function, function_table
 from extractors.guards import Block, Branch, Step, guards_of
 from extractors.messages import Message, message_of_args
 from extractors.segments import SegmentTable
-from extractors.settings import file_settings
+from extractors.settings import file_settings, links_flags
 from extractors.settings_model import FileSettings
 from extractors.validators import find_validators
 
@@ -54,8 +54,8 @@ def analyse_file(
     settings: bool = True,
 ) -> tuple[FileExtraction, FileSettings | None]:
     """`extract_file`, and (with `settings`) the file's settings facts when finding its sites
-    parsed the whole file (they cost little more then) or the file builds a parser; None
-    otherwise, or when they cannot be made."""
+    parsed the whole file (they cost little more then) or the file builds a parser whose
+    flags name their fields; None otherwise, or when they cannot be made."""
     parsed: list[_Parsed] | None = [] if settings else None
     try:
         extraction = FileExtraction(filePath=path, sites=_extract(path, text, rules, memo, parsed))
@@ -70,8 +70,8 @@ def analyse_file(
         if parsed:
             whole = parsed[0]
             return extraction, file_settings(whole.source, whole.tree, whole.validators)
-        marker = "add_argument" if isinstance(text, str) else b"add_argument"
-        if parsed is not None and marker in text:  # a parser: its flags are wanted anyway
+        data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+        if parsed is not None and links_flags(data):  # its flags are wanted in any case
             return extraction, file_settings(decode(text))
     except Exception:  # facts only add to sites; a file they fail on keeps its sites
         pass

@@ -365,6 +365,21 @@ def test_flag_form(case, source, wanted):
     assert got == wanted
 
 
+def test_a_loop_over_a_classs_kwargs_adds_one_flag_per_field():
+    (flag,) = facts("""
+        class BaseFrontendArgs:
+            @classmethod
+            def add_cli_args(cls, parser):
+                frontend_kwargs = get_kwargs(cls)
+                frontend_kwargs = cls._customize(frontend_kwargs)
+                for key, value in frontend_kwargs.items():
+                    extra = value.pop("flags", [])
+                    parser.add_argument(*extra, f"--{key.replace('_', '-')}", **value)
+        """).flags
+    assert (flag.options, flag.sets, flag.eachField, flag.argsClass) == (
+        [], FieldRef(cls="BaseFrontendArgs", field="*"), "dashed", "BaseFrontendArgs")
+
+
 def test_help_keeps_the_literal_parts():
     flags = facts("""
         HELP = "Use the cache."

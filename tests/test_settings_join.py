@@ -336,6 +336,42 @@ def test_flag_link(case, files, site_file, expected):
     assert resolve_tree(files, site_file) == expected
 
 
+FRONTEND = """
+    import argparse
+    from dataclasses import dataclass
+
+    @dataclass
+    class BaseFrontendArgs:
+        @classmethod
+        def add_cli_args(cls, parser):
+            kwargs = get_kwargs(cls)
+            for key, value in kwargs.items():
+                parser.add_argument(f"--{key.replace('_', '-')}", **value)
+
+    @dataclass
+    class FrontendArgs(BaseFrontendArgs):
+        grpc_port: int | None = None
+        ssl_keyfile: str | None = None
+
+        def __post_init__(self):
+            if self.grpc_port == 0:
+                raise ValueError("--grpc-port must not be 0")
+
+    def validate_serve_args(args: argparse.Namespace) -> None:
+        if args.ssl_keyfile and not args.grpc_port:
+            raise ValueError("--ssl-keyfile needs --grpc-port")
+    """
+
+
+def test_a_loop_flags_every_field_of_the_class_and_its_subclasses():
+    (fields, namespace) = resolve_tree({"srv/cli_args.py": FRONTEND}, "srv/cli_args.py")
+    assert fields == [("self.grpc_port", "FrontendArgs", "grpc_port", ["--grpc-port"])]
+    assert namespace == [
+        ("args.ssl_keyfile", "FrontendArgs", "ssl_keyfile", ["--ssl-keyfile"]),
+        ("args.grpc_port", "FrontendArgs", "grpc_port", ["--grpc-port"]),
+    ]
+
+
 def test_setting_facts_come_from_field_and_flag():
     files = {
         "srv/args.py": """

@@ -141,6 +141,7 @@ class TreeSettings:
     modules: ModuleIndex
     missing: set[str] = field(default_factory=set)
     _flags: dict[tuple[str, str, str], list[tuple[str, Flag]]] | None = None
+    _families: list[tuple[str, Flag, ClassSymbol]] = field(default_factory=list)
     _dests: dict[str, list[tuple[str, Flag]]] | None = None
     _class_files: dict[str, list[str]] | None = None
     _carriers: dict[tuple[str, str], list[tuple[ClassSymbol, ConfigField]]] | None = None
@@ -288,12 +289,19 @@ class TreeSettings:
     # -- flags ------------------------------------------------------------------------------
 
     def _index_flags(self) -> None:
-        self._flags, self._dests = {}, {}
+        """The flags of every parser loaded so far, by the field they set and by dest (a
+        parser not loaded is asked for only by a lookup that needs every one)."""
+        self._flags, self._dests, self._families = {}, {}, []
         for path in sorted(p for p, outline in self.outlines.items() if outline.parser):
-            facts = self.facts(path)
+            facts = self.facts_of(path)
             if facts is None:
                 continue
             for flag in facts.flags:
+                if flag.eachField is not None:
+                    family = self.lookup(path, flag.sets.cls) if flag.sets else None
+                    if isinstance(family, ClassSymbol):
+                        self._families.append((path, flag, family))
+                    continue
                 self._dests.setdefault(flag.dest, []).append((path, flag))
                 for key in self._flag_fields(path, flag):
                     self._flags.setdefault(key, []).append((path, flag))
@@ -317,19 +325,62 @@ class TreeSettings:
         return list(dict.fromkeys(keys))
 
     def flags_for(self, cls: ClassSymbol, name: str) -> list[tuple[str, Flag]]:
+        """The flags that set field `name` declared by `cls`: those linked to it, and those
+        a loop adds for every field of one of its classes (vLLM's frontend arguments)."""
         if self._flags is None:
             self._index_flags()
-        return self._flags.get((*cls.key, name), [])  # type: ignore[union-attr]
+        found = list(self._flags.get((*cls.key, name), []))  # type: ignore[union-attr]
+        for path, flag, family in self._families:
+            if family.key == cls.key or family.key in self.ancestors(cls):
+                found.append((path, _field_flag(flag, name)))
+        return found
 
-    def flags_by_dest(self, dest: str, path: str) -> list[tuple[str, Flag]]:
+    def ancestors(self, cls: ClassSymbol, depth: int = 0) -> set[tuple[str, str]]:
+        """The keys of a class's bases, transitively (those the tree holds)."""
+        found: set[tuple[str, str]] = set()
+        if depth > _MAX_DEPTH:
+            return found
+        for base in cls.facts.bases:
+            symbol = self.lookup(cls.path, base)
+            if isinstance(symbol, ClassSymbol) and symbol.key != cls.key:
+                found.add(symbol.key)
+                found |= self.ancestors(symbol, depth + 1)
+        return found
+
+    def _family_fields(self, dest: str) -> list[tuple[ClassSymbol, ConfigField, str, Flag]]:
+        """The loaded classes of a family loop with a field named `dest`."""
+        found = []
+        for path, flag, family in self._families:
+            for candidate_path in sorted(self._loaded_paths()):
+                facts = self.facts_of(candidate_path)
+                for cls in facts.classes if facts is not None else ():
+                    symbol = ClassSymbol(candidate_path, cls)
+                    if symbol.key != family.key and family.key not in self.ancestors(symbol):
+                        continue
+                    member = self.member(symbol, dest)
+                    if member is not None and member.field is not None:
+                        found.append((member.owner, member.field, path, flag))
+        return found
+
+    def _loaded_paths(self) -> list[str]:
+        return [p for p in self.outlines if self.facts_of(p) is not None]
+
+    def flags_by_dest(self, dest: str, path: str, same_file: bool = False
+                      ) -> list[tuple[str, Flag]]:
         """The flags a parsed Namespace's `dest` comes from: those of the site's own file,
-        else those of the tree if they all agree on their option strings."""
+        else (unless `same_file`) those of the parsers loaded (the sites' files and the
+        parsers whose flags name their fields) if they all agree on their options, else
+        those of every parser of the tree if they agree."""
         if self._dests is None:
             self._index_flags()
         found = self._dests.get(dest, [])  # type: ignore[union-attr]
         here = [item for item in found if item[0] == path]
-        if here:
+        if here or same_file:
             return here
+        if not found and not self._family_fields(dest):
+            # no parser read so far defines it: every parser must be known
+            for parser in (p for p, outline in self.outlines.items() if outline.parser):
+                self.facts(parser)
         if found and all(f.options == found[0][1].options for _, f in found):
             return found
         return []
@@ -430,9 +481,11 @@ class TreeSettings:
     def namespace_setting(self, expr: str, dest: str, path: str,
                           same_file: bool = False) -> list[Setting]:
         """`args.x` of a parsed Namespace: the field its flag sets, else the flag itself."""
-        flags = self.flags_by_dest(dest, path)
-        if same_file:
-            flags = [item for item in flags if item[0] == path]
+        flags = self.flags_by_dest(dest, path, same_file)
+        if not flags and not same_file:  # a field of a class whose fields a loop flags
+            owners = {(o.key, f.name): (o, f) for o, f, _, _ in self._family_fields(dest)}
+            if len(owners) == 1:
+                return [self.setting(expr, *next(iter(owners.values())))]
         if not flags:
             return []
         for flag_path, flag in flags:
@@ -519,6 +572,12 @@ def _import_for(facts: FileSettings, name: str):
     return None
 
 
+def _field_flag(flag: Flag, name: str) -> Flag:
+    """The flag a family loop adds for one field (`port` -> `--port`)."""
+    option = "--" + (name.replace("_", "-") if flag.eachField == "dashed" else name)
+    return flag.model_copy(update={"options": [option], "dest": name, "eachField": None})
+
+
 def _flag_targets(flag: Flag) -> list[tuple[str, str]]:
     targets = []
     if flag.sets is not None:
@@ -563,8 +622,15 @@ def resolve_rounds(
     requested: set[str] = set()
     results: list[list[Setting]] = [[] for _ in sites]
     pending = list(range(len(reads)))
+    # what one round found without missing a file holds in the next ones too
+    lookups: dict[tuple[str, str], Symbol | None] = {}
+    class_files: dict[str, list[str]] = {}
+    for path, outline in outlines.items():
+        for name in outline.classes:
+            class_files.setdefault(name, []).append(path)
     for _ in range(_MAX_ROUNDS):
-        tree = TreeSettings(facts_of, outlines, modules)
+        tree = TreeSettings(facts_of, outlines, modules, _lookups=lookups,
+                            _class_files=class_files)
         tree._index_flags()
         tree.carrier(None)  # build the index now: what it misses concerns every site
         shared, asked, again = set(tree.missing), set(tree.missing), []
@@ -579,5 +645,7 @@ def resolve_rounds(
             break
         requested |= wanted
         load(wanted)
-        pending = list(range(len(reads))) if shared & wanted else again
+        # a parser loaded changes the flags every site may have
+        new_flags = any(outlines[p].parser for p in wanted)
+        pending = list(range(len(reads))) if shared & wanted or new_flags else again
     return results

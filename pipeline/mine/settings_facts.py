@@ -2,9 +2,10 @@
 by the extract workers beside the sites (from the parse they made anyway), kept in the store
 under the blob SHA, and otherwise parsed here when the join asks for a file.
 
-Every `.py` file gets an outline (class names, whether it builds a parser: a byte scan), so
-the join knows the parsers and the tree's class names without parsing; full facts are made
-only for the files the join reaches.
+Every `.py` file gets an outline (class names, whether it builds a parser and whether its
+flags name their fields: a byte scan), so the join knows the tree's class names without
+parsing; full facts are made for the files with sites, the parsers whose flags name their
+fields, and the files the join reaches from them.
 """
 
 from __future__ import annotations
@@ -44,9 +45,10 @@ class SnapshotSettings:
 
     def wants_parse(self, blob: str) -> bool:
         """Whether a blob read for the site pass needs its facts made though it has no site
-        to find: a parser not analysed before (the join reads every parser)."""
+        to find: a parser whose flags name their fields, not analysed before (the join
+        starts from those)."""
         outline = self._outlines.get(blob)
-        return outline is not None and outline.parser and blob not in self._facts
+        return outline is not None and outline.links and blob not in self._facts
 
     def add(self, blob: str, facts: FileSettings) -> None:
         """Facts the site pass made for a blob."""
@@ -63,7 +65,7 @@ class SnapshotSettings:
             path: self._outlines[blob] for path, blob in self.blob_of.items()
             if blob in self._outlines
         }
-        self._load({path for path, _ in sites} | {p for p, o in outlines.items() if o.parser})
+        self._load({path for path, _ in sites} | {p for p, o in outlines.items() if o.links})
         results = resolve_rounds(
             sites,
             outlines,
@@ -86,8 +88,8 @@ class SnapshotSettings:
         missing = sorted(self._blobs - set(self._outlines))
         for blob, data in self._snapshot.read_blobs(missing):
             self.saw(blob, data)
-            if self._outlines[blob].parser and blob not in self._facts:
-                self._analyse(blob, data)  # the join reads every parser: spare a second read
+            if self._outlines[blob].links and blob not in self._facts:
+                self._analyse(blob, data)  # the join starts from these: spare a second read
 
     def _load(self, paths: set[str]) -> None:
         blobs = {self.blob_of[p] for p in paths if p in self.blob_of} - set(self._facts)
