@@ -225,27 +225,29 @@ def extract_snapshot(
             tracker.advance(len(files) - stats.files_parsed)
             # Stored chunk by chunk, so an interrupted run keeps what it finished.
             analysed = analysis.collect(tracker, store, token)
-    if facts is not None:
-        for blob, made in analysis.settings.items():
-            facts.add(blob, made)
+        if facts is not None:
+            for blob, made in analysis.settings.items():
+                facts.add(blob, made)
+            facts.analyse_many = analysis.settings_facts  # while the workers are still up
+        results = {**{b: e for b, e in known.items() if e is not None}, **analysed}
+        raws: list[tuple[str, RaiseSite]] = []
+        skipped: list[SkippedFile] = []
+        for tree_file in files:
+            extraction = results.get(tree_file.blob)
+            if extraction is None:
+                continue
+            if extraction.skipped is not None:
+                skipped.append(SkippedFile(filePath=prefix + tree_file.path,
+                                           reason=extraction.skipped))
+                continue
+            for raw in extraction.sites:
+                # A cached analysis may come from another path holding the same bytes.
+                placed = raw if raw.filePath == tree_file.path else raw.model_copy(
+                    update={"filePath": tree_file.path}
+                )
+                raws.append((tree_file.path, placed))
+        found = facts.settings_of(raws) if facts is not None else [[] for _ in raws]
 
-    results = {**{b: e for b, e in known.items() if e is not None}, **analysed}
-    raws: list[tuple[str, RaiseSite]] = []
-    skipped: list[SkippedFile] = []
-    for tree_file in files:
-        extraction = results.get(tree_file.blob)
-        if extraction is None:
-            continue
-        if extraction.skipped is not None:
-            skipped.append(SkippedFile(filePath=prefix + tree_file.path, reason=extraction.skipped))
-            continue
-        for raw in extraction.sites:
-            # A cached analysis may come from another path holding the same bytes.
-            placed = raw if raw.filePath == tree_file.path else raw.model_copy(
-                update={"filePath": tree_file.path}
-            )
-            raws.append((tree_file.path, placed))
-    found = facts.settings_of(raws) if facts is not None else [[] for _ in raws]
     sites = [
         Site.place(raw, repo, snapshot.sha, prefix, url_ref=snapshot.url_ref, settings=read)
         for (_, raw), read in zip(raws, found, strict=True)
@@ -306,6 +308,24 @@ class _Analysis:
             chunk, self._items, self._batch_bytes = self._items, [], 0
             future = self._pool.submit(_extract_chunk, chunk, self._rules, self._settings)
             self._futures[future] = chunk
+
+    def settings_facts(self, texts: list[bytes]) -> list[FileSettings]:
+        """The settings facts of these files, made by the workers side by side (here when
+        there is no pool)."""
+        items = [(f"settings-{n}.py", data, True) for n, data in enumerate(texts)]
+        if self._pool is None:
+            with paused_gc():
+                return [facts for _, facts in _extract_items(items, self._rules, None)]
+        size = max(1, -(-len(items) // (2 * self._workers)))  # two chunks per worker
+        chunks = [items[i : i + size] for i in range(0, len(items), size)]
+        futures = [self._pool.submit(_extract_chunk, chunk, self._rules) for chunk in chunks]
+        made: list[FileSettings] = []
+        for chunk, future in zip(chunks, futures, strict=True):
+            try:
+                made += [facts or FileSettings() for _, facts in future.result()[0]]
+            except BrokenProcessPool:  # facts only add to sites: a crash leaves them empty
+                made += [FileSettings() for _ in chunk]
+        return made
 
     def collect(
         self, tracker: Tracker | _Silent, store: Store | None, token: str

@@ -142,6 +142,8 @@ class TreeSettings:
     missing: set[str] = field(default_factory=set)
     _flags: dict[tuple[str, str, str], list[tuple[str, Flag]]] | None = None
     _families: list[tuple[str, Flag, ClassSymbol]] = field(default_factory=list)
+    _ancestors: dict[tuple[str, str], set[tuple[str, str]]] = field(default_factory=dict)
+    _subclass_memo: dict[tuple[str, str], list[ClassSymbol]] = field(default_factory=dict)
     _dests: dict[str, list[tuple[str, Flag]]] | None = None
     _class_files: dict[str, list[str]] | None = None
     _carriers: dict[tuple[str, str], list[tuple[ClassSymbol, ConfigField]]] | None = None
@@ -337,29 +339,50 @@ class TreeSettings:
 
     def ancestors(self, cls: ClassSymbol, depth: int = 0) -> set[tuple[str, str]]:
         """The keys of a class's bases, transitively (those the tree holds)."""
+        if cls.key in self._ancestors:
+            return self._ancestors[cls.key]
         found: set[tuple[str, str]] = set()
-        if depth > _MAX_DEPTH:
-            return found
-        for base in cls.facts.bases:
-            symbol = self.lookup(cls.path, base)
-            if isinstance(symbol, ClassSymbol) and symbol.key != cls.key:
-                found.add(symbol.key)
-                found |= self.ancestors(symbol, depth + 1)
+        if depth <= _MAX_DEPTH:
+            for base in cls.facts.bases:
+                symbol = self.lookup(cls.path, base)
+                if isinstance(symbol, ClassSymbol) and symbol.key != cls.key:
+                    found.add(symbol.key)
+                    found |= self.ancestors(symbol, depth + 1)
+        self._ancestors[cls.key] = found
         return found
 
+    def _subclasses(self, family: ClassSymbol) -> list[ClassSymbol]:
+        """The family's class and the loaded classes that derive from it: only a class
+        naming one of them as a base is looked at (names first, then a lookup)."""
+        if family.key in self._subclass_memo:
+            return self._subclass_memo[family.key]
+        found = {family.key: family}
+        grew = True
+        while grew:
+            grew = False
+            names = {c.facts.name for c in found.values()}
+            for path in self._loaded_paths():
+                facts = self.facts_of(path)
+                for cls in facts.classes if facts is not None else ():
+                    symbol = ClassSymbol(path, cls)
+                    if symbol.key in found or not any(
+                        base.rsplit(".", 1)[-1] in names for base in cls.bases
+                    ):
+                        continue
+                    if any(key in found for key in self.ancestors(symbol)):
+                        found[symbol.key] = symbol
+                        grew = True
+        self._subclass_memo[family.key] = list(found.values())
+        return self._subclass_memo[family.key]
+
     def _family_fields(self, dest: str) -> list[tuple[ClassSymbol, ConfigField, str, Flag]]:
-        """The loaded classes of a family loop with a field named `dest`."""
+        """The fields named `dest` of the classes a family loop flags."""
         found = []
         for path, flag, family in self._families:
-            for candidate_path in sorted(self._loaded_paths()):
-                facts = self.facts_of(candidate_path)
-                for cls in facts.classes if facts is not None else ():
-                    symbol = ClassSymbol(candidate_path, cls)
-                    if symbol.key != family.key and family.key not in self.ancestors(symbol):
-                        continue
-                    member = self.member(symbol, dest)
-                    if member is not None and member.field is not None:
-                        found.append((member.owner, member.field, path, flag))
+            for symbol in self._subclasses(family):
+                member = self.member(symbol, dest)
+                if member is not None and member.field is not None:
+                    found.append((member.owner, member.field, path, flag))
         return found
 
     def _loaded_paths(self) -> list[str]:

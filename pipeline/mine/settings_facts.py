@@ -10,6 +10,8 @@ fields, and the files the join reaches from them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from extractors.facts import RaiseSite
 from extractors.settings import file_settings, outline_of
 from extractors.settings_model import FileSettings, Outline
@@ -25,6 +27,9 @@ class SnapshotSettings:
     """Outlines and settings facts of one snapshot's `.py` files, by blob."""
 
     def __init__(self, snapshot: Snapshot, store: Store | None) -> None:
+        # makes the facts of many files at once (the extract workers, in parallel); None:
+        # one after the other, here
+        self.analyse_many: Callable[[list[bytes]], list[FileSettings]] | None = None
         self._snapshot = snapshot
         self._store = store
         self._token = settings_token()
@@ -93,7 +98,13 @@ class SnapshotSettings:
 
     def _load(self, paths: set[str]) -> None:
         blobs = {self.blob_of[p] for p in paths if p in self.blob_of} - set(self._facts)
-        for blob, data in self._snapshot.read_blobs(sorted(blobs)):
+        read = list(self._snapshot.read_blobs(sorted(blobs)))
+        if self.analyse_many is not None and len(read) > 1:
+            for (blob, _), facts in zip(read, self.analyse_many([d for _, d in read]),
+                                        strict=True):
+                self.add(blob, facts)
+            return
+        for blob, data in read:
             self._analyse(blob, data)
 
     def _analyse(self, blob: str, data: bytes) -> None:
