@@ -71,6 +71,7 @@ class Site(BaseModel):
     errorMessage: str
     messagePattern: str
     messageStatus: MessageStatus
+    messageFragments: list[str] = Field(default_factory=list)
     guards: list[str]
     sourceCode: str
     sourceCodeStart: int
@@ -190,6 +191,8 @@ class IndexEntry(BaseModel):
     messagePattern: str
     messageStatus: MessageStatus
     guards: list[str]
+    # the literal pieces of a message built from parts (may be missing in older datasets)
+    messageFragments: list[str] = Field(default_factory=list)
 
     @classmethod
     def of(cls, site: Site, id: str, slug: str) -> IndexEntry:

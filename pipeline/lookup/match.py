@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from extractors.patterns import HOLE_PATTERN, literal_text, pattern_fragments
+from extractors.patterns import literal_text, pattern_fragments, placeholders
 from pipeline.dataset.models import IndexEntry
 from pipeline.lookup.index import IndexedDataset, IndexedPattern
 from pipeline.lookup.tracebacks import Candidate, candidates
@@ -50,11 +50,10 @@ class Match:
         found = re.fullmatch(raw["messagePattern"], self.candidate.message, re.DOTALL)
         if fragments is None or found is None:
             return []
-        holes = re.fullmatch(HOLE_PATTERN.join(map(re.escape, fragments)), raw["errorMessage"],
-                             re.DOTALL)
-        if holes is None or len(holes.groups()) != len(found.groups()):
+        holes = placeholders(raw["errorMessage"], raw["messagePattern"])
+        if holes is None or len(holes) != len(found.groups()):
             return []
-        return list(zip(holes.groups(), found.groups(), strict=True))
+        return list(zip(holes, found.groups(), strict=True))
 
     def sort_key(self) -> tuple:
         return (

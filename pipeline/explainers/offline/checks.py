@@ -11,7 +11,7 @@ import shlex
 import textwrap
 from dataclasses import dataclass
 
-from extractors.patterns import HOLE_PATTERN
+from extractors.patterns import HOLE_PATTERN, placeholders
 from pipeline.dataset.models import Site
 from pipeline.explainers.flags import find_flags, flag_for, string_literals
 from pipeline.explainers.offline.conditions import (
@@ -260,10 +260,8 @@ def fragments(pattern: str) -> list[str]:
 
 def holes(site: Site) -> list[str]:
     """The `{expr}` parts of the message, in order."""
-    pieces = fragments(site.messagePattern)
-    regex = HOLE_PATTERN.join(re.escape(p) for p in pieces)
-    match = re.fullmatch(regex, site.errorMessage, flags=re.DOTALL)
-    return [h for h in match.groups() if h] if match else []
+    found = placeholders(site.errorMessage, site.messagePattern)
+    return [h for h in found if h] if found else []
 
 
 def longest_fragment(pattern: str) -> str | None:
