@@ -51,8 +51,8 @@ from extractors.parts import (
 
 __all__ = [
     "Choice", "Hole", "Items", "Message", "Part", "Repeat", "Shown", "Text", "Value",
-    "Lookup", "Helpers", "Reader", "message_of", "message_of_args", "value_of", "one_line",
-    "merge_values",
+    "Lookup", "Helpers", "Reader", "FORMS", "message_of", "message_of_args", "value_of",
+    "one_line", "merge_values",
 ]  # fmt: skip
 
 # What a local name can hold that a message can be made of: text, or a list or tuple of it.
@@ -173,7 +173,7 @@ class Reader:
         self.renames = renames or {}
 
     def message(self, expr: cst.BaseExpression) -> Message:
-        for form in _FORMS:
+        for form in FORMS:
             found = form(self, expr)
             if found is not None:
                 return found
@@ -584,8 +584,9 @@ class _FormatArguments:
         return "".join(written)
 
 
-# Tried in order; the first form that claims the node gives the message.
-_FORMS: tuple[Callable[[Reader, cst.BaseExpression], Message | None], ...] = (
+# Every message form, tried in order: the first that claims the node gives the message.
+# tests/test_messages.py holds one case table per form and fails when one has none.
+FORMS: tuple[Callable[[Reader, cst.BaseExpression], Message | None], ...] = (
     string_literal,
     implicit_concatenation,
     fstring,

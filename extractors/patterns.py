@@ -91,25 +91,40 @@ def _message_tokens(message: str, greedy: bool = True) -> tuple[list[tuple[bool,
 def _placeholder_end(message: str, start: int, greedy: bool) -> int | None:
     """Where the placeholder opening at `start` ends (past its `}`); None when it never
     does. Inside a piece (`{?`, `{*`) a doubled brace is literal text, read greedily
-    unless `greedy` is off (then `}}` closes a nested piece and this one)."""
-    size = len(message)
-    if message[start + 1 : start + 2] in ("?", "*"):
-        index = start + 2
-        while index < size:
+    unless `greedy` is off (then `}}` closes a nested piece and this one). A loop, not
+    recursion: a hostile message may nest pieces without end."""
+    size, index, pieces = len(message), start, 0
+    while True:  # `index` is at a `{` that opens a placeholder
+        if message[index + 1 : index + 2] in ("?", "*"):
+            pieces += 1
+            index += 2
+        else:
+            end = _expression_end(message, index)
+            if end is None:
+                return None
+            if pieces == 0:
+                return end
+            index = end
+        while True:  # the text of the innermost open piece
+            if index >= size:
+                return None
             pair = message[index : index + 2]
             if pair == "{{" or (pair == "}}" and greedy):
                 index += 2
             elif message[index] == "{":
-                end = _placeholder_end(message, index, greedy)
-                if end is None:
-                    return None
-                index = end
+                break
             elif message[index] == "}":
-                return index + 1
+                pieces -= 1
+                index += 1
+                if pieces == 0:
+                    return index
             else:
                 index += 1
-        return None
-    depth, index = 0, start
+
+
+def _expression_end(message: str, start: int) -> int | None:
+    """Past the `}` that closes the expression placeholder opening at `start`."""
+    depth, index, size = 0, start, len(message)
     while index < size:  # an expression's braces, counted, not those of its strings
         char = message[index]
         if char == "{":
@@ -163,7 +178,13 @@ def shown_message(message: str) -> str:
     return "".join(text for _, text in tokens)
 
 
-def placeholders(message: str, pattern: str) -> list[str] | None:
+def placeholders(message: str) -> list[str]:
+    """The run-time parts of an errorMessage as written, in order (`{n}`, `{?a|b}`); doubled
+    braces are literal text, not placeholders."""
+    return [text for hole, text in _tokens(message) if hole]
+
+
+def holes_in_message(message: str, pattern: str) -> list[str] | None:
     """The part of an errorMessage that stands for each hole of its messagePattern, in
     order (`{n}` for the hole of `got (.*?)` in `got {n}`); None when they do not line up
     (a pattern not of vmine's form, or not the message's). Found without backtracking:

@@ -6,6 +6,7 @@ must fully match what the code would really say at run time.
 
 from __future__ import annotations
 
+import ast
 import re
 import textwrap
 from types import SimpleNamespace
@@ -14,7 +15,30 @@ import libcst as cst
 import pytest
 
 from extractors.facts import Rules
-from extractors.messages import Hole, Message, Text, message_of, message_of_args, one_line
+from extractors.functions import function_table
+from extractors.helpers import HelperTable
+from extractors.messages import (
+    FORMS,
+    Hole,
+    Message,
+    Reader,
+    Text,
+    conditional_expression,
+    format_call,
+    fstring,
+    helper_call,
+    implicit_concatenation,
+    join_call,
+    local_name,
+    message_of,
+    message_of_args,
+    one_line,
+    percent_format,
+    plus_concatenation,
+    sequence_display,
+    str_call,
+    string_literal,
+)
 from extractors.patterns import shown_message
 from extractors.sites import extract_file
 
@@ -256,9 +280,18 @@ def test_str_and_repr_of_one_value_are_formatted_values(source, text, status, pa
 
 # --- names and everything else -----------------------------------------------------------
 
-OTHER_EXPRESSIONS = [
+LOCAL_NAMES = [
     ("prefix", "Invalid value: ", "literal", "Invalid value: "),
     ("reason", "{reason}", "unresolved", "(.*?)"),
+]
+
+
+@pytest.mark.parametrize(("source", "text", "status", "pattern"), LOCAL_NAMES)
+def test_local_name_is_what_the_lookup_says_it_holds(source, text, status, pattern):
+    check(reconstruct(source), text, status, pattern)
+
+
+OTHER_EXPRESSIONS = [
     ("cfg.mode", "{cfg.mode}", "unresolved", "(.*?)"),
     ("describe(x)", "{describe(x)}", "unresolved", "(.*?)"),
     ('d["k"]', '{d["k"]}', "unresolved", "(.*?)"),
@@ -279,9 +312,9 @@ ALL_EXPRESSION_CASES = (
     + PERCENT_FORMATTING
     + FORMAT_CALLS
     + STR_CALLS
+    + LOCAL_NAMES
     + OTHER_EXPRESSIONS
 )
-
 
 @pytest.mark.parametrize(
     "source,pattern",
@@ -572,6 +605,76 @@ def test_literal_braces_are_doubled_and_shown_as_text(source, text, status, patt
     assert (message.text(), message.status(), message.pattern()) == (text, status, pattern)
     assert shown_message(message.text()) == shown
     check_run_time(source, pattern)
+
+
+# --- every form has its table ---------------------------------------------------------------
+
+# The case table of each message form of extractors/messages.py.
+FORM_TABLES = {
+    string_literal: STRING_LITERALS,
+    implicit_concatenation: IMPLICIT_CONCATENATION,
+    fstring: FSTRINGS,
+    local_name: LOCAL_NAMES,
+    plus_concatenation: PLUS_CONCATENATION,
+    percent_format: PERCENT_FORMATTING,
+    str_call: STR_CALLS,
+    format_call: FORMAT_CALLS,
+    conditional_expression: CONDITIONAL_EXPRESSIONS,
+    join_call: JOIN_CALLS,
+    sequence_display: SEQUENCE_DISPLAYS,
+    helper_call: HELPER_CALLS,
+}
+
+
+def claimed_by(source: str):
+    """The form that claims the expression `source` (None: it is one unknown Hole)."""
+    module = cst.parse_module(f"_ = {source}\n")
+    expr = module.body[0].body[0].value
+    reader = Reader(module, lookup)
+    return next((form for form in FORMS if form(reader, expr) is not None), None)
+
+
+def claimed_in_file(source: str):
+    """The form that claims the message of a file's one raise, the file's helpers at hand."""
+    code = textwrap.dedent(source)
+    module = cst.parse_module(code)
+    defs, raises = {}, []
+
+    class Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            defs[node.name.value] = node
+
+        def visit_Raise(self, node: cst.Raise) -> None:
+            raises.append(node)
+
+    module.visit(Finder())
+    functions = function_table(ast.parse(code), ("ValueError",))
+    table = HelperTable(functions, lambda fn: (defs[fn.name], module), code.splitlines())
+    (validator,) = [fn for fn in functions if fn.raise_lines]
+    reader = Reader(module, lookup, table.for_validator(validator))
+    expr = raises[0].exc.args[0].value
+    return next((form for form in FORMS if form(reader, expr) is not None), None)
+
+
+def claimed(case: tuple, form) -> bool:
+    if form is helper_call:  # whole files: (name, source, facts)
+        return claimed_in_file(case[1]) is form
+    return claimed_by(case[0]) is form
+
+
+def test_every_message_form_has_a_case_table():
+    assert [form.__name__ for form in FORMS if form not in FORM_TABLES] == []
+    assert [form.__name__ for form in FORM_TABLES if form not in FORMS] == []
+
+
+@pytest.mark.parametrize("form", FORMS, ids=lambda form: form.__name__)
+def test_each_form_claims_cases_of_its_own_table(form):
+    claims = [case[0] for case in FORM_TABLES[form] if claimed(case, form)]
+    assert claims, f"no case of its table is claimed by {form.__name__}"
+
+
+def test_no_form_claims_the_other_expressions():
+    assert [case[0] for case in OTHER_EXPRESSIONS if claimed_by(case[0]) is not None] == []
 
 
 # --- the Message itself ------------------------------------------------------------------

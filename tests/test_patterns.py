@@ -18,6 +18,7 @@ from extractors.parts import Choice, Repeat, Shown
 from extractors.patterns import (
     HOLE_PATTERN,
     escape_literal,
+    holes_in_message,
     literal_text,
     matches,
     pattern_fragments,
@@ -282,7 +283,7 @@ def test_pattern_of_a_built_message_matches_every_rendering(parts, data):
 def test_error_message_lines_up_with_its_pattern(parts):
     message = Message(tuple(parts))
     text, pattern = message.text(), message.pattern()
-    found = placeholders(text, pattern)
+    found = holes_in_message(text, pattern)
     assert found is not None
     fragments = pattern_fragments(pattern)
     doubled = [f.replace("{", "{{").replace("}", "}}") for f in fragments]
@@ -325,5 +326,19 @@ PLACEHOLDERS = [
 
 
 @pytest.mark.parametrize(("message", "pattern", "expected"), PLACEHOLDERS)
-def test_placeholders_pair_the_message_with_the_pattern_holes(message, pattern, expected):
-    assert placeholders(message, pattern) == expected
+def test_holes_in_message_pair_the_message_with_the_pattern_holes(message, pattern, expected):
+    assert holes_in_message(message, pattern) == expected
+
+
+@pytest.mark.parametrize(("message", "expected"), [
+    ("got {n} and {{x}}", ["{n}"]),
+    ("a {d[{1: 2}[1]]} b{? since {r}}.", ["{d[{1: 2}[1]]}", "{? since {r}}"]),
+    ("{?a|b}{*, {c}}", ["{?a|b}", "{*, {c}}"]),
+])
+def test_placeholders_are_the_run_time_parts_as_written(message, expected):
+    assert placeholders(message) == expected
+
+
+def test_deeply_nested_pieces_read_in_linear_time_without_recursion():
+    message = "{?" * 100_000 + "x" + "}" * 100_000 + " tail"
+    assert literal_text(message) == "  tail"
