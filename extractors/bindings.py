@@ -36,6 +36,11 @@ from extractors.messages import (
 from extractors.parts import extension, repeated, unknown_items
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+# Past these sizes a bound value is no longer followed (its name reads as a Hole): a
+# message is not made of more, and merging ever larger values would make a validator with
+# thousands of branches slow.
+MAX_ENTRIES = 64
+MAX_PARTS = 256
 # nodes that (re)bind a name: a compound statement without any changes no binding
 _BINDING = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.For, cst.CompFor,
             cst.AsName, cst.FunctionDef, cst.ClassDef, cst.Del, cst.MatchCase)
@@ -63,16 +68,19 @@ class Bindings:
         helpers: Helpers | None = None,
         outer: Lookup | None = None,
         renames: Mapping[str, cst.BaseExpression] | None = None,
-        shapes: dict[int, tuple[cst.CSTNode, bool, bool]] | None = None,
+        shapes: Facts | None = None,
     ) -> None:
         self.module = module
         self.helpers = helpers
         self.outer = outer
         self.renames = renames
         self.values: dict[str, Value] = {}
+        # names the function assigns (kept only when an `outer` lookup needs to know)
         self.assigned: set[str] = set()
-        # per statement: (itself, whether it assigns anything, whether it calls anything)
-        self.shapes = {} if shapes is None else shapes
+        # names bound or forgotten since this copy was made (what a merge looks at)
+        self.changed: set[str] = set()
+        # what each statement holds, worked out once per function (see `Facts`)
+        self.shapes: Facts = {} if shapes is None else shapes
 
     def lookup(self, name: str) -> Value | None:
         if name in self.values:
@@ -84,22 +92,25 @@ class Bindings:
     def copy(self) -> Bindings:
         twin = Bindings(self.module, self.helpers, self.outer, self.renames, self.shapes)
         twin.values = dict(self.values)  # Messages and Items are immutable
-        twin.assigned = set(self.assigned)
+        if self.outer is not None:
+            twin.assigned = set(self.assigned)
         return twin
 
     def _adopt(self, other: Bindings) -> None:
+        self.changed |= other.changed | (set(self.values) ^ set(other.values))
         self.values, self.assigned = other.values, other.assigned
 
     def _reader(self) -> Reader:
         return Reader(self.module, self.lookup, self.helpers, self.renames)
 
     def _bind(self, name: str, value: Value | None) -> None:
-        self.assigned.add(name)
-        # a list is worth following when it holds text or is empty (about to be filled)
+        self._note(name)
+        # a list is worth following when it holds text or is empty (about to be filled);
+        # past a size, neither is (the message says no more, and the work would grow)
         if isinstance(value, Items):
-            keep = not value.entries or value.has_text()
+            keep = len(value.entries) <= MAX_ENTRIES and (not value.entries or value.has_text())
         else:
-            keep = value is not None and value.has_text()
+            keep = value is not None and value.has_text() and _size(value) <= MAX_PARTS
         if keep:
             self.values[name] = value  # type: ignore[assignment]
         else:
@@ -252,23 +263,11 @@ class Bindings:
     def _touch(self, node: cst.CSTNode) -> None:
         """Lists of ours that `node` hands to a call that may change them get an unknown
         run of items at their end."""
-        lists = {name for name, value in self.values.items() if isinstance(value, Items)}
-        if not lists:
+        if not any(isinstance(value, Items) for value in self.values.values()):
             return
-        for inner in _own_nodes(node):
-            if not isinstance(inner, cst.Call):
-                continue
-            func = inner.func
-            if isinstance(func, cst.Attribute) and _name_in(func.value, lists):
-                if func.attr.value not in _PURE_METHODS:
-                    self._changed(func.value.value)  # type: ignore[attr-defined]
-            pure = (isinstance(func, cst.Name) and func.value in _PURE_FUNCTIONS) or (
-                isinstance(func, cst.Attribute) and func.attr.value in _PURE_METHODS
-            )
-            if not pure:
-                for arg in inner.args:
-                    if _name_in(arg.value, lists):
-                        self._changed(arg.value.value)  # type: ignore[attr-defined]
+        for name in _handed_to_calls(node, self.shapes):
+            if isinstance(self.values.get(name), Items):
+                self._may_have_grown(name)
 
     def _touch_target(self, target: cst.CSTNode) -> None:
         """`errors[0] = ...`, `del errors[-1]`: the list changed in a way we do not follow."""
@@ -277,14 +276,15 @@ class Bindings:
             if isinstance(inner, (cst.Subscript, cst.Attribute)) and isinstance(
                 inner.value, cst.Name
             ) and isinstance(self.lookup(inner.value.value), Items):
-                self._changed(inner.value.value)
+                self._may_have_grown(inner.value.value)
 
-    def _changed(self, name: str) -> None:
+    def _may_have_grown(self, name: str) -> None:
         current = self.values.get(name)
         if isinstance(current, Items):
             run = unknown_items(name)
             if not current.entries or current.entries[-1] != run:
-                self.values[name] = current.extended([run])
+                self._note(name)
+                self.values[name] = current.extended([run])  # kept: text may follow
 
     # --- statements that may or may not have run ------------------------------------------
 
@@ -315,7 +315,7 @@ class Bindings:
         """Take on the bindings of whichever of `arms` ran."""
         if not arms:
             return  # no arm falls through: whatever follows is not reached this way
-        names = set(self.values).union(*(arm.assigned for arm in arms))
+        names = set().union(*(arm.changed for arm in arms))
         merged = self.copy()
         for name in names:
             found = [arm.lookup(name) for arm in arms]
@@ -341,7 +341,7 @@ class Bindings:
             self._touch(node.test)
         once = self.copy()
         once.run_block(node.body.body)
-        for name in once.assigned | set(self.values):
+        for name in once.changed:
             before, after = self.lookup(name), once.lookup(name)
             if after == before:
                 continue
@@ -437,8 +437,13 @@ class Bindings:
         return self._reader().source(node)
 
     def _forget(self, name: str) -> None:
-        self.assigned.add(name)
+        self._note(name)
         self.values.pop(name, None)
+
+    def _note(self, name: str) -> None:
+        self.changed.add(name)
+        if self.outer is not None:
+            self.assigned.add(name)
 
     def _forget_names_in(self, target: cst.CSTNode) -> None:
         if isinstance(target, cst.Name):
@@ -446,6 +451,15 @@ class Bindings:
             return
         for child in target.children:
             self._forget_names_in(child)
+
+
+def _size(message: Message) -> int:
+    count = 0
+    for _ in message.walk():
+        count += 1
+        if count > MAX_PARTS:
+            break
+    return count
 
 
 def _repeat(piece: Message) -> Message:
@@ -536,12 +550,38 @@ def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return found
 
 
-def _shape(
-    node: cst.CSTNode, shapes: dict[int, tuple[cst.CSTNode, bool, bool]]
-) -> tuple[cst.CSTNode, bool, bool]:
+# What is worked out about a function's nodes, shared by the lookups of its raises, by
+# (question, id of the node) -> (the node, so its id stays its own, and the answer).
+Facts = dict[tuple[str, int], tuple]
+
+
+def _handed_to_calls(node: cst.CSTNode, facts: Facts) -> tuple[str, ...]:
+    """The names `node` hands to a call that may change what they hold (`x.add(...)`,
+    `check(x)`), in order; calls known not to change their arguments are left out."""
+    key = ("handed", id(node))
+    known = facts.get(key)
+    if known is None:
+        names: list[str] = []
+        for inner in _own_nodes(node):
+            if not isinstance(inner, cst.Call):
+                continue
+            func = inner.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+                if func.attr.value not in _PURE_METHODS:
+                    names.append(func.value.value)
+            pure = (isinstance(func, cst.Name) and func.value in _PURE_FUNCTIONS) or (
+                isinstance(func, cst.Attribute) and func.attr.value in _PURE_METHODS
+            )
+            if not pure:
+                names += [a.value.value for a in inner.args if isinstance(a.value, cst.Name)]
+        known = facts[key] = (node, tuple(dict.fromkeys(names)))
+    return known[1]
+
+
+def _shape(node: cst.CSTNode, shapes: Facts) -> tuple[cst.CSTNode, bool, bool]:
     """(node, whether it (re)binds a name, whether it calls anything), remembered for every
     compound statement on the way so that each is looked at once."""
-    known = shapes.get(id(node))
+    known = shapes.get(("shape", id(node)))
     if known is not None:
         return known
     assigns = isinstance(node, _BINDING)
@@ -552,7 +592,7 @@ def _shape(
             assigns, calls = assigns or child_assigns, calls or child_calls
     shape = (node, assigns, calls)
     if isinstance(node, cst.BaseCompoundStatement):
-        shapes[id(node)] = shape  # the node is kept, so its id stays its own
+        shapes[("shape", id(node))] = shape  # the node is kept, so its id stays its own
     return shape
 
 
@@ -562,7 +602,7 @@ def lookup_at(
     helpers: Helpers | None = None,
     outer: Lookup | None = None,
     renames: Mapping[str, cst.BaseExpression] | None = None,
-    shapes: dict[int, tuple[cst.CSTNode, bool, bool]] | None = None,
+    shapes: Facts | None = None,
 ) -> Lookup:
     """The local-name lookup for a raise (or return) reached along `path` (outermost step
     first): the statements before it on every enclosing block are applied in source order.

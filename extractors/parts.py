@@ -211,7 +211,7 @@ def choice(options: Sequence[Message]) -> Message:
     """One of `options` at run time, as one Message: what every option starts and ends with
     is kept as it is, and only the middle becomes a Choice (`bad size` or `bad size (x)` is
     `bad size{? (x)}`). Equal options count once; a Choice within an option is flattened."""
-    distinct = list(dict.fromkeys(options))
+    distinct = _distinct(options)
     if len(distinct) == 1:
         return distinct[0]
     head, rests = _common_end(distinct, from_start=True)
@@ -222,11 +222,22 @@ def choice(options: Sequence[Message]) -> Message:
             flat.extend(middle.parts[0].options)
         else:
             flat.append(middle)
-    flat = list(dict.fromkeys(flat))
+    flat = _distinct(flat)
     # the empty option last, so `{?a|b|}` reads as "a, b or nothing"
     flat.sort(key=lambda m: not m.parts)
     middle_part: tuple[Part, ...] = (Choice(tuple(flat)),) if len(flat) > 1 else flat[0].parts
     return Message(head + middle_part + tail)
+
+
+def _distinct(values: Sequence) -> list:
+    """`values` without repeats, in order. Compared, not hashed: the values of branches that
+    changed nothing are the same objects, which compare at once, while hashing a message
+    walks all of it every time."""
+    found: list = []
+    for value in values:
+        if not any(value is seen or value == seen for seen in found):
+            found.append(value)
+    return found
 
 
 def _common_end(
@@ -362,7 +373,7 @@ def merge_items(options: Sequence[Items]) -> Items:
     """The list after branches that each left one of `options`: the entries all of them
     share at the start and end stay; the others are maybe there (one Choice entry when each
     branch added at most one)."""
-    distinct = list(dict.fromkeys(options))
+    distinct = _distinct(options)
     if len(distinct) == 1:
         return distinct[0]
     if _same_shape_tuples(distinct):
