@@ -17,9 +17,9 @@ from extractors.facts import FileExtraction, MessageStatus, Rules
 from extractors.limits import size_problem
 from pipeline.console import Console, Tracker, line_of, skipped_markdown, workflow_command
 from pipeline.dataset.models import Site
-from pipeline.dataset.writer import write_atomic
 from pipeline.keys import analysis_token
 from pipeline.mine.workers import FILE_TIMEOUT, FileResult, WorkerPool
+from pipeline.output import write_output
 from pipeline.source import Snapshot, open_source, resolve_cache_dir
 from pipeline.store import Store, default_store_path
 
@@ -302,8 +302,8 @@ def run_extract(
     **options: Any,
 ) -> tuple[int, str | None]:
     """The `extract` command's job: extract SOURCE at REV (options as `extract_source`), report
-    skipped files, then write the JSON Lines to `output` atomically, or hand them back for
-    stdout. Returns (exit code, text to print or None). With `strict`, a skipped file means
+    skipped files, then write the JSON Lines to `output` (see `pipeline.output`), or hand
+    them back for stdout (no `output`, or `-`). Returns (exit code, text to print or None). With `strict`, a skipped file means
     exit 1 and nothing written. SourceError for bad input; OSError naming the path that
     cannot be written."""
     extraction = extract_source(source, rev, console=console, **options)
@@ -313,9 +313,9 @@ def run_extract(
                      "no output written")
         return 1, None
     text = extraction.jsonl()
-    if output is not None:
+    if output is not None and str(output) != "-":
         try:
-            write_atomic(output, text)
+            write_output(output, text)
         except OSError as error:  # name the file the user gave, not a temp file beside it
             raise OSError(error.errno, error.strerror, str(output)) from None
         text = None
