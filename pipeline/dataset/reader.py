@@ -10,6 +10,7 @@ from typing import TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
+from pipeline.dataset.jsonl import jsonl_lines
 from pipeline.dataset.layout import MANIFEST, index_path, manifest_path, records_dir
 from pipeline.dataset.manifest import Manifest
 from pipeline.dataset.models import (
@@ -47,11 +48,14 @@ class Dataset:
         return self.manifest.datasetVersion
 
 
-def _problem(error: ValidationError) -> str:
+def validation_problem(error: ValidationError) -> str:
+    """A ValidationError of a dataset file as one line: the first field and what is wrong
+    with it (never the file's contents, which pydantic's own text quotes)."""
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"]) or "(top level)"
     more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
-    return f"{where}: {first['msg']}{more}"
+    message = " ".join(first["msg"].split())
+    return f"{where}: {message}{more}"
 
 
 def _missing(model: type[BaseModel], data: object, where: str) -> str | None:
@@ -81,9 +85,9 @@ def _missing(model: type[BaseModel], data: object, where: str) -> str | None:
 
 def _parse(model: type[M], text: str, where: str) -> M:
     try:
-        parsed = model.model_validate_json(text)
+        parsed = model.model_validate_json(text, strict=True)  # no "12" for 12
     except ValidationError as exc:
-        raise DatasetError(f"{where}: {_problem(exc)}") from None
+        raise DatasetError(f"{where}: {validation_problem(exc)}") from None
     problem = _missing(model, json.loads(text), "")
     if problem:
         raise DatasetError(f"{where}: {problem}")
@@ -109,7 +113,7 @@ def load_dataset(path: Path) -> Dataset:
 
     index_file = index_path(root)
     entries: list[IndexEntry] = []
-    for number, line in enumerate(_read(index_file).splitlines(), start=1):
+    for number, line in enumerate(jsonl_lines(_read(index_file)), start=1):
         entries.append(_parse(IndexEntry, line, f"{index_file}:{number}"))
 
     records: dict[str, ErrorRecord] = {}

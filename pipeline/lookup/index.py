@@ -8,10 +8,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from extractors.patterns import literal_text, pattern_fragments
+from pipeline.dataset.jsonl import jsonl_lines
 from pipeline.dataset.layout import index_path, manifest_path, record_path
 from pipeline.dataset.models import Envelope, IndexEntry
-from pipeline.dataset.reader import find_datasets
+from pipeline.dataset.reader import find_datasets, validation_problem
 
 _WORD = re.compile(r"\w+")
 
@@ -48,11 +51,11 @@ class IndexedPattern:
     def entry(self) -> IndexEntry:
         if self._entry is None:
             try:
-                self._entry = IndexEntry.model_validate(self.raw)
-            except ValueError as error:
+                self._entry = IndexEntry.model_validate(self.raw, strict=True)
+            except ValidationError as error:
                 where = index_path(self.dataset.root)
                 raise ExplainError(f"{where}: invalid entry {self.raw.get('id')!r}: "
-                                   f"{str(error).splitlines()[0]}") from None
+                                   f"{validation_problem(error)}") from None
         return self._entry
 
     @property
@@ -86,7 +89,9 @@ class IndexedDataset:
     def envelope(self, record_id: str) -> Envelope:
         path = record_path(self.root, record_id)
         try:
-            return Envelope.model_validate_json(path.read_text(encoding="utf-8"))
+            return Envelope.model_validate_json(path.read_text(encoding="utf-8"), strict=True)
+        except ValidationError as error:
+            raise ExplainError(f"{path}: invalid record: {validation_problem(error)}") from None
         except (OSError, ValueError) as error:
             raise ExplainError(f"{path}: cannot read the record: {error}") from None
 
@@ -109,7 +114,7 @@ def index_dataset(root: Path) -> IndexedDataset:
     try:
         manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
         dataset = IndexedDataset(root, manifest["repo"], manifest["analyzedSha"])
-        lines = index_file.read_text(encoding="utf-8").splitlines()
+        lines = jsonl_lines(index_file.read_text(encoding="utf-8"))
         # one parse of the whole file as an array is much faster than one per line
         entries = json.loads("[" + ",".join(line for line in lines if line.strip()) + "]")
         dataset.patterns = [IndexedPattern.of(_checked(raw), dataset) for raw in entries]

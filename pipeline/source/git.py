@@ -100,7 +100,7 @@ def resolve_rev(git_dir: Path, rev: str, *, where: str) -> str:
                    f"{rev}^{{commit}}")
     if done.returncode == 0:
         return done.stdout.decode().strip()
-    if _ABBREV.match(rev):
+    if _ABBREV.fullmatch(rev):
         ambiguous = run_git(git_dir, "rev-parse", "--verify", "--end-of-options", rev)
         if b"ambiguous" in ambiguous.stderr:
             raise SourceError(f"REV {rev!r} is ambiguous in {where}: give more digits")
@@ -256,17 +256,17 @@ def open_remote(url: str, source: str, rev: str | None, repo_name: str | None,
     _init_mirror(git_dir, url)
     repo = repo_name or repo_from_url(url)
     wanted = rev or "HEAD"
-    if SHA40_RE.match(wanted) and _has_commit(git_dir, wanted):
+    if SHA40_RE.fullmatch(wanted) and _has_commit(git_dir, wanted):
         return make_snapshot(git_dir, wanted, repo=repo, origin="git", source=source)
     if console is not None:
         console.line(f"fetching {url} at {wanted}")
     # Asking for the refs first fails fast (ASK_TIMEOUT) on a remote that cannot be reached.
     refs = _remote_refs(git_dir, url)
-    if SHA40_RE.match(wanted):
+    if SHA40_RE.fullmatch(wanted):
         sha = wanted
     else:
         sha = _ref_sha(refs, wanted)
-        if sha is None and _ABBREV.match(wanted):
+        if sha is None and _ABBREV.fullmatch(wanted):
             sha = _resolve_abbrev(cache_dir, url, wanted, refs)
         if sha is None:
             raise SourceError(
