@@ -49,24 +49,24 @@ def detect_mode(ci: bool | None = None, stream: TextIO | None = None) -> Mode:
 
 # What a terminal may act on instead of showing: C0 controls but tab (ESC starts the sequences
 # that set the title, clear the screen or write the clipboard), DEL, C1 controls (U+009B is
-# an 8-bit CSI), the Unicode line and paragraph separators, and the bidi overrides that make
-# text read other than it runs.
-_CONTROLS = r"\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+# an 8-bit CSI), the Unicode line and paragraph separators, and the bidi marks and overrides
+# that make text read other than it runs.
+_CONTROLS = r"\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _UNPRINTABLE = re.compile(f"[\\n{_CONTROLS}]")
 _UNPRINTABLE_KEEPING_LINES = re.compile(f"[{_CONTROLS}]")
 
 
 def _escaped(match: re.Match[str]) -> str:
     code = ord(match.group())
-    return {0x0A: "\\n", 0x0D: "\\r"}.get(code) or (
-        f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-    )
+    if code == 0x0A:
+        return "\\n"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def printable(text: str, *, keep_newlines: bool = False) -> str:
     """Text from a dataset, a repository or the user made safe for a terminal: every control
-    character written as an escape (`\\x1b`, `\\u2028`, `\\n`); with `keep_newlines`, line
-    breaks stay (code blocks, multi-line reports). Tabs stay."""
+    character written as an escape (`\\x1b`, `\\x0d`, `\\u2028`, `\\n`); with `keep_newlines`,
+    line breaks stay (pages, code blocks, multi-line reports). Tabs stay."""
     pattern = _UNPRINTABLE_KEEPING_LINES if keep_newlines else _UNPRINTABLE
     return pattern.sub(_escaped, text)
 

@@ -8,6 +8,7 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
+from extractors.facts import FileExtraction
 from pipeline.cli import main
 from pipeline.store import Store, StoreError
 from tests.conftest import make_git_repo
@@ -55,14 +56,14 @@ def test_a_corrupt_cache_file_stops_extract_and_diff_in_one_line(engine):
 
 def test_a_cache_damaged_past_its_first_page_is_caught_when_read(tmp_path):
     path = tmp_path / "store.sqlite"
+    blobs = [f"{number:040x}" for number in range(200)]
     with Store(path) as store:
-        store.put_memo([(f"key{n}", "v" * 2000) for n in range(200)])
+        store.put_files([(blob, FileExtraction(filePath="p" * 2000)) for blob in blobs], "t")
     data = bytearray(path.read_bytes())
-    data[8192:16384] = b"\xff" * 8192  # a page of the memo table
+    data[8192:16384] = b"\xff" * 8192  # a page of the analyses table
     path.write_bytes(bytes(data))
     with pytest.raises(StoreError, match="cannot use this cache file"):
         with Store(path) as store:
-            for n in range(200):
-                store.get_memo(f"key{n}")
+            store.get_files(blobs, "t")
 
 

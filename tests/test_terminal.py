@@ -24,7 +24,8 @@ PRINTABLE = [
     ("clear screen", "\x1b[2J\x1b[H", False, "\\x1b[2J\\x1b[H"),
     ("a newline, on one line", "a\nb", False, "a\\nb"),
     ("a newline, in a code block", "a\nb", True, "a\nb"),
-    ("a carriage return hides text", "safe\revil", True, "safe\\revil"),
+    ("a carriage return hides text", "safe\revil", True, "safe\\x0devil"),
+    ("bidi marks", "a\u200eb\u200f", True, "a\\u200eb\\u200f"),
     ("DEL and an 8-bit CSI", "\x7f\x9b2J", False, "\\x7f\\x9b2J"),
     ("Unicode line separators", "a\u2028b\u2029c\x85", True, "a\\u2028b\\u2029c\\x85"),
     ("bidi overrides", "if x\u202e\u2066:", False, "if x\\u202e\\u2066:"),
@@ -86,5 +87,4 @@ def test_an_error_line_quoting_a_path_is_escaped(tmp_path):
     result = CliRunner().invoke(main, ["render", str(tmp_path / f"no{TITLE}where"), "-o",
                                        str(tmp_path / "site")])
     assert result.exit_code == 2
-    assert result.stderr == (f"Error: {tmp_path}/no\\x1b]0;pwned\\x07where: no dataset found; "
-                             "give one folder holding manifest.json\n")
+    assert result.stderr == f"Error: {tmp_path}/no\\x1b]0;pwned\\x07where: no such directory\n"
