@@ -87,9 +87,11 @@ def _path_problem(error: OSError, path: Path | None = None) -> str:
 @click.option("--ci", is_flag=True, help="Plain progress lines (also when CI=true).")
 def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **options) -> None:
     """Mine SOURCE (a path, git URL, OWNER/NAME or pypi:NAME==VERSION) into explained records
-    under OUT/OWNER/NAME/SHA/. Exit codes: 0 done, 1 some files skipped or sites failed,
-    2 usage or input error, 3 a budget ran out (rerun to resume), 130/143 interrupted
-    (what finished is written and cached)."""
+    under OUT/OWNER/NAME/SHA/. The dataset is written whole beside the old one and swapped in,
+    and a run that leaves sites without a record keeps a complete dataset already there.
+    Exit codes: 0 done, 1 some files skipped or sites failed, 2 usage or input error
+    (also: another run is writing the same output), 3 a budget ran out (rerun to resume),
+    130/143 interrupted (what finished is written and cached)."""
     from pydantic import ValidationError
 
     from pipeline.console import Console
