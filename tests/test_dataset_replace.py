@@ -115,6 +115,23 @@ def test_a_rewrite_stopped_by_a_signal_leaves_the_old_or_the_new_dataset(tmp_pat
     assert OLD in seen  # at least one signal came in the middle of a write
 
 
+def test_a_read_that_straddles_a_swap_is_made_again(tmp_path, monkeypatch):
+    import pipeline.dataset.reader as reader
+
+    root = write(tmp_path, sites(3), OLD)
+    read, swaps = reader._read, []
+
+    def read_during_a_swap(path):
+        if path.parent.name == "records" and not swaps:
+            swaps.append(write(tmp_path, sites(2, "size"), NEW))  # another run swaps it in
+        return read(path)
+
+    monkeypatch.setattr(reader, "_read", read_during_a_swap)
+    dataset = load_dataset(root)
+    assert swaps  # the swap came after the manifest and the index were read
+    assert (dataset.datasetVersion, len(dataset.records)) == (NEW, 2)
+
+
 HOLDER = textwrap.dedent("""
     import sys, time
     from pathlib import Path

@@ -18,6 +18,7 @@ import extractors.limits
 from extractors.facts import Rules
 from pipeline.keys import analysis_token
 from pipeline.mine.extract import extract_snapshot
+from pipeline.mine.workers import WorkerPool
 from pipeline.source import open_source
 from pipeline.store import Store
 from tests.conftest import make_git_repo
@@ -163,3 +164,24 @@ def test_workers_exit_when_the_parent_is_killed(tmp_path):
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+def many_raises(count: int) -> bytes:
+    checks = "".join(f"    if cfg.limit_{n} < 0:\n        raise ValueError('limit_{n}')\n"
+                     for n in range(count))
+    return f"def validate(cfg):\n{checks}".encode()
+
+
+def test_a_file_that_exhausts_its_worker_s_memory_loses_only_itself():
+    # 4,000 raises take the ast pre-pass some 30 MB and libcst's parse some 90 MB more; this
+    # worker may grow by 64 MiB only
+    with WorkerPool(Rules(), 1, None, memory_budget=64 * 2**20) as pool:
+        pool.submit([("pkg/limits.py", many_raises(4000)), ("pkg/ok.py", checks(1).encode())])
+        results = {}
+        while pool.busy:
+            results.update((result.path, result) for result in pool.poll(timeout=1.0))
+    big, ok = results["pkg/limits.py"], results["pkg/ok.py"]
+    assert big.extraction.skipped in ("out of memory", "extractor crashed: killed by SIGABRT",
+                                      "extractor crashed: killed by SIGSEGV")
+    assert not big.lasting  # another machine, or another run, may have the memory
+    assert ok.extraction.skipped is None and len(ok.extraction.sites) == 1

@@ -4,6 +4,7 @@ that names the file and the problem."""
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar, get_args, get_origin
@@ -105,9 +106,42 @@ def _read(path: Path) -> str:
         raise DatasetError(f"{path}: cannot read: {exc}") from None
 
 
+# A writer swaps a whole new dataset in (pipeline/dataset/writer.py): a read that straddles a
+# swap is made again, this many times at most.
+_READS = 3
+
+
 def load_dataset(path: Path) -> Dataset:
-    """The dataset in `path` (the directory holding `manifest.json`)."""
+    """The dataset in `path` (the directory holding `manifest.json`). A dataset swapped in
+    while it was being read is read again, so the result is never a mix of two."""
     root = Path(path)
+    for attempt in range(_READS):
+        try:
+            before = root.stat().st_ino
+        except OSError:  # not there, or between the two renames of a swap
+            if attempt + 1 < _READS and root.parent.is_dir():
+                time.sleep(0.01)
+                continue
+            raise DatasetError(f"{root}: not a directory") from None
+        try:
+            dataset = _load(root)
+        except DatasetError:
+            if attempt + 1 < _READS and _swapped(root, before):
+                continue
+            raise
+        if not _swapped(root, before):
+            return dataset
+    return dataset
+
+
+def _swapped(root: Path, inode: int) -> bool:
+    try:
+        return root.stat().st_ino != inode
+    except OSError:
+        return True
+
+
+def _load(root: Path) -> Dataset:
     if not root.is_dir():
         raise DatasetError(f"{root}: not a directory")
     manifest_file = manifest_path(root)
