@@ -188,6 +188,18 @@ def test_repo_name_dot_dot_is_refused_on_the_command_line(tmp_path):
     assert not (tmp_path / "out" / "acme").exists()
 
 
+@pytest.mark.parametrize(("url", "repo"), [
+    ("https://github.com/acme/engine.git", "acme/engine"),
+    ("https://github.com/acme/..", None),
+    ("https://github.com/acme/..git", None),
+    ("git@github.com:acme/.", None),
+])
+def test_an_origin_url_names_no_repo_that_leaves_the_output(url, repo):
+    from pipeline.source.git import repo_from_url
+
+    assert repo_from_url(url) == repo
+
+
 # --- a hostile githubUrl --------------------------------------------------------------------
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pipeline.console import Console
-from pipeline.dataset.models import SHA40_RE
+from pipeline.dataset.models import REPO_NAME_RE, SHA40_RE
 from pipeline.source.snapshot import Snapshot, SourceError, TreeFile
 
 # Seconds a git command that talks to a remote may take before it counts as unreachable;
@@ -68,9 +68,11 @@ def error_line(data: bytes) -> str:
 
 
 def repo_from_url(url: str) -> str | None:
-    """`owner/name` of a GitHub URL (https or ssh forms), else None."""
+    """`owner/name` of a GitHub URL (https or ssh forms), else None (also for a name that is
+    no repository's, such as `..`: the URL comes from an untrusted repository's config)."""
     match = _GITHUB.match(url.strip())
-    return f"{match['owner']}/{match['name']}" if match else None
+    repo = f"{match['owner']}/{match['name']}" if match else None
+    return repo if repo is not None and REPO_NAME_RE.fullmatch(repo) else None
 
 
 def local_git_dir(path: Path) -> Path:
