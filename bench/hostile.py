@@ -1,5 +1,6 @@
 """The hostile inputs of issue 12, each run as its own `vmine` process with a time limit, with
-its wall time and the peak RSS of its process tree (vmine and its workers). Run by `make
+its wall time and the peak RSS of its process tree (vmine and its workers together, or the
+largest single process's own peak if higher). Run by `make
 bench`, or alone: `.venv/bin/python bench/hostile.py [--only NAME]`.
 
 - extract: an `if` of 10,000 `and` terms among 200 normal files, and among 3 (one worker);
@@ -29,7 +30,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.bench import _tree_rss  # noqa: E402
 from bench.explain_speed import HOSTILE_TARGET, hostile_pastes  # noqa: E402
 from bench.runner import VMINE  # noqa: E402
 from tests.conftest import make_git_repo  # noqa: E402
@@ -61,36 +61,55 @@ def measure(args: list[str], stdin: bytes = b"", limit: float = HARD_LIMIT,
         def sample() -> None:
             nonlocal peak
             while not stop.is_set():
-                peak = max(peak, _tree_rss(process.pid))
+                peak = max(peak, *_tree_memory(process.pid))
                 stop.wait(0.05)
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
         feeder = threading.Thread(target=_feed, args=(process, stdin), daemon=True)
         feeder.start()
-        code, largest = _wait(process, started + limit)
+        try:
+            code: int | None = process.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            code = None
         seconds = time.perf_counter() - started
         stop.set()
         sampler.join()
         err.seek(0)
-        # the tree's sum at its fullest, or the largest single process if that was higher
-        # between two samples (ru_maxrss covers vmine and the workers it reaped)
-        return Outcome(seconds, max(peak, largest), code, err.read().decode("utf-8", "replace"))
+        return Outcome(seconds, peak, code, err.read().decode("utf-8", "replace"))
 
 
-def _wait(process: subprocess.Popen, deadline: float) -> tuple[int | None, int]:
-    """Exit code (None: killed at the deadline) and ru_maxrss in bytes."""
-    while True:
-        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-        if pid:
-            process.returncode = os.waitstatus_to_exitcode(status)
-            return process.returncode, usage.ru_maxrss * 1024
-        if time.perf_counter() > deadline:
-            os.killpg(process.pid, signal.SIGKILL)
-            _, _, usage = os.wait4(process.pid, 0)
-            process.returncode = -signal.SIGKILL
-            return None, usage.ru_maxrss * 1024
-        time.sleep(0.02)
+def _tree_memory(root: int) -> tuple[int, int]:
+    """The summed VmRSS of `root` and its descendants, and the largest VmHWM among them (a
+    process's own peak, which catches what happens between two samples; ru_maxrss would
+    count this bench's size from before the exec)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_bytes()
+            except OSError:
+                continue
+            parents[int(entry)] = int(stat.rsplit(b")", 1)[1].split()[1])
+    tree, grew = {root}, True
+    while grew:
+        grew = False
+        for pid, ppid in parents.items():
+            if ppid in tree and pid not in tree:
+                tree.add(pid)
+                grew = True
+    total = highest = 0
+    for pid in tree:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        total += int(fields.get("VmRSS", "0 kB").split()[0]) * 1024
+        highest = max(highest, int(fields.get("VmHWM", "0 kB").split()[0]) * 1024)
+    return total, highest
 
 
 def _feed(process: subprocess.Popen, data: bytes) -> None:
