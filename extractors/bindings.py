@@ -602,21 +602,65 @@ def lookup_at(
     helpers: Helpers | None = None,
     outer: Lookup | None = None,
     renames: Mapping[str, cst.BaseExpression] | None = None,
-    shapes: Facts | None = None,
 ) -> Lookup:
     """The local-name lookup for a raise (or return) reached along `path` (outermost step
-    first): the statements before it on every enclosing block are applied in source order.
-    `shapes` may be shared by the lookups of one function (what its statements contain)."""
-    bindings = Bindings(module, helpers, outer, renames, shapes)
-    blocks = [step for step in path if isinstance(step, Block)]
-    for number, step in enumerate(blocks):
-        for statement in step.statements[: step.index]:
-            bindings.run(statement)
-        inner = blocks[number + 1].statements if number + 1 < len(blocks) else None
-        bindings.enter(step.statements[step.index], inner)
-    return bindings.lookup
+    first): the statements before it on every enclosing block are applied in source order."""
+    return BindingsWalk(module, helpers, outer, renames).lookup_at(path)
+
+
+class _BlockState:
+    """Where the walk stands in one block: the bindings after `statements[:done]`, and those
+    just inside `statements[done]` for the inner block last stepped into."""
+
+    def __init__(self, statements: Sequence[cst.CSTNode], entry: Bindings) -> None:
+        self.statements = statements
+        self.entry = entry
+        self.current = entry.copy()
+        self.done = 0
+        self.entered: tuple[int, int, Bindings] | None = None  # (index, id(inner), bindings)
+
+
+class BindingsWalk:
+    """`lookup_at` for every raise of one function in source order: each block remembers how
+    far it has been applied, so every statement runs once, not once per raise after it (a
+    validator with thousands of raises stays linear); stepping into the statement that holds
+    a raise (a loop's earlier iterations) is done once for all the raises inside it."""
+
+    def __init__(
+        self,
+        module: cst.Module,
+        helpers: Helpers | None = None,
+        outer: Lookup | None = None,
+        renames: Mapping[str, cst.BaseExpression] | None = None,
+    ) -> None:
+        self.module = module
+        self.helpers = helpers
+        self.outer = outer
+        self.renames = renames
+        self.facts: Facts = {}  # what each statement holds, shared by all the lookups
+        self._blocks: dict[int, _BlockState] = {}
+
+    def lookup_at(self, path: Sequence[Step]) -> Lookup:
+        blocks = [step for step in path if isinstance(step, Block)]
+        here = Bindings(self.module, self.helpers, self.outer, self.renames, self.facts)
+        for number, step in enumerate(blocks):
+            state = self._blocks.get(id(step.statements))
+            if state is None or state.statements is not step.statements:
+                state = self._blocks[id(step.statements)] = _BlockState(step.statements, here)
+            if state.done > step.index:  # an earlier point than last time: start again
+                state.current, state.done, state.entered = state.entry.copy(), 0, None
+            for statement in step.statements[state.done : step.index]:
+                state.current.run(statement)
+            state.done = step.index
+            inner = blocks[number + 1].statements if number + 1 < len(blocks) else None
+            if state.entered is None or state.entered[:2] != (step.index, id(inner)):
+                entered = state.current.copy()
+                entered.enter(step.statements[step.index], inner)
+                state.entered = (step.index, id(inner), entered)
+            here = state.entered[2].copy()
+        return here.lookup
 
 
 own_nodes = _own_nodes
 
-__all__ = ["Bindings", "ends_in_exit", "lookup_at", "one_line", "own_nodes"]
+__all__ = ["Bindings", "BindingsWalk", "ends_in_exit", "lookup_at", "one_line", "own_nodes"]
