@@ -56,20 +56,33 @@ def _parse(expr: str) -> ast.expr | None:
 
 def placeholders(message: str) -> list[str]:
     """The `{expr}` parts of an errorMessage, conversion and format spec taken off
-    (`{cfg.mode!r:>10}` -> `cfg.mode`); parts that are no expression are left out."""
+    (`{cfg.mode!r:>10}` -> `cfg.mode`); doubled braces are literal text, and the pieces a
+    message may hold (`{? (equivalent to {x})}`, `{* {name}}`) are searched for theirs.
+    Parts that are no expression are left out."""
     found: list[str] = []
-    depth, start = 0, 0
-    for index, char in enumerate(message):
-        if char == "{":
+    index, size = 0, len(message)
+    while index < size:
+        char = message[index]
+        if message.startswith(("{{", "}}"), index):
+            index += 2
+            continue
+        if char != "{":
+            index += 1
+            continue
+        depth, end = 0, index
+        while end < size:
+            depth += {"{": 1, "}": -1}.get(message[end], 0)
             if depth == 0:
-                start = index + 1
-            depth += 1
-        elif char == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                expr = _expression_part(message[start:index])
-                if expr is not None:
-                    found.append(expr)
+                break
+            end += 1
+        if end >= size:  # unbalanced: the rest is text
+            break
+        body = message[index + 1 : end]
+        if body[:1] in ("?", "*"):
+            found += placeholders(body[1:])
+        elif (expr := _expression_part(body)) is not None:
+            found.append(expr)
+        index = end + 1
     return found
 
 

@@ -17,10 +17,12 @@ from typing import NamedTuple
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from extractors.bindings import lookup_at
+from extractors.bindings import BindingsWalk
 from extractors.facts import FileExtraction, Memo, RaiseSite, Rules, ValidatorKind, memo_token
 from extractors.functions import Function, function_table
-from extractors.guards import Block, Branch, Step, guards_of
+from extractors.guards import Block, Branch, GuardFinder, Step
+from extractors.helpers import HelperTable, ValidatorHelpers
+from extractors.limits import depth_problem, size_problem
 from extractors.messages import Message, message_of_args
 from extractors.segments import SegmentTable
 from extractors.settings import file_settings, links_flags
@@ -61,8 +63,10 @@ def analyse_file(
         extraction = FileExtraction(filePath=path, sites=_extract(path, text, rules, memo, parsed))
     except Skip as skip:
         return FileExtraction(filePath=path, skipped=str(skip)), None
-    except (RecursionError, MemoryError):
+    except RecursionError:
         return FileExtraction(filePath=path, skipped="nesting too deep"), None
+    except MemoryError:
+        return FileExtraction(filePath=path, skipped="out of memory"), None
     except Exception as exc:  # a bug of ours must not stop the other files
         reason = f"extractor error: {type(exc).__name__}: {exc}".splitlines()[0]
         return FileExtraction(filePath=path, skipped=reason), None
@@ -93,6 +97,10 @@ def _extract(
     parsed: list[_Parsed] | None = None,
 ) -> list[RaiseSite]:
     """The sites of a file; the whole file's parse, when one was made, is added to `parsed`."""
+    size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
+    problem = size_problem(size)
+    if problem is not None:
+        raise Skip(problem)
     source = decode(text)
     hints = _hints(rules)
     if not hints.may_have_sites(source):
@@ -117,9 +125,12 @@ def _extract(
     candidates = [fn for fn in functions if fn.raise_lines and fn.qualname in kinds]
     if parsed:
         parsed[0].validators.update((fn.qualname, fn.node) for fn in candidates if fn.node)
+    helpers = HelperTable(functions, lambda fn: _parsed(parse_function(lines, fn, source)),
+                          lines)
     sites: list[RaiseSite] = []
     for fn in candidates:
-        sites += function_sites(path, lines, fn, kinds[fn.qualname], rules, source, memo)
+        sites += function_sites(path, lines, fn, kinds[fn.qualname], rules, source, memo,
+                                helpers.for_validator(fn))
     sites.sort(key=lambda site: site.lineNumber)
     return sites
 
@@ -268,26 +279,52 @@ class _Snippet:
 
 
 def parse_function(lines: list[str], fn: Function, source: str) -> _Snippet:
-    """libcst tree of just this function (a few lines, not the whole file)."""
+    """libcst tree of just this function (a few lines, not the whole file), or Skip when it
+    nests deeper than libcst can take."""
     body = "\n".join(lines[fn.start - 1 : fn.end]) + "\n"
     if fn.indent:
         # a block under `if True:` may start at any indentation, so lines stay as written
         snippet, offset = "if True:\n" + body, fn.start - 2
     else:
         snippet, offset = body, fn.start - 1
-    try:
-        module = cst.parse_module(snippet)
-        function = _first_def(module)
-    except cst.ParserSyntaxError:
-        function = None
+    function = None
+    if _check_depth(fn, snippet, offset):
+        try:
+            module = cst.parse_module(snippet)
+            function = _first_def(module)
+        except cst.ParserSyntaxError:
+            pass
     if function is None:
         # the snippet did not stand on its own: parse the whole file (slow, rare)
+        problem = depth_problem(parse(source))
+        if problem is not None:
+            raise Skip(problem)
         wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
         function = _def_at(wrapper, fn.def_line)
         if function is None:
             raise Skip(f"libcst found no function at line {fn.def_line}")
         return _Snippet(function, wrapper.module, 0, standalone=False)
     return _Snippet(function, module, offset)
+
+
+def _check_depth(fn: Function, snippet: str, offset: int) -> bool:
+    """Skip when the function nests too deep for libcst; False when the snippet does not
+    parse on its own (the whole file is then checked and parsed instead)."""
+    if fn.node is not None:
+        tree, offset = fn.node, fn.def_line - fn.node.lineno
+    else:
+        try:
+            tree = ast.parse(snippet)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+    problem = depth_problem(tree, offset)
+    if problem is not None:
+        raise Skip(problem)
+    return True
+
+
+def _parsed(snippet: _Snippet) -> tuple[cst.FunctionDef, cst.Module]:
+    return snippet.function, snippet.module
 
 
 def _first_def(module: cst.Module) -> cst.FunctionDef | None:
@@ -387,6 +424,7 @@ class _Facts(NamedTuple):
     messageStatus: str
     guards: list[str]
     occurrence: int
+    messageFragments: list[str]
 
 
 def function_sites(
@@ -397,12 +435,14 @@ def function_sites(
     rules: Rules,
     source: str,
     memo: Memo | None = None,
+    helpers: ValidatorHelpers | None = None,
 ) -> list[RaiseSite]:
-    """The sites of one validator function, placed in the file (line, window, source)."""
+    """The sites of one validator function, placed in the file (line, window, source);
+    `helpers` are the same-file functions its messages may come from."""
     if memo is None:
-        facts = _function_facts(fn, rules, parse_function(lines, fn, source))
+        facts = _function_facts(fn, rules, parse_function(lines, fn, source), helpers)
     else:
-        facts = _remembered_facts(lines, fn, kind, rules, source, memo)
+        facts = _remembered_facts(lines, fn, kind, rules, source, memo, helpers)
     text_of_function = function_source(lines, fn)
     sites = []
     for fact in facts:
@@ -418,6 +458,7 @@ def function_sites(
                 errorMessage=fact.errorMessage,
                 messagePattern=fact.messagePattern,
                 messageStatus=fact.messageStatus,
+                messageFragments=fact.messageFragments,
                 guards=fact.guards,
                 sourceCode="\n".join(lines[start - 1 : end]),
                 sourceCodeStart=start,
@@ -430,16 +471,24 @@ def function_sites(
 
 
 def _remembered_facts(
-    lines: list[str], fn: Function, kind: ValidatorKind, rules: Rules, source: str, memo: Memo
+    lines: list[str],
+    fn: Function,
+    kind: ValidatorKind,
+    rules: Rules,
+    source: str,
+    memo: Memo,
+    helpers: ValidatorHelpers | None = None,
 ) -> list[_Facts]:
     """`_function_facts`, not parsed again when this function's text was analysed before.
 
-    What is remembered depends on the function's text alone: lines relative to its first
-    line, and neither the file's path nor the lines around the function.
+    What is remembered depends on the function's text alone (and on the text of the
+    same-file helpers it calls): lines relative to its first line, and neither the file's
+    path nor the lines around the function.
     """
     written = "\n".join(lines[fn.start - 1 : fn.end])
+    called = helpers.texts(lines, written) if helpers is not None else []
     key = "function:" + hashlib.sha256(
-        f"{memo_token(rules)}\0{fn.qualname}\0{kind}\0{written}".encode(
+        "\0".join([memo_token(rules), fn.qualname, kind, written, *called]).encode(
             "utf-8", "surrogatepass"
         )
     ).hexdigest()
@@ -447,13 +496,15 @@ def _remembered_facts(
     if entry is not None:
         return [_Facts(*row) for row in json.loads(entry)]
     snippet = parse_function(lines, fn, source)
-    facts = _function_facts(fn, rules, snippet)
+    facts = _function_facts(fn, rules, snippet, helpers)
     if snippet.standalone:  # a whole-file parse may render code differently
         memo.put(key, json.dumps(facts))
     return facts
 
 
-def _function_facts(fn: Function, rules: Rules, snippet: _Snippet) -> list[_Facts]:
+def _function_facts(
+    fn: Function, rules: Rules, snippet: _Snippet, helpers: ValidatorHelpers | None = None
+) -> list[_Facts]:
     """The facts of every raise of a configured class in the function, in source order."""
     module = snippet.module
     found = [
@@ -465,10 +516,12 @@ def _function_facts(fn: Function, rules: Rules, snippet: _Snippet) -> list[_Fact
     known_lines = sorted(fn.raise_lines) if len(fn.raise_lines) == len(found) else None
     facts: list[_Facts] = []
     seen: Counter[str] = Counter()
+    # one of each per function: the raises share the work on the statements before them
+    walk, guards = BindingsWalk(module, helpers), GuardFinder(module)
     for number, (node, steps, error_class) in enumerate(found):
         line = known_lines[number] if known_lines else snippet.line_of(node)
         if isinstance(node.exc, cst.Call):
-            message = message_of_args(node.exc.args, module, lookup_at(steps, module))
+            message = message_of_args(node.exc.args, module, walk.lookup_at(steps), helpers)
         else:
             message = Message()
         text = message.text()
@@ -479,8 +532,9 @@ def _function_facts(fn: Function, rules: Rules, snippet: _Snippet) -> list[_Fact
                 text,
                 message.pattern(),
                 message.status(),
-                guards_of(steps, module),
+                guards.guards(steps),
                 seen[text],
+                message.fragments(),
             )
         )
         seen[text] += 1

@@ -432,6 +432,9 @@ PLACEHOLDERS = [
     ("size {self.size!r:>10}", ["self.size"]),
     ("braces around prose {see the docs} and a lone {", []),
     ("nested braces {f(a, {b})}", ["f(a, {b})"]),
+    ("doubled braces are literal: expected {{x}}", []),
+    ("an optional piece {? (equivalent to {x})} and a repeat {* {name}}", ["x", "name"]),
+    ("one of several words too {?large|small}", []),
 ]
 
 

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import gc
-import multiprocessing
 import os
-import signal
-import sqlite3
-import sys
+import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager, nullcontext
+from collections.abc import Sequence
+from contextlib import nullcontext
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, get_args
@@ -20,17 +14,19 @@ from typing import Any, get_args
 from pydantic import BaseModel, ConfigDict
 
 from extractors.facts import FileExtraction, MessageStatus, RaiseSite, Rules
+from extractors.limits import size_problem
 from extractors.settings_model import FileSettings
 from pipeline.console import Console, Tracker, line_of, skipped_markdown, workflow_command
 from pipeline.dataset.models import Site
-from pipeline.dataset.writer import write_atomic
 from pipeline.keys import analysis_token
 from pipeline.mine.settings_facts import SnapshotSettings
+from pipeline.mine.workers import FILE_TIMEOUT, FileResult, Item, WorkerPool
+from pipeline.output import write_output
 from pipeline.source import Snapshot, open_source, resolve_cache_dir
-from pipeline.store import MemoReader, Store, default_store_path
+from pipeline.store import Store, default_store_path
 
-# Below this many files to analyse, starting worker processes costs more than it saves.
-_IN_PROCESS_BELOW = 24
+# Below this many files to analyse, starting more than one worker costs more than it saves.
+_ONE_WORKER_BELOW = 24
 # Files go to a worker in batches of about this many bytes: small enough to keep both
 # workers busy to the end, big enough that IPC stays cheap.
 _BATCH_BYTES = 256 * 1024
@@ -84,83 +80,6 @@ def is_candidate(data: bytes, needles: Sequence[bytes]) -> bool:
     return b"raise" in data and any(needle in data for needle in needles)
 
 
-# The memo of a worker process, opened when it starts.
-_worker_memo: MemoReader | None = None
-
-
-def _start_worker(store_path: Path | None) -> None:
-    global _worker_memo
-    # Ctrl-C is the parent's to handle: it stops handing out chunks and keeps what finished.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    import extractors.sites  # noqa: F401  (while the parent still reads blobs)
-
-    _worker_memo = _open_memo(store_path)
-
-
-def _open_memo(store_path: Path | None) -> MemoReader | None:
-    if store_path is None:
-        return None
-    try:
-        return MemoReader(store_path)
-    except sqlite3.Error:  # the memo only saves time: go without it
-        return None
-
-
-# (path, bytes, whether only its settings facts are wanted: a parser with no site to find)
-Item = tuple[str, bytes, bool]
-# a file's sites (None for a settings-only item) and its settings facts (None if not made)
-Analysed = tuple[FileExtraction | None, FileSettings | None]
-
-
-def _extract_chunk(
-    items: list[Item], rules: Rules, settings: bool = True
-) -> tuple[list[Analysed], list[tuple[str, str]]]:
-    """In a worker: the chunk's analyses (with the settings facts made on the way), and the
-    memo entries made (for the parent to store)."""
-    memo = _worker_memo
-    with paused_gc():
-        results = _extract_items(items, rules, memo, settings)
-    return results, memo.take() if memo is not None else []
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """The cyclic collector off while files are parsed, then one collection. Parse trees are
-    big, short-lived and free of cycles: the collector walked them again at every
-    allocation threshold, for nothing (it took about a third of a cold extract)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-        gc.collect(0)
-
-
-def _extract_items(
-    items: list[Item], rules: Rules, memo: MemoReader | None, settings: bool = True
-) -> list[Analysed]:
-    from extractors.settings import file_settings
-    from extractors.settings_model import FileSettings
-    from extractors.sites import analyse_file, decode
-
-    results: list[Analysed] = []
-    for path, data, settings_only in items:
-        if settings_only:
-            try:
-                results.append((None, file_settings(decode(data))))
-            except Exception:  # not Python (or a bug of ours): no facts to give
-                results.append((None, FileSettings()))
-            continue
-        try:
-            results.append(analyse_file(path, data, rules, memo, settings=settings))
-        except Exception as exc:  # analyse_file must not raise; one bad file stays one file
-            reason = f"extractor error: {type(exc).__name__}: {exc}".splitlines()[0]
-            results.append((FileExtraction(filePath=path, skipped=reason), None))
-    return results
-
-
 class _Silent:
     """A tracker for library callers that passed no console."""
 
@@ -181,10 +100,12 @@ def extract_snapshot(
     exclude: Sequence[str] = (),
     workers: int | None = None,
     console: Console | None = None,
+    file_timeout: float = FILE_TIMEOUT,
     settings: bool = True,
 ) -> Extraction:
-    """Every site of the snapshot's `.py` files, analysing only blobs the store lacks; with
-    `settings` (the default), each with the settings it reads."""
+    """Every site of the snapshot's `.py` files, analysing only blobs the store lacks; a file
+    that takes longer than `file_timeout` seconds is skipped. With `settings` (the default),
+    each site comes with the settings it reads."""
     repo = snapshot.require_repo()
     prefix = snapshot.path_prefix
     files = [f for f in snapshot.files if selected(prefix + f.path, include, exclude)]
@@ -204,7 +125,8 @@ def extract_snapshot(
     facts = SnapshotSettings(snapshot, store) if settings else None
     # Workers are forked before the blob reader and the progress display start threads;
     # they analyse the first files while the rest are still being read.
-    with _Analysis(rules, workers, store_path, len(unknown), settings) as analysis:
+    with _Analysis(rules, workers, store_path, len(unknown), file_timeout,
+                   settings) as analysis:
         for blob, data in snapshot.read_blobs(unknown):
             if facts is not None:
                 facts.saw(blob, data)
@@ -214,7 +136,8 @@ def extract_snapshot(
                 plain.append((blob, None))
                 if facts is not None and facts.wants_parse(blob):  # a parser: its flags
                     analysis.add(blob, paths_of[blob][0], data, 0, settings_only=True)
-        analysis.submit()
+        if unknown:
+            analysis.submit()
         if store is not None and plain:
             store.put_files(plain, token)
         reused = [blob for blob, extraction in known.items() if extraction is not None]
@@ -225,10 +148,6 @@ def extract_snapshot(
             tracker.advance(len(files) - stats.files_parsed)
             # Stored chunk by chunk, so an interrupted run keeps what it finished.
             analysed = analysis.collect(tracker, store, token)
-        if facts is not None:
-            for blob, made in analysis.settings.items():
-                facts.add(blob, made)
-            facts.analyse_many = analysis.settings_facts  # while the workers are still up
         results = {**{b: e for b, e in known.items() if e is not None}, **analysed}
         raws: list[tuple[str, RaiseSite]] = []
         skipped: list[SkippedFile] = []
@@ -246,7 +165,12 @@ def extract_snapshot(
                     update={"filePath": tree_file.path}
                 )
                 raws.append((tree_file.path, placed))
-        found = facts.settings_of(raws) if facts is not None else [[] for _ in raws]
+        found: list[list] = [[] for _ in raws]
+        if facts is not None:
+            for blob, made in analysis.settings.items():
+                facts.add(blob, made)
+            facts.analyse_many = analysis.settings_facts  # while the workers are still up
+            found = facts.settings_of(raws)
 
     sites = [
         Site.place(raw, repo, snapshot.sha, prefix, url_ref=snapshot.url_ref, settings=read)
@@ -258,122 +182,106 @@ def extract_snapshot(
 
 
 class _Analysis:
-    """blob -> FileExtraction for blobs not in the cache, in worker processes when many."""
+    """blob -> FileExtraction for blobs not in the cache, in worker processes (one for a few
+    files): a file that crashes, hangs or exhausts its worker loses only itself."""
 
     def __init__(self, rules: Rules, workers: int | None, store_path: Path | None,
-                 expected: int, settings: bool = True) -> None:
-        self._rules = rules
+                 expected: int, file_timeout: float, settings: bool = True) -> None:
+        self._size = 1 if expected < _ONE_WORKER_BELOW else workers or os.cpu_count() or 1
+        self._rules, self._store_path, self._file_timeout = rules, store_path, file_timeout
         self._settings = settings
-        self._store_path = store_path
-        self._workers = workers or os.cpu_count() or 1
-        self._pooled = self._workers > 1 and expected >= _IN_PROCESS_BELOW
-        self._pool: ProcessPoolExecutor | None = None
-        self._futures: dict[Future, list[Item]] = {}
+        self._pool = self._new_pool() if expected else None
         self._items: list[Item] = []  # read, not yet handed to a worker
         self._batch_bytes = 0
         self._blob_of: dict[str, str] = {}
         self._weight: dict[str, int] = {}
+        self._arrived: list[FileResult] = []
         self.weight = 0  # files (paths) to analyse, a blob counting once per path
         self.settings: dict[str, FileSettings] = {}  # blob -> facts the workers made
 
+    def _new_pool(self) -> WorkerPool:
+        return WorkerPool(self._rules, self._size, self._store_path,
+                          file_timeout=self._file_timeout, settings=self._settings)
+
     def __enter__(self) -> _Analysis:
-        if self._pooled:
-            context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-            self._pool = ProcessPoolExecutor(
-                max_workers=self._workers, mp_context=context, initializer=_start_worker,
-                initargs=(self._store_path,),
-            )
-            self._pool.submit(int)  # forks every worker now, before any thread starts
+        if self._pool is not None:
+            self._pool.__enter__()  # forks every worker now, before any thread starts
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
+            self._pool.close()
 
     def add(self, blob: str, path: str, data: bytes, weight: int,
             settings_only: bool = False) -> None:
         """A file to analyse (for its settings facts only, if asked): handed to a worker with
         the next batch."""
-        self._items.append((path, data, settings_only))
         self._blob_of[path] = blob
         self._weight[path] = weight
         self.weight += weight
+        problem = size_problem(len(data))
+        if problem is not None:  # not worth sending to a worker
+            skipped = None if settings_only else FileExtraction(filePath=path, skipped=problem)
+            self._arrived.append(FileResult(path, skipped))
+            return
+        self._items.append((path, data, settings_only))
         self._batch_bytes += len(data)
-        if self._pool is not None and self._batch_bytes >= _BATCH_BYTES:
+        if self._batch_bytes >= _BATCH_BYTES:
             self.submit()
 
     def submit(self) -> None:
         """Hand the files read so far to a worker."""
-        if self._pool is not None and self._items:
-            chunk, self._items, self._batch_bytes = self._items, [], 0
-            future = self._pool.submit(_extract_chunk, chunk, self._rules, self._settings)
-            self._futures[future] = chunk
-
-    def settings_facts(self, texts: list[bytes]) -> list[FileSettings]:
-        """The settings facts of these files, made by the workers side by side (here when
-        there is no pool)."""
-        items = [(f"settings-{n}.py", data, True) for n, data in enumerate(texts)]
-        if self._pool is None:
-            with paused_gc():
-                return [facts for _, facts in _extract_items(items, self._rules, None)]
-        size = max(1, -(-len(items) // (2 * self._workers)))  # two chunks per worker
-        chunks = [items[i : i + size] for i in range(0, len(items), size)]
-        futures = [self._pool.submit(_extract_chunk, chunk, self._rules) for chunk in chunks]
-        made: list[FileSettings] = []
-        for chunk, future in zip(chunks, futures, strict=True):
-            try:
-                made += [facts or FileSettings() for _, facts in future.result()[0]]
-            except BrokenProcessPool:  # facts only add to sites: a crash leaves them empty
-                made += [FileSettings() for _ in chunk]
-        return made
+        assert self._pool is not None
+        chunk, self._items, self._batch_bytes = self._items, [], 0
+        self._pool.submit(chunk)
+        self._arrived += self._pool.poll()
 
     def collect(
         self, tracker: Tracker | _Silent, store: Store | None, token: str
     ) -> dict[str, FileExtraction]:
         results: dict[str, FileExtraction] = {}
+        unsaved: list[FileResult] = []
+        saved_at = time.monotonic()
+        try:
+            arrived, self._arrived = self._arrived, []
+            while True:
+                for result in arrived:
+                    if result.extraction is not None:
+                        results[self._blob_of[result.path]] = result.extraction
+                    if result.settings is not None:
+                        self.settings[self._blob_of[result.path]] = result.settings
+                    tracker.advance(self._weight[result.path])
+                unsaved += arrived
+                # Stored every second or so, so an interrupted run keeps what it finished.
+                if store is not None and unsaved and time.monotonic() - saved_at > 1.0:
+                    self._save(unsaved, store, token)
+                    unsaved, saved_at = [], time.monotonic()
+                if self._pool is None or not self._pool.busy:
+                    return results
+                arrived = self._pool.poll(timeout=1.0)
+        finally:
+            if store is not None and unsaved:
+                self._save(unsaved, store, token)
+
+    def settings_facts(self, texts: list[bytes]) -> list[FileSettings]:
+        """The settings facts of these files, made by the workers side by side."""
+        items: list[Item] = [(f"settings-{n}.py", data, True) for n, data in enumerate(texts)]
         if self._pool is None:
-            memo = _open_memo(self._store_path)
-            try:
-                for item in self._items:
-                    path = item[0]
-                    with paused_gc():
-                        ((extraction, facts),) = _extract_items([item], self._rules, memo,
-                                                                self._settings)
-                    if extraction is not None:
-                        results[self._blob_of[path]] = extraction
-                    if facts is not None:
-                        self.settings[self._blob_of[path]] = facts
-                    tracker.advance(self._weight[path])
-            finally:
-                if memo is not None:
-                    memo.close()
-            if store is not None and results:
-                store.put_files(results.items(), token, memo.take() if memo is not None else [])
-            return results
-        for future in as_completed(self._futures):
-            chunk = self._futures[future]
-            crashed = False
-            made: list[tuple[str, str]] = []
-            try:
-                analysed, made = future.result()
-            except BrokenProcessPool as exc:
-                crashed = True
-                reason = f"extractor crashed: {exc}".splitlines()[0]
-                analysed = [
-                    (None if only else FileExtraction(filePath=path, skipped=reason), None)
-                    for path, _, only in chunk
-                ]
-            done = [(self._blob_of[item[0]], extraction)
-                    for (extraction, _), item in zip(analysed, chunk, strict=True)
-                    if extraction is not None]
-            for (_, facts), item in zip(analysed, chunk, strict=True):
-                if facts is not None:
-                    self.settings[self._blob_of[item[0]]] = facts
-            results.update(done)
-            if store is not None and not crashed:  # a crash says nothing lasting about a file
-                store.put_files(done, token, made)
-            tracker.advance(sum(self._weight[item[0]] for item in chunk))
-        return results
+            self._pool = self._new_pool()
+            self._pool.__enter__()
+        per_batch = max(1, -(-len(items) // (2 * self._size)))  # two batches per worker
+        for start in range(0, len(items), per_batch):
+            self._pool.submit(items[start : start + per_batch])
+        made: dict[str, FileSettings] = {}
+        while self._pool.busy:
+            for result in self._pool.poll(timeout=1.0):
+                made[result.path] = result.settings or FileSettings()  # lost: no facts
+        return [made.get(path, FileSettings()) for path, *_ in items]
+
+    def _save(self, results: list[FileResult], store: Store, token: str) -> None:
+        store.put_files([(self._blob_of[r.path], r.extraction) for r in results if r.lasting
+                         and r.extraction is not None],
+                        token, [entry for r in results for entry in r.memo])
 
 
 def extract_source(
@@ -445,8 +353,8 @@ def run_extract(
     **options: Any,
 ) -> tuple[int, str | None]:
     """The `extract` command's job: extract SOURCE at REV (options as `extract_source`), report
-    skipped files, then write the JSON Lines to `output` atomically, or hand them back for
-    stdout. Returns (exit code, text to print or None). With `strict`, a skipped file means
+    skipped files, then write the JSON Lines to `output` (see `pipeline.output`), or hand
+    them back for stdout (no `output`, or `-`). Returns (exit code, text to print or None). With `strict`, a skipped file means
     exit 1 and nothing written. SourceError for bad input; OSError naming the path that
     cannot be written."""
     extraction = extract_source(source, rev, console=console, **options)
@@ -456,9 +364,9 @@ def run_extract(
                      "no output written")
         return 1, None
     text = extraction.jsonl()
-    if output is not None:
+    if output is not None and str(output) != "-":
         try:
-            write_atomic(output, text)
+            write_output(output, text)
         except OSError as error:  # name the file the user gave, not a temp file beside it
             raise OSError(error.errno, error.strerror, str(output)) from None
         text = None

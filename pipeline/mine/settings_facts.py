@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from extractors.facts import RaiseSite
+from extractors.limits import size_problem
 from extractors.settings import file_settings, outline_of
 from extractors.settings_model import FileSettings, Outline
 from extractors.sites import decode
@@ -99,7 +100,7 @@ class SnapshotSettings:
     def _load(self, paths: set[str]) -> None:
         blobs = {self.blob_of[p] for p in paths if p in self.blob_of} - set(self._facts)
         read = list(self._snapshot.read_blobs(sorted(blobs)))
-        if self.analyse_many is not None and len(read) > 1:
+        if self.analyse_many is not None and read:  # parsed in the workers, not here
             for (blob, _), facts in zip(read, self.analyse_many([d for _, d in read]),
                                         strict=True):
                 self.add(blob, facts)
@@ -108,8 +109,10 @@ class SnapshotSettings:
             self._analyse(blob, data)
 
     def _analyse(self, blob: str, data: bytes) -> None:
-        try:
-            facts = file_settings(decode(data))
-        except Exception:  # not Python, or a bug of ours: the file has no facts to give
-            facts = FileSettings()
+        facts = FileSettings()
+        if size_problem(len(data)) is None:  # a file too big for the extractor gives none
+            try:
+                facts = file_settings(decode(data))
+            except Exception:  # not Python, or a bug of ours: the file has no facts to give
+                pass
         self.add(blob, facts)

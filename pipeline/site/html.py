@@ -13,6 +13,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from extractors.patterns import shown_message
 from pipeline.dataset.manifest import Manifest
 from pipeline.dataset.models import Envelope, ErrorRecord, IndexEntry
 from pipeline.dataset.reader import Dataset
@@ -23,6 +24,7 @@ from pipeline.site.pages import (
     analysed_ref,
     analysis_label,
     group_entries,
+    links_to_github,
     page_title,
     pinned_ref,
     related_errors,
@@ -34,7 +36,6 @@ _RECORD_FILE = re.compile(r"^[0-9a-f]{16}\.(html|json)$")
 # Nothing leaves the page: no remote scripts, styles, fonts, images or connections.
 _CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         "base-uri 'none'; form-action 'none'")
-_GITHUB = "https://github.com/"
 
 
 def h(text: object) -> str:
@@ -95,7 +96,7 @@ def source_block(record: ErrorRecord) -> str:
 def github_link(url: str) -> str:
     """A link to the pinned source; a URL that is not GitHub's is shown, not linked."""
     label = f"View on GitHub (pinned to {h(pinned_ref(url))})"
-    if not url.startswith(_GITHUB):
+    if not links_to_github(url):
         return f'<p class="github muted">{label}: {h(url)}</p>\n'
     return f'<p><a class="github" href="{h(url)}" rel="noopener noreferrer">{label}</a></p>\n'
 
@@ -110,7 +111,9 @@ def record_page(envelope: Envelope, entry: IndexEntry, entries: list[IndexEntry]
         f'<p class="kicker">{h(record.repo)} · error · {h(record.errorClass)}</p>\n',
         f"<h1>{h(title)}</h1>\n",
         "<h2>Error message</h2>\n",
-        _code_block(f'<pre class="message"><code>{h(record.errorMessage)}</code></pre>'),
+        _code_block(
+            f'<pre class="message"><code>{h(shown_message(record.errorMessage))}</code></pre>'
+        ),
     ]
     if record.documentation.strip():
         parts += ["<h2>What it means</h2>\n", f"<p>{h(record.documentation)}</p>\n"]
@@ -197,7 +200,7 @@ def search_index(entries: list[IndexEntry], records: dict[str, ErrorRecord]) -> 
         {
             "id": e.id,
             "slug": e.slug,
-            "message": e.errorMessage,
+            "message": shown_message(e.errorMessage),
             "file": f"{e.filePath}:{e.lineNumber}",
             "qualname": e.qualname,
             "tags": records[e.id].tags,
@@ -266,7 +269,7 @@ def render_site(dataset: Dataset, out_dir: Path) -> list[Path]:
     keep = set(written)
     for folder in (errors, api):
         for path in folder.iterdir():
-            if _RECORD_FILE.match(path.name) and path not in keep:
+            if _RECORD_FILE.fullmatch(path.name) and path not in keep:
                 path.unlink()
     return written
 

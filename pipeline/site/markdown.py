@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
+from extractors.patterns import shown_message
 from pipeline.dataset.manifest import Manifest
 from pipeline.dataset.models import ErrorRecord, IndexEntry
 from pipeline.dataset.reader import Dataset
@@ -17,6 +18,7 @@ from pipeline.site.pages import (
     analysed_ref,
     analysis_label,
     group_entries,
+    links_to_github,
     page_title,
     pinned_ref,
     related_errors,
@@ -61,6 +63,14 @@ def _md_prose(text: str) -> str:
     return text.replace("<", "\\<").replace(">", "\\>")
 
 
+def github_link(url: str) -> str:
+    """A link to the pinned source; a URL that is not GitHub's is shown, not linked."""
+    label = f"View on GitHub (pinned to {md_text(pinned_ref(url))})"
+    if not links_to_github(url):
+        return f"{label}: {md_code(url, spaced=True)}"
+    return f"[{label}]({md_url(url)})"
+
+
 def markdown_page(record: ErrorRecord, entry: IndexEntry, entries: list[IndexEntry],
                   manifest: Manifest) -> str:
     """One record as a Markdown page in the layout of the reference pages; empty sections are
@@ -69,7 +79,7 @@ def markdown_page(record: ErrorRecord, entry: IndexEntry, entries: list[IndexEnt
         f"{md_text(record.repo)} · error · {md_text(record.errorClass)}",
         f"# {md_text(page_title(record.errorMessage))}",
         "## Error message",
-        md_fence(record.errorMessage, "text"),
+        md_fence(shown_message(record.errorMessage), "text"),
     ]
     if record.documentation.strip():
         blocks += ["## What it means", _md_prose(record.documentation)]
@@ -77,8 +87,7 @@ def markdown_page(record: ErrorRecord, entry: IndexEntry, entries: list[IndexEnt
         "## Source",
         f"Thrown at {md_code(f'{record.filePath}:{record.lineNumber}')}",
         md_fence(record.sourceCode, "python"),
-        f"[View on GitHub (pinned to {md_text(pinned_ref(record.githubUrl))})]"
-        f"({md_url(record.githubUrl)})",
+        github_link(record.githubUrl),
     ]
     rows = settings_involved(entry)
     if rows:
