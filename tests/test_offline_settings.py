@@ -88,6 +88,10 @@ WHAT_TO_TYPE = [
     ("a switch that must be off, on by default", "self.enable_chunked_prefill", [CHUNKED],
      "rejected", "Turn off `--enable-chunked-prefill` (default True).",
      ("--enable-chunked-prefill", "# (without --enable-chunked-prefill)")),
+    ("a setting in one part of an `or`", "not isinstance(self.block_size, int) or "
+     "self.block_size <= 0", [BLOCK], "rejected",
+     "Pass `--block-size 1` (or any value greater than 0; default 16).",
+     ("--block-size 0", "--block-size 1")),
     ("a field of a config passed as one JSON flag", "self.kv_role is None",
      [ROLE, ROLE_CARRIER], "rejected",
      "Pass `--kv-transfer-config '{\"kv_role\": \"kv_producer\"}'` "

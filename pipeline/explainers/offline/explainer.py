@@ -5,11 +5,12 @@ comments) of the function, and says nothing the code does not show."""
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 
 from extractors import ops
-from pipeline.dataset.models import Explanation, Site
+from pipeline.dataset.models import Explanation, Setting, Site
 from pipeline.explainers.base import ExplainRequest, ExplainResult
 from pipeline.explainers.flags import find_flags, flag_values
 from pipeline.explainers.offline.checks import (
@@ -28,10 +29,13 @@ from pipeline.explainers.offline.checks import (
     subject_text,
 )
 from pipeline.explainers.offline.conditions import (
+    Condition,
     is_constant_like,
+    is_isinstance,
     join_words,
     parse_guards,
     simplify,
+    source_segment,
 )
 from pipeline.explainers.offline.settings import primary_flag
 from pipeline.explainers.offline.settings import solution as setting_solution
@@ -81,6 +85,8 @@ def explain_site(
     values = flag_values(site.errorMessage)
     conditions = simplify(parse_guards(site.guards, dict(function.aliases)))
     checks = [check_of(c, evidence, values, function, site.settings) for c in conditions]
+    parts = {id(check): _disjuncts(check, evidence, values, function, site.settings)
+             for check in checks}
     others = [
         s
         for s in siblings
@@ -92,8 +98,9 @@ def explain_site(
         documentation=_documentation(site, function, checks, others),
         triggerScenarios=_trigger(site, function, checks),
         commonSituations=_situations(site, checks),
-        solutions=_solutions(site, checks, values),
-        exampleFix=example_fix(checks, values, command),
+        solutions=_solutions(site, checks, values, parts),
+        exampleFix=example_fix(checks, values, command,
+                               [part for check in reversed(checks) for part in parts[id(check)]]),
         handlingStrategy="validation",
         validationCode=validation_code(site, function, checks, fragment),
         typeGuard=type_guard(site, function, checks, fragment),
@@ -302,12 +309,37 @@ def _solution(check: Check) -> str | None:
     return f"Make sure {cond.phrase(negate=True)}."
 
 
-def _solutions(site: Site, checks: list[Check], values: dict[str, list[str]]) -> list[str]:
+def _disjuncts(check: Check, evidence: list[str], values: dict[str, list[str]],
+               function: FunctionFacts, settings: Sequence[Setting]) -> list[Check]:
+    """The parts of an `a or b` check whose subject is a setting: to pass, each must not
+    hold, so each is a fix to name (`not isinstance(self.fps, int) or self.fps <= 0`)."""
+    cond, node = check.condition, check.condition.node
+    if check.setting is not None or not (isinstance(node, ast.BoolOp)
+                                         and isinstance(node.op, ast.Or)):
+        return []
+    found = []
+    for value in node.values:
+        bare = value.operand if isinstance(value, ast.UnaryOp) and isinstance(
+            value.op, ast.Not) else value
+        if is_isinstance(bare):  # a type test says nothing a user types
+            continue
+        part = Condition(value, source_segment(cond.origin, value), cond.origin, cond.aliases)
+        sub = check_of(part, evidence, values, function, settings)
+        if sub.setting is not None:
+            found.append(sub)
+    return found
+
+
+def _solutions(site: Site, checks: list[Check], values: dict[str, list[str]],
+               parts: dict[int, list[Check]] | None = None) -> list[str]:
     solutions: list[str] = []
     for check in reversed(checks):  # innermost first: the test that singles out this error
         if is_precondition(check, checks):
             continue
-        if (solution := _solution(check)) is not None:
+        said = [s for part in (parts or {}).get(id(check), []) if (s := _solution(part))]
+        if said:
+            solutions += said
+        elif (solution := _solution(check)) is not None:
             solutions.append(solution)
     mapped = {c.flag for c in checks}
     for flag, wanted in values.items():

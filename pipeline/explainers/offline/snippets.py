@@ -128,12 +128,15 @@ def _command_line(command: str | None, fragment: str) -> str:
 
 
 def example_fix(
-    checks: list[Check], values: dict[str, list[str]], command: str | None = None
+    checks: list[Check], values: dict[str, list[str]], command: str | None = None,
+    alternatives: list[Check] | None = None,
 ) -> str:
     """Before/after: command lines (started with the target's `command`) when a flag is
-    known, else constructor calls or assignments; a comment when nothing can be changed."""
-    for check in reversed(checks):  # innermost first: the test that singles out this error
-        if check.setting is None or is_precondition(check, checks):
+    known, else constructor calls or assignments; a comment when nothing can be changed.
+    `alternatives` are the setting parts of `a or b` checks, tried after the checks."""
+    candidates = [c for c in reversed(checks) if not is_precondition(c, checks)]
+    for check in [*candidates, *(alternatives or [])]:  # innermost first
+        if check.setting is None:
             continue
         change = command_change(check.condition, check.setting, check.carrier, check.wanted,
                                 check.offending)
