@@ -39,6 +39,11 @@ _MAX_HOPS = 12  # imports followed for one name (re-exports chain)
 _MAX_DEPTH = 6  # classes walked for one chain, bases included
 _MAX_ROUNDS = 16  # rounds of loading what the join asked for
 _NAMESPACE = frozenset({"argparse.Namespace", "Namespace"})
+# names of types that are no config class (a field of one carries no config)
+_PLAIN_TYPES = frozenset(
+    "? str int float bool bytes complex list dict tuple set frozenset object Any "
+    "typing.Any Callable Sequence Mapping Iterable".split()
+)
 
 
 # --- modules ---------------------------------------------------------------------------------
@@ -491,6 +496,8 @@ class TreeSettings:
                 member = self.member(symbol, name)
                 if member is None or member.field is None:
                     continue
+                if all(n in _PLAIN_TYPES for n in member.field.type.names):
+                    continue  # an int or a str carries no config
                 carried = self.class_of(path, member.field.type)
                 if carried is not None:
                     self._carriers.setdefault(carried.key, []).append((symbol, member.field))
