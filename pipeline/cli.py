@@ -158,7 +158,9 @@ def extract_command(source: str, rev: str | None, repo_name: str | None, output:
                     ci: bool) -> None:
     """Print every raise site of SOURCE (a path, git URL, OWNER/NAME or pypi:NAME==VERSION)
     as JSON Lines, one site per line, sorted by filePath then lineNumber; the same input
-    always gives the same bytes. Skipped files are listed on stderr, followed by a summary
+    always gives the same bytes. Each site lists the settings its guards and message read:
+    the config field, its type, default and accepted values, and the flags that set it.
+    Skipped files are listed on stderr, followed by a summary
     line. Exit codes: 0 done, 1 some files were skipped (with --strict: nothing is written),
     2 usage or input error, 130 interrupted (files analysed so far stay cached)."""
     from pipeline.console import Console
