@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from pipeline.dataset.models import Envelope, Explanation, Site, github_url
 from pipeline.dataset.reader import load_dataset
+from pipeline.explainers.answers import answer_schema, parse_answer
 from pipeline.explainers.base import ExplainRequest, ExplainResult
 from pipeline.explainers.grounding import RepoGrounding
 from pipeline.explainers.llm import (
@@ -23,7 +24,6 @@ from pipeline.explainers.llm import (
     OUTPUT_TOKENS_ESTIMATE,
     LLMExplainer,
     bounded_source,
-    parse_explanation,
     retry_after_seconds,
 )
 from pipeline.site.markdown import md_fence
@@ -91,7 +91,7 @@ def expected_explanation(site: Site) -> Explanation:
 # -- the conversation ----------------------------------------------------------------------
 
 
-def test_happy_path_is_one_json_mode_request_with_its_tokens_counted(fake_llm):
+def test_happy_path_is_one_structured_output_request_with_its_tokens_counted(fake_llm):
     site = scheduler_site()
     result = explain(fake_llm, ExplainRequest(site, grounding=GROUNDING))
 
@@ -100,7 +100,12 @@ def test_happy_path_is_one_json_mode_request_with_its_tokens_counted(fake_llm):
     assert result.grounding_warnings == []
     [request] = fake_llm.requests
     assert request.body["model"] == "fake-model"
-    assert request.body["response_format"] == {"type": "json_object"}
+    assert request.body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "explanation", "schema": answer_schema(), "strict": True},
+    }
+    # An output limit under both names: a server that knows only one ignores the other.
+    assert (request.body["max_completion_tokens"], request.body["max_tokens"]) == (2000, 2000)
     assert [m["role"] for m in request.messages] == ["system", "user"]
     chars = sum(len(m["content"]) for m in request.messages)
     content_chars = len(json.dumps(explanation_for(facts_of(request.user))))
@@ -182,14 +187,16 @@ def test_malformed_json_gets_one_repair_quoting_the_error_and_the_answer(fake_ll
     assert result.usage.requests == 2
 
 
-def test_schema_invalid_json_is_repaired_naming_the_missing_and_extra_keys(fake_llm):
+def test_schema_invalid_json_is_repaired_naming_the_missing_key_and_drops_the_extra(fake_llm):
     fake_llm.fail("schema_invalid", site="SchedulerConfig.__post_init__")
     result = explain(fake_llm, ExplainRequest(scheduler_site()))
 
     assert result.error is None and result.usage.requests == 2
     note = fake_llm.requests[1].messages[3]["content"]
-    assert "solutions Field required" in note
-    assert "confidence Extra inputs are not permitted" in note
+    assert note.startswith("Your previous answer (quoted above) is invalid: does not match the "
+                           "schema: solutions: Field required\n")  # fmt: skip
+    assert "confidence" not in note
+    assert (result.repairs, result.dropped_keys) == (1, 1)
 
 
 def test_an_answer_still_invalid_after_the_repair_fails_the_site(fake_llm):
@@ -339,19 +346,19 @@ def test_retry_after_http_date_in_the_future():
 @pytest.mark.parametrize(
     ("answer", "problem"),
     [
-        ("[]", "does not match the schema: 1 validation error for Explanation"),
+        ("[]", "not a JSON object but list"),
         ("{", "not valid JSON: Expecting property name enclosed in double quotes"),
     ],
 )
 def test_unparseable_answers_say_why(answer, problem):
-    explanation, why = parse_explanation(answer)
-    assert explanation is None and why.startswith(problem)
+    parsed = parse_answer(answer)
+    assert parsed.explanation is None and parsed.problem.startswith(problem)
 
 
 def test_a_fenced_json_answer_is_accepted():
     content = json.dumps(explanation_for({"qualname": "f"}))
-    assert parse_explanation(f"```json\n{content}\n```")[0] == Explanation.model_validate_json(
-        content
+    assert parse_answer(f"```json\n{content}\n```").explanation == (
+        Explanation.model_validate_json(content)
     )
 
 
@@ -460,23 +467,36 @@ def test_run_survives_every_fault_and_a_rerun_costs_nothing(fake_llm, tmp_path):
 
     result = vmine_run(fake_llm, repo, out, cache)
 
-    assert result.exit_code == 1, result.output  # the site answered malformed twice failed
+    # the site answered malformed twice got the offline explanation
+    assert result.exit_code == 1, result.output
     # sites + one retry (429) + one repair each for schema, ungrounded and malformed
     assert fake_llm.count == ENGINE_SITES + 4
     [root] = {path.parent for path in out.rglob("manifest.json")}
     manifest = json.loads((root / "manifest.json").read_text())
     assert manifest["llm"]["requests"] == ENGINE_SITES + 4
-    assert manifest["counts"]["records"] == ENGINE_SITES - 1
-    [failed] = manifest["failedSites"]
-    assert failed["qualname"] == "SchedulerConfig.__post_init__"
-    assert failed["reason"].startswith("invalid answer after a repair: not valid JSON")
-    [warning] = manifest["groundingWarnings"]
-    assert warning["violations"] == [
-        f"exampleFix: flag {UNGROUNDED_FLAG} does not occur in the repository"
-    ]
-    assert len(load_dataset(root).records) == ENGINE_SITES - 1  # strictly validated
+    assert (manifest["llm"]["repairs"], manifest["llm"]["responseFormat"]) == (3, "json_schema")
+    counts = manifest["counts"]
+    assert (counts["records"], counts["fallbacks"], counts["replacedFields"]) == (4, 1, 1)
+    assert counts["explainedBy"] == {"offline-fallback": 1, "openai": 3}
+    assert manifest["failedSites"] == []
+    [fell] = manifest["fallbackSites"]
+    assert fell["qualname"] == "SchedulerConfig.__post_init__"
+    assert fell["reason"].startswith("invalid answer after a repair: not valid JSON")
+    [replaced] = manifest["replacedFields"]
+    assert (replaced["fields"], replaced["reasons"]) == (
+        ["exampleFix"], [f"exampleFix: flag {UNGROUNDED_FLAG} does not occur in the repository"])
+    assert manifest["groundingWarnings"] == []
+    dataset = load_dataset(root)  # strictly validated
+    by = {entry.errorMessage[:12]: (entry.explainedBy, entry.replacedFields)
+          for entry in dataset.entries}  # fmt: skip
+    assert by == {
+        "max_num_seqs": ("openai", []), "max_num_batc": ("offline-fallback", []),
+        "port must be": ("openai", []), "host must no": ("openai", ["exampleFix"]),
+    }  # fmt: skip
+    host = next(r for r in dataset.records.values() if r.errorMessage.startswith("host"))
+    assert UNGROUNDED_FLAG not in host.exampleFix
     records = sorted((root / "records").glob("*.json"))
-    assert len(records) == ENGINE_SITES - 1
+    assert len(records) == ENGINE_SITES
     for path in records:
         envelope = Envelope.model_validate_json(path.read_text())
         assert path.name == f"{envelope.record.id}.json"
@@ -484,11 +504,13 @@ def test_run_survives_every_fault_and_a_rerun_costs_nothing(fake_llm, tmp_path):
 
     before = dataset_files(out)
     again = vmine_run(fake_llm, repo, out, cache)
-    # The failed site is asked again (it was never cached); the others cost nothing.
+    # Only the fallback site is asked again (it was never cached); the others cost nothing.
     assert again.exit_code == 0, again.output
     assert fake_llm.count == ENGINE_SITES + 4 + 1
-    records_before = {k: v for k, v in before.items() if "/records/" in k}
-    assert {k: v for k, v in dataset_files(out).items() if k in records_before} == records_before
+    fallback_id = next(e.id for e in dataset.entries if e.explainedBy == "offline-fallback")
+    kept = {k: v for k, v in before.items() if "/records/" in k and fallback_id not in k}
+    assert {k: v for k, v in dataset_files(out).items() if k in kept} == kept
+    assert [e.explainedBy for e in load_dataset(root).entries] == ["openai"] * ENGINE_SITES
 
     third = vmine_run(fake_llm, repo, out, cache)
     assert third.exit_code == 0, third.output

@@ -29,6 +29,10 @@ class Counts(_Strict):
     sitesNew: int = 0
     sitesReused: int = 0
     byStatus: StatusCounts = Field(default_factory=StatusCounts)
+    # records by the explainer that wrote them: openai, offline, offline-fallback
+    explainedBy: dict[str, int] = Field(default_factory=dict)
+    fallbacks: int = 0  # records the offline explainer wrote for a site the LLM failed on
+    replacedFields: int = 0  # fields of LLM answers replaced by the offline explainer's
 
 
 class SkippedFileEntry(_Strict):
@@ -43,6 +47,16 @@ class SiteProblem(_Strict):
     lineNumber: int
     qualname: str
     reason: str
+
+
+class ReplacedFields(_Strict):
+    """The fields of one record's LLM answer that the offline explainer's replaced, and why."""
+
+    id: str
+    filePath: str
+    lineNumber: int
+    fields: list[str]
+    reasons: list[str]
 
 
 class GroundingWarning(_Strict):
@@ -60,6 +74,10 @@ class LLMUsage(_Strict):
     cacheHits: int = 0
     promptTokens: int = 0
     completionTokens: int = 0
+    responseFormat: str | None = None  # json_schema, json_object or text, as negotiated
+    repairs: int = 0  # requests asking to repair an invalid or ungrounded answer
+    droppedKeys: int = 0  # unknown keys dropped from answers
+    fixedValues: int = 0  # code fences unwrapped, enums and nulls normalised
 
 
 class Tool(_Strict):
@@ -77,6 +95,9 @@ class Manifest(_Strict):
     skippedFiles: list[SkippedFileEntry] = Field(default_factory=list)
     failedSites: list[SiteProblem] = Field(default_factory=list)
     pendingSites: list[SiteProblem] = Field(default_factory=list)
+    # sites the offline explainer wrote the record of, with why the LLM did not
+    fallbackSites: list[SiteProblem] = Field(default_factory=list)
+    replacedFields: list[ReplacedFields] = Field(default_factory=list)
     groundingWarnings: list[GroundingWarning] = Field(default_factory=list)
     llm: LLMUsage
     tool: Tool

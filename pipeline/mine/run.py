@@ -14,7 +14,7 @@ from pipeline.console import Console, line_of, skipped_markdown
 from pipeline.dataset.manifest import (
     Manifest,
 )
-from pipeline.dataset.models import Timestamp, now_timestamp
+from pipeline.dataset.models import Explanation, Site, Timestamp, now_timestamp
 from pipeline.dataset.writer import write_dataset
 from pipeline.explainers.base import Explainer
 from pipeline.explainers.grounding import RepoGrounding
@@ -51,6 +51,8 @@ class RunOptions(BaseModel):
     concurrency: int = Field(default=8, ge=1)
     max_requests: int | None = Field(default=None, ge=0)
     max_tokens: int | None = Field(default=None, ge=0)
+    timeout: float = Field(default=REQUEST_TIMEOUT, gt=0)
+    response_format: Literal["auto", "json_schema", "json_object"] = "auto"
     dry_run: bool = False
     cache: Path | None = None
     cache_dir: Path | None = None
@@ -89,7 +91,8 @@ def choose_explainer(options: RunOptions) -> Explainer:
         base_url=base_url,
         api_key=api_key,
         concurrency=options.concurrency,
-        timeout=REQUEST_TIMEOUT,
+        timeout=options.timeout,
+        response_format=options.response_format,
     )
 
 
@@ -115,6 +118,9 @@ def run_dataset(
     )
     snapshot.require_repo()
     with Store(options.cache or default_store_path(cache_dir)) as store:
+        remember = getattr(explainer, "remember_with", None)
+        if remember is not None:  # an LLM explainer starts from what it learnt of the server
+            remember(store)
         extraction = extract_snapshot(
             snapshot,
             options.rules,
@@ -142,6 +148,7 @@ def run_dataset(
             max_requests=options.max_requests,
             max_tokens=options.max_tokens,
             console=console,
+            fallback=None if explainer.provider == "offline" else offline_fallback,
         )
 
     records, entries = assemble(sites, enriched)
@@ -162,16 +169,25 @@ def run_dataset(
     return RunOutcome(code, root, manifest)
 
 
+def offline_fallback(site: Site, siblings: list[Site]) -> Explanation:
+    """What the offline explainer says, for a site the LLM gave no usable answer for."""
+    from pipeline.explainers.offline.explainer import explain_site
+
+    return explain_site(site, siblings)
+
+
 def exit_code(manifest: Manifest, outcome: EnrichOutcome) -> int:
     """A signal's code (130/143) beats an explainer given up on (2), which beats a spent
-    budget (3), which beats problems (1)."""
+    budget (3), which beats problems (1): skipped files, failed sites, or records the
+    offline explainer wrote because the LLM gave no usable answer."""
     if outcome.exit_code_for_signal is not None:
         return outcome.exit_code_for_signal
     if outcome.gave_up is not None:
         return EXIT_USAGE
     if manifest.counts.pending:
         return EXIT_BUDGET
-    if manifest.counts.skippedFiles or manifest.counts.failedSites:
+    counts = manifest.counts
+    if counts.skippedFiles or counts.failedSites or counts.fallbacks:
         return EXIT_PROBLEMS
     return EXIT_OK
 
@@ -185,22 +201,36 @@ def report(console: Console, manifest: Manifest, root: Path, outcome: EnrichOutc
         console.warn(
             f"no explanation: {failed.reason}", file=failed.filePath, line=failed.lineNumber
         )
+    for fell in manifest.fallbackSites:
+        console.warn(f"offline fallback: {fell.reason}", file=fell.filePath, line=fell.lineNumber)
+    for replaced in manifest.replacedFields:
+        console.warn(
+            f"replaced by the offline explainer's: {', '.join(replaced.fields)} "
+            f"({'; '.join(replaced.reasons)})",
+            file=replaced.filePath, line=replaced.lineNumber,
+        )  # fmt: skip
     for warning in manifest.groundingWarnings:
         for violation in warning.violations:
             console.warn(f"grounding: {violation}", file=warning.filePath, line=warning.lineNumber)
     counts, llm = manifest.counts, manifest.llm
     status = counts.byStatus
+    by = ", ".join(f"{name} {count}" for name, count in counts.explainedBy.items()) or "none"
     lines = [
         f"records: {counts.records} written to {root} "
         f"(literal {status.literal}, template {status.template}, partial {status.partial}, "
         f"unresolved {status.unresolved})",
         f"explainer: {llm.provider}/{llm.model} ({llm.promptVersion}): {llm.requests} requests, "
         f"{llm.cacheHits} cache hits, {llm.promptTokens} prompt + "
-        f"{llm.completionTokens} completion tokens",
+        f"{llm.completionTokens} completion tokens"
+        + (f", {llm.repairs} repairs, response format {llm.responseFormat}"
+           if llm.responseFormat else ""),
         f"files: {counts.files} in tree, {counts.filesParsed} parsed, {counts.filesReused} "
         f"reused, {counts.skippedFiles} skipped; sites: {counts.failedSites} failed, "
         f"{counts.pending} pending, {len(manifest.groundingWarnings)} with grounding warnings",
     ]
+    if llm.provider != "offline":
+        lines.insert(2, f"explained by: {by}; {counts.replacedFields} fields replaced by the "
+                        "offline explainer's")  # fmt: skip
     if outcome.interrupted_by is not None:
         lines.append("interrupted: what finished is written and cached; rerun to resume")
     elif outcome.gave_up is not None:
