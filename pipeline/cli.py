@@ -65,6 +65,12 @@ def _path_problem(error: OSError, path: Path | None = None) -> str:
               "pending (exit code 3) and a rerun resumes.")
 @click.option("--max-tokens", type=click.IntRange(min=0),
               help="Stop starting requests after this many tokens; as --max-requests.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="Time limit of each LLM request, its whole answer included (default: 120).")
+@click.option("--response-format", type=click.Choice(["auto", "json_schema", "json_object"]),
+              help="How the answer's shape is asked for: json_schema (structured output), "
+              "json_object (JSON mode, the schema in the prompt), or auto (the default): "
+              "json_schema, falling back once to json_object for a server that refuses it.")
 @click.option("--dry-run", is_flag=True, default=None,
               help="Count sites (cached and to request) and estimate tokens; write nothing.")
 @click.option("--cache", type=click.Path(dir_okay=False, path_type=Path),

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from extractors.patterns import pattern_fragments
 from pipeline.cli import main
+from extractors.patterns import pattern_fragments
 from pipeline.lookup.index import index_dataset
 from pipeline.lookup.match import lookup
 from pipeline.lookup.tracebacks import Candidate, candidates, strip_line_prefixes

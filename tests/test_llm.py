@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import time
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
@@ -438,11 +439,11 @@ DATASET_VERSION = "2026-01-02T03:04:05.678Z"
 run_module = pytest.importorskip("pipeline.mine.run")
 
 
-def vmine_run(server: FakeLLM, repo: Path, out: Path, cache: Path):
+def vmine_run(server: FakeLLM, repo: Path, out: Path, cache: Path, *more: str):
     from pipeline.cli import main
 
     args = [
-        "run", str(repo), "--repo-name", REPO, "-o", str(out), "--llm", "openai",
+        "run", str(repo), *more, "--repo-name", REPO, "-o", str(out), "--llm", "openai",
         "--model", "fake-model", "--base-url", server.base_url, "--cache", str(cache),
         "--cache-dir", str(cache.parent / "mirrors"), "--dataset-version", DATASET_VERSION,
         "--concurrency", "2", "--ci",
@@ -545,3 +546,243 @@ def check_ports(port: int) -> None:
     assert record == out / REPO / envelope.record.analyzedSha / "records" / (
         envelope.record.id + ".json"
     )
+
+
+# -- structured output, negotiated -----------------------------------------------------------
+
+
+class Allow:
+    """A budget of `left` requests."""
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+
+    def take(self) -> bool:
+        self.left -= 1
+        return self.left >= 0
+
+
+def explain_all(server: FakeLLM, requests: list[ExplainRequest], memory=None, **options):
+    options = {"timeout": 5.0, "backoff": 0.01, **options}
+    explainer = LLMExplainer("fake-model", server.base_url, "test", 2, **options)
+    if memory is not None:
+        explainer.remember_with(memory)
+
+    async def run() -> list[ExplainResult]:
+        try:
+            return await asyncio.gather(*(explainer.explain(r) for r in requests))
+        finally:
+            await explainer.aclose()
+
+    return asyncio.run(run()), explainer
+
+
+def three_sites() -> list[ExplainRequest]:
+    return [ExplainRequest(scheduler_site(message=f"limit {n} exceeded")) for n in range(3)]
+
+
+@pytest.mark.parametrize("fault", ["reject_schema_400", "reject_schema_500"])
+def test_a_refused_json_schema_falls_back_to_json_mode_once_and_is_remembered(
+    fake_llm, tmp_path, fault
+):
+    from pipeline.store import Store
+
+    fake_llm.fail(fault, times=100)
+    with Store(tmp_path / "store.sqlite") as store:
+        results, explainer = explain_all(fake_llm, three_sites(), memory=store)
+        assert [r.error for r in results] == [None, None, None]
+        # One refusal, then every site in JSON mode: the refused format is never sent again,
+        # and the refusal is not retried (even the 500).
+        assert [r.response_format for r in fake_llm.requests] == [
+            "json_schema", "json_object", "json_object", "json_object"]  # fmt: skip
+        assert [r.status for r in fake_llm.requests] == [400 if "400" in fault else 500,
+                                                         200, 200, 200]  # fmt: skip
+        assert sum(r.usage.requests for r in results) == 4
+        # In JSON mode the schema is written into the prompt instead.
+        assert "The JSON Schema your answer must follow:" in fake_llm.requests[1].system
+        assert "The JSON Schema" not in fake_llm.requests[0].system
+        assert explainer.profile.response_format == "json_object"
+
+        fake_llm.reset()
+        again, _ = explain_all(fake_llm, three_sites()[:1], memory=store)
+        assert again[0].error is None
+        assert [r.response_format for r in fake_llm.requests] == ["json_object"]
+
+
+def test_a_forced_format_that_is_refused_fails_the_site_without_retrying(fake_llm):
+    fake_llm.fail("reject_schema_400", times=100)
+    [result], _ = explain_all(fake_llm, three_sites()[:1], response_format="json_schema")
+    assert result.explanation is None
+    assert result.error == "HTTP 400: response_format of type json_schema is not supported"
+    assert fake_llm.count == 1
+
+
+def test_a_forced_json_object_format_is_sent_from_the_start(fake_llm):
+    [result], _ = explain_all(fake_llm, three_sites()[:1], response_format="json_object")
+    assert result.error is None
+    assert [r.response_format for r in fake_llm.requests] == ["json_object"]
+
+
+# -- tolerant, exact parsing ---------------------------------------------------------------------
+
+# (fault, requests, what differs from the server's clean answer, dropped keys, fixed values)
+FORGIVEN = [
+    ("extra_keys", 1, {}, 2, 0),
+    ("fenced_code", 1, {}, 0, 3),
+    ("capitalised_enum", 1, {"tryCatchPattern": None}, 0, 2),
+]
+
+
+@pytest.mark.parametrize(("fault", "requests", "differs", "dropped", "fixed"), FORGIVEN)
+def test_slips_that_lose_nothing_are_fixed_without_a_repair(
+    fake_llm, fault, requests, differs, dropped, fixed
+):
+    fake_llm.fail(fault)
+    site = scheduler_site()
+    result = explain(fake_llm, ExplainRequest(site, grounding=GROUNDING))
+    assert result.error is None
+    assert result.explanation.model_dump() == {**expected_explanation(site).model_dump(), **differs}
+    assert (fake_llm.count, result.repairs) == (requests, 0)
+    assert (result.dropped_keys, result.fixed_values) == (dropped, fixed)
+
+
+# (fault, what the repair note says is wrong)
+REPAIRED = [
+    ("null_string", "triggerScenarios: Input should be a valid string (got null)"),
+    ("list_string", "commonSituations: Input should be a valid string (got a list)"),
+    ("long_field", "documentation is 50000 characters long (at most 8000)"),
+]
+
+
+@pytest.mark.parametrize(("fault", "problem"), REPAIRED)
+def test_a_missing_or_mistyped_field_is_repaired(fake_llm, fault, problem):
+    fake_llm.fail(fault)
+    site = scheduler_site()
+    result = explain(fake_llm, ExplainRequest(site))
+    assert result.explanation == expected_explanation(site)
+    assert (fake_llm.count, result.repairs) == (2, 1)
+    assert problem in fake_llm.requests[1].messages[3]["content"]
+
+
+def test_an_answer_whose_repair_the_budget_refuses_is_kept_with_its_violations(fake_llm):
+    fake_llm.fail("ungrounded")
+    result = explain(fake_llm, ExplainRequest(scheduler_site(), grounding=GROUNDING,
+                                              budget=Allow(1)))  # fmt: skip
+    assert fake_llm.count == 1
+    assert result.explanation.exampleFix == f"vllm serve my-model {UNGROUNDED_FLAG}"
+    assert result.grounding_warnings == [
+        f"exampleFix: flag {UNGROUNDED_FLAG} does not occur in the repository"]  # fmt: skip
+    assert not result.out_of_budget
+
+
+def test_a_site_whose_retry_the_budget_refuses_is_out_of_budget(fake_llm):
+    fake_llm.fail("server_error")
+    result = explain(fake_llm, ExplainRequest(scheduler_site(), budget=Allow(1)))
+    assert (fake_llm.count, result.explanation, result.out_of_budget) == (1, None, True)
+
+
+# -- bounded answers and requests ----------------------------------------------------------------
+
+
+def test_every_request_sets_an_output_limit_and_a_timeout_failure_backs_off(fake_llm):
+    fake_llm.fail("stall", request=1, stall_seconds=10)
+    result = explain(fake_llm, ExplainRequest(scheduler_site()), timeout=0.5)
+    assert result.error is None
+    first, second = fake_llm.requests
+    # Not at once: a server serving one request at a time is still busy with the first
+    # (0.5 s of timeout, then at least 0.5 s of back-off).
+    assert second.received - first.received >= 0.95
+    assert first.body["max_tokens"] == second.body["max_tokens"] == 2000
+
+
+def test_a_site_that_times_out_twice_fails_after_its_attempts(fake_llm):
+    fake_llm.fail("stall", times=5, stall_seconds=10)
+    result = explain(fake_llm, ExplainRequest(scheduler_site()), timeout=0.3)
+    assert result.error == "gave up after 2 requests: timed out after 0.3 s"
+    assert fake_llm.count == 2
+
+
+def test_a_trickling_server_cannot_outlast_the_total_timeout(fake_llm):
+    # One byte every 0.2 s: the client's read timeout (per byte) would never fire.
+    fake_llm.fail("trickle", times=5, trickle_seconds=0.2)
+    started = time.monotonic()
+    result = explain(fake_llm, ExplainRequest(scheduler_site()), timeout=1.0)
+    elapsed = time.monotonic() - started
+    assert result.error == "gave up after 2 requests: timed out after 1 s"
+    assert elapsed < 6  # 2 x 1 s and a 1 s back-off, not the minutes the whole body takes
+    assert all(0 < r.bytes_sent < 20 for r in fake_llm.requests)
+
+
+def test_a_huge_body_is_dropped_after_the_size_bound(fake_llm):
+    fake_llm.fail("huge", huge_bytes=64 * 1024 * 1024)
+    result = explain(fake_llm, ExplainRequest(scheduler_site()), max_retries=0)
+    assert result.error == (
+        "gave up after 1 requests: the response is larger than 2048 KiB (it goes on past "
+        "that); dropped"
+    )
+    [served] = fake_llm.requests
+    assert served.bytes_sent < 8 * 1024 * 1024  # the client hung up, the server stopped
+
+
+def test_a_body_declared_too_large_is_not_read(fake_llm):
+    result = explain(fake_llm, ExplainRequest(scheduler_site()), max_retries=0,
+                     max_response_bytes=512)  # fmt: skip
+    assert result.error.startswith("gave up after 1 requests: the response is larger than 0 KiB "
+                                   "(it declares ")  # fmt: skip
+
+
+def test_a_200_that_is_not_json_is_counted_and_retried_like_a_5xx(fake_llm):
+    fake_llm.fail("not_json")
+    site = scheduler_site()
+    result = explain(fake_llm, ExplainRequest(site))
+    assert result.explanation == expected_explanation(site)
+    assert [r.fault for r in fake_llm.requests] == ["not_json", None]
+    assert result.usage.requests == 2
+
+
+def test_a_200_that_is_not_json_says_so_in_one_line(fake_llm):
+    fake_llm.fail("not_json")
+    result = explain(fake_llm, ExplainRequest(scheduler_site()), max_retries=0)
+    assert result.error == (
+        "gave up after 1 requests: HTTP 200 with a body that is not JSON: "
+        "'<html><body><h1>502 Bad Gateway</h1>nginx</body></html>'"
+    )
+
+
+def test_a_retry_after_past_the_sites_wait_bound_gives_up_at_once(fake_llm):
+    fake_llm.fail("rate_limit", retry_after="3600")
+    started = time.monotonic()
+    result = explain(fake_llm, ExplainRequest(scheduler_site()), max_wait=30)
+    assert time.monotonic() - started < 2
+    assert result.error == (
+        "HTTP 429: rate limited; the server asked to wait 3600 s, more than the 30 s this site "
+        "may still wait"
+    )
+    assert fake_llm.count == 1
+
+
+def test_max_requests_is_exact_with_repairs_and_no_site_is_left_without_a_record(
+    fake_llm, tmp_path
+):
+    repo = make_git_repo(tmp_path / "repo", ENGINE_FILES)
+    for text in ("max_num_seqs", "max_num_batched_tokens", "port must", "host must"):
+        fake_llm.fail("malformed", site=text)  # every site needs a repair
+    out, cache = tmp_path / "out", tmp_path / "cache" / "store.sqlite"
+    result = vmine_run(fake_llm, repo, out, cache, "--max-requests", "5")
+    assert result.exit_code == 3, result.output
+    assert fake_llm.count == 5
+    [root] = {path.parent for path in out.rglob("manifest.json")}
+    dataset = load_dataset(root)
+    assert len(dataset.records) == ENGINE_SITES
+    by = sorted(entry.explainedBy for entry in dataset.entries)
+    assert by == ["offline-fallback", "offline-fallback", "openai", "openai"]
+    assert dataset.manifest.llm.requests == 5
+
+
+def test_max_requests_is_exact_when_every_answer_is_not_json(fake_llm, tmp_path):
+    repo = make_git_repo(tmp_path / "repo", ENGINE_FILES)
+    fake_llm.fail("not_json", times=100)
+    out, cache = tmp_path / "out", tmp_path / "cache" / "store.sqlite"
+    result = vmine_run(fake_llm, repo, out, cache, "--max-requests", "1")
+    assert result.exit_code == 3, result.output
+    assert fake_llm.count == 1

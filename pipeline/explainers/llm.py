@@ -99,8 +99,9 @@ class Conversation:
     dropped_keys: int = 0
     fixed_values: int = 0
 
-    def advance(self, answer: str, grounding: Grounding) -> Conversation | Outcome:
-        """The next question (a repair), or the outcome, after `answer`."""
+    def advance(self, answer: str, grounding: Grounding) -> tuple[Conversation, Outcome | None]:
+        """After `answer`: the conversation with its next question (a repair) and None, or
+        the conversation (its counts updated) and the outcome."""
         parsed = parse_answer(answer)
         seen = replace(
             self,
@@ -111,15 +112,15 @@ class Conversation:
         if explanation is None:
             if self.stage == "first":
                 return seen._repair(answer, _invalid_note(parsed.problem), "repair_invalid",
-                                    problem=parsed.problem)  # fmt: skip
+                                    problem=parsed.problem), None  # fmt: skip
             if self.stage == "repair_invalid":
-                return Outcome(None, error=f"invalid answer after a repair: {parsed.problem}")
-            return Outcome(self.kept, list(self.kept_violations))
+                return seen, Outcome(None, error=f"invalid answer after a repair: {parsed.problem}")
+            return seen, Outcome(self.kept, list(self.kept_violations))
         violations = grounding.check(explanation)
         if not violations or self.stage == "repair_ungrounded":
-            return Outcome(explanation, violations)
+            return seen, Outcome(explanation, violations)
         return seen._repair(answer, _ungrounded_note(violations), "repair_ungrounded",
-                            kept=explanation, kept_violations=violations)  # fmt: skip
+                            kept=explanation, kept_violations=violations), None  # fmt: skip
 
     def settle(self, reason: str) -> Outcome:
         """The outcome when no further request can be sent: the valid answer kept, if any."""
@@ -251,10 +252,9 @@ class LLMExplainer:
                 return conversation.result(outcome, usage, out_of_budget=True)
             except _GaveUp as exc:
                 return conversation.result(conversation.settle(str(exc)), usage)
-            step = conversation.advance(completion.content, request.grounding)
-            if isinstance(step, Outcome):
-                return conversation.result(step, usage)
-            conversation = step
+            conversation, outcome = conversation.advance(completion.content, request.grounding)
+            if outcome is not None:
+                return conversation.result(outcome, usage)
 
     async def aclose(self) -> None:
         """Release the HTTP client (it belongs to the event loop that created it)."""
