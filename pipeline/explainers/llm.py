@@ -22,6 +22,7 @@ from typing import Any, Literal, Protocol
 
 import openai
 
+from extractors.meaning import raise_line
 from pipeline.dataset.models import Explanation, Site
 from pipeline.explainers.answers import parse_answer, response_format_param, schema_note
 from pipeline.explainers.base import Budget, ExplainRequest, ExplainResult, Grounding, Usage
@@ -430,26 +431,8 @@ def bounded_source(site: Site) -> tuple[str, str]:
 
 
 def _raise_index(lines: list[str], site: Site) -> int:
-    """Where the raise is in the function's lines: the place whose neighbours best match
-    the site's source window (the function's own first line number is not a site fact)."""
-    window = site.sourceCode.split("\n")
-    offset = site.lineNumber - site.sourceCodeStart
-    if not 0 <= offset < len(window):
-        return 0
-    best, best_score = 0, -1
-    target = window[offset].strip()
-    for index, line in enumerate(lines):
-        if line.strip() != target:
-            continue
-        score = sum(
-            1
-            for delta in range(-offset, len(window) - offset)
-            if 0 <= index + delta < len(lines)
-            and lines[index + delta].strip() == window[offset + delta].strip()
-        )
-        if score > best_score:
-            best, best_score = index, score
-    return best
+    """Where the raise is in the function's lines."""
+    return raise_line(lines, site.sourceCode.split("\n"), site.lineNumber - site.sourceCodeStart)
 
 
 # -- answers -------------------------------------------------------------------------------
