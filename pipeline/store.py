@@ -128,21 +128,6 @@ class Store:
             self._db.executemany("INSERT OR REPLACE INTO memo (key, value) VALUES (?, ?)", memo)
             self._db.commit()
 
-    # -- the extractor's memo (extractors.facts.Memo) ----------------------------------
-
-    def get_memo(self, key: str) -> str | None:
-        with self._lock:
-            row = self._db.execute("SELECT value FROM memo WHERE key = ?", (key,)).fetchone()
-        return None if row is None else row[0]
-
-    def put_memo(self, items: Iterable[tuple[str, str]]) -> None:
-        rows = list(items)
-        if not rows:
-            return
-        with self._lock:
-            self._db.executemany("INSERT OR REPLACE INTO memo (key, value) VALUES (?, ?)", rows)
-            self._db.commit()
-
     # -- explanations ------------------------------------------------------------------
 
     def get_explanation(self, key: str) -> CachedExplanation | None:

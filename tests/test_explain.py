@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pipeline.cli import main
 from extractors.patterns import pattern_fragments
+from pipeline.cli import main
 from pipeline.lookup.index import index_dataset
 from pipeline.lookup.match import lookup
 from pipeline.lookup.tracebacks import Candidate, candidates, strip_line_prefixes
@@ -392,8 +392,8 @@ def test_no_dataset_is_an_input_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["explain", "x", "--dataset", str(tmp_path / "empty")])
     assert result.exit_code == 2
     assert result.output == (
-        f"Error: {tmp_path / 'empty'}: no dataset found (run `vmine run` first, or pass "
-        "--dataset DIR)\n"
+        f"Error: {tmp_path / 'empty'}: no dataset (manifest.json) under this folder; write one "
+        "with `vmine run`\n"
     )
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from extractors.patterns import literal_text, pattern_fragments
 from pipeline.dataset.layout import index_path, manifest_path, record_path
 from pipeline.dataset.models import Envelope, IndexEntry
-from pipeline.dataset.reader import find_datasets
+from pipeline.dataset.reader import DatasetError, datasets_under
 
 _WORD = re.compile(r"\w+")
 
@@ -132,15 +132,7 @@ def _checked(raw: object) -> dict:
 def resolve_datasets(paths: list[Path], default_root: Path = Path("output")) -> list[Path]:
     """The dataset directories to search: each PATH is a dataset or a folder holding some;
     without PATHs, every dataset under `default_root`."""
-    roots = paths or [default_root]
-    found: list[Path] = []
-    for root in roots:
-        if not Path(root).is_dir():
-            raise ExplainError(f"{root}: no such directory")
-        inside = find_datasets(Path(root))
-        if not inside:
-            raise ExplainError(
-                f"{root}: no dataset found (run `vmine run` first, or pass --dataset DIR)"
-            )
-        found.extend(inside)
-    return found
+    try:
+        return [found for root in paths or [default_root] for found in datasets_under(root)]
+    except DatasetError as error:
+        raise ExplainError(str(error)) from None
