@@ -71,6 +71,19 @@ def _path_problem(error: OSError, path: Path | None = None) -> str:
               help="How the answer's shape is asked for: json_schema (structured output), "
               "json_object (JSON mode, the schema in the prompt), or auto (the default): "
               "json_schema, falling back once to json_object for a server that refuses it.")
+@click.option("--batch", is_flag=True, default=None,
+              help="Explain through the Batch API (half the price, no rate limits): upload "
+              "the requests, poll the batch, ingest its results; repairs and what a batch "
+              "left go out in a second batch. The batch id is stored in the cache, so an "
+              "interrupted run resumes polling it.")
+@click.option("--batch-file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Only write the requests the cache cannot answer to FILE (Batch API JSONL, "
+              "e.g. for python -m vllm.entrypoints.openai.run_batch), and nothing else.")
+@click.option("--batch-results", type=click.Path(dir_okay=False, path_type=Path),
+              metavar="FILE", help="Take the answers from FILE, the results of a --batch-file "
+              "run elsewhere, and write the dataset.")
+@click.option("--batch-poll", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="How often --batch asks how the batch is doing (default: 30).")
 @click.option("--dry-run", is_flag=True, default=None,
               help="Count sites (cached and to request) and estimate tokens; write nothing.")
 @click.option("--cache", type=click.Path(dir_okay=False, path_type=Path),
@@ -89,6 +102,7 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
     from pydantic import ValidationError
 
     from pipeline.console import Console
+    from pipeline.explainers.base import BatchError
     from pipeline.mine.config import ConfigError
     from pipeline.mine.run import RunError, RunOptions, run_dataset
     from pipeline.source import SourceError
@@ -104,7 +118,7 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
             if len(args) != 1:
                 raise click.UsageError("give exactly one SOURCE (or --config FILE [TARGET...])")
             code = run_dataset(RunOptions(source=args[0], **overrides), console).exit_code
-    except (SourceError, RunError, ConfigError, ValidationError) as error:
+    except (SourceError, RunError, ConfigError, ValidationError, BatchError) as error:
         raise InputError(_one_line(error)) from None
     except OSError as error:  # an output or cache path that cannot be written
         raise InputError(_path_problem(error)) from None

@@ -12,14 +12,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from openai.lib._pydantic import to_strict_json_schema
 from pydantic import ValidationError
 
 from pipeline.dataset.models import Explanation
+from pipeline.explainers.server import ResponseFormat
 
-ResponseFormat = Literal["json_schema", "json_object", "text"]
 HANDLING_STRATEGIES = ("validation", "configuration", "retry", "fail-fast")
 # Fields whose text pages show as code (and grounding parses as Python, but for exampleFix).
 CODE_FIELDS = ("exampleFix", "validationCode", "typeGuard", "tryCatchPattern")
@@ -35,6 +34,8 @@ _NULL_WORDS = frozenset({"", "none", "null", "n/a"})
 def answer_schema() -> dict[str, Any]:
     """The Explanation's JSON Schema in the strict form structured outputs want (every key
     required, no others), built by the openai SDK's own helper; handlingStrategy is an enum."""
+    from openai.lib._pydantic import to_strict_json_schema  # the SDK is slow to import
+
     schema = to_strict_json_schema(Explanation)
     schema["properties"]["handlingStrategy"] = {
         "type": "string", "enum": list(HANDLING_STRATEGIES), "title": "Handlingstrategy",

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from pipeline.dataset.models import Explanation, Site
 
 __all__ = [
+    "BatchError",
     "Budget",
     "ExplainRequest",
     "ExplainResult",
@@ -18,6 +19,10 @@ __all__ = [
     "NoGrounding",
     "Usage",
 ]
+
+
+class BatchError(Exception):
+    """A batch that cannot be submitted, followed or read (one line for the user)."""
 
 
 class Usage(BaseModel):

@@ -138,6 +138,17 @@ class Conversation:
             out_of_budget=out_of_budget and outcome.explanation is None,
         )  # fmt: skip
 
+    def to_json(self) -> dict[str, Any]:
+        """The conversation as JSON data (a batch's state in the store)."""
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        data["kept"] = None if self.kept is None else self.kept.model_dump()
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Conversation:
+        kept = data.get("kept")
+        return cls(**{**data, "kept": None if kept is None else Explanation.model_validate(kept)})
+
     def _repair(self, answer: str, note: str, stage: str, **changes: Any) -> Conversation:
         return replace(
             self, messages=[*self.messages, *_repair_turn(answer, note)], stage=stage,
@@ -355,7 +366,7 @@ class LLMExplainer:
                 detail = _status_detail(exc)
                 changed = profile.after_refusal(exc.status_code, detail, self.forced_format)
                 if changed is not None:
-                    self._adopt(changed, settled=False)
+                    self.adopt(changed, settled=False)
                     return "", None, False, True
                 failure = f"HTTP {exc.status_code}: {detail}"
                 if exc.status_code not in RETRYABLE_STATUS:
@@ -369,10 +380,10 @@ class LLMExplainer:
             usage.prompt_tokens += completion.prompt_tokens
             usage.completion_tokens += completion.completion_tokens
             if not profile.settled:
-                self._adopt(profile, settled=True)
+                self.adopt(profile, settled=True)
             return completion
 
-    def _adopt(self, profile: ServerProfile, *, settled: bool) -> None:
+    def adopt(self, profile: ServerProfile, *, settled: bool) -> None:
         """Use `profile` from now on; remember it once an answer has come back with it."""
         self.profile = profile.model_copy(update={"settled": settled})
         if settled and self._memory is not None:

@@ -13,8 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from pipeline.explainers.answers import ResponseFormat
-
+ResponseFormat = Literal["json_schema", "json_object", "text"]
 TokenLimit = Literal["max_completion_tokens", "max_tokens"]
 _FORMAT_STEPS: dict[str, ResponseFormat] = {"json_schema": "json_object", "json_object": "text"}
 # A server's words for "I do not take that response_format": OpenAI's and vLLM's 400s, and

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from pipeline.console import Console
@@ -89,7 +89,8 @@ def siblings_of(sites: Sequence[Site]) -> dict[str, list[Site]]:
     }
 
 
-def _by_key(sites: Sequence[Site], explainer: Explainer) -> dict[str, list[Site]]:
+def by_key(sites: Sequence[Site], explainer: Explainer) -> dict[str, list[Site]]:
+    """The sites by explanation key (sites meaning the same share one explanation)."""
     keyed: dict[str, list[Site]] = defaultdict(list)
     for site in sites:
         keyed[explanation_key(explainer.model, explainer.prompt_version, site)].append(site)
@@ -100,7 +101,7 @@ def plan(
     sites: Sequence[Site], explainer: Explainer, store: Store, grounding: Grounding
 ) -> EnrichPlan:
     """Count and estimate without calling the explainer (`--dry-run`)."""
-    keyed = _by_key(sites, explainer)
+    keyed = by_key(sites, explainer)
     cached_keys = store.has_explanations(keyed)
     siblings = siblings_of(sites)
     input_tokens = output_tokens = 0
@@ -184,17 +185,19 @@ def enrich(
     console: Console | None = None,
     grace: float = GRACE_SECONDS,
     fallback: Fallback | None = None,
+    explain_misses: Callable[[Misses], Awaitable[None]] | None = None,
 ) -> EnrichOutcome:
     """Explain every site: cache hits cost nothing; misses go to the explainer, each answer
     cached as soon as it arrives. SIGINT/SIGTERM stop new requests, let those in flight
     finish for up to `grace` seconds (a second signal cancels them at once); the sites left
     are `pending` and `interrupted_by` says which signal stopped the run. With a `fallback`,
-    see the module docstring."""
+    see the module docstring. `explain_misses` replaces how the misses are explained (the
+    Batch API: pipeline/mine/batch.py)."""
     console = console or Console()
     outcome = EnrichOutcome()
     siblings = siblings_of(sites)
     keep = _Keeper(outcome, explainer.provider, grounding, siblings, fallback)
-    keyed = _by_key(sites, explainer)
+    keyed = by_key(sites, explainer)
     misses: dict[str, list[Site]] = {}
     hits: dict[str, CachedExplanation] = {}
     for key, group in keyed.items():
@@ -227,21 +230,12 @@ def enrich(
                 keep.answer(site, cached, warnings)
                 outcome.cache_hits += 1
         if misses:
-            asyncio.run(
-                _explain_misses(
-                    misses,
-                    siblings,
-                    explainer,
-                    store,
-                    grounding,
-                    outcome,
-                    max(1, concurrency),
-                    _Budget(max_requests, max_tokens),
-                    console,
-                    interruption,
-                    keep,
-                )
-            )
+            work = Misses(misses, siblings, explainer, store, grounding, outcome, keep, console,
+                          interruption, _Budget(max_requests, max_tokens))  # fmt: skip
+            if explain_misses is None:
+                asyncio.run(_explain_misses(work, max(1, concurrency)))
+            else:
+                asyncio.run(explain_misses(work))
         if fallback is not None:
             keep.fall_back_all([site for group in misses.values() for site in group])
     return outcome
@@ -306,39 +300,72 @@ class _Keeper:
                 outcome.grounding_warnings[rid] = warnings
 
 
-async def _explain_misses(
-    misses: dict[str, list[Site]],
-    siblings: dict[str, list[Site]],
-    explainer: Explainer,
-    store: Store,
-    grounding: Grounding,
-    outcome: EnrichOutcome,
-    concurrency: int,
-    budget: _Budget,
-    console: Console,
-    interruption: _Interruption,
-    keep: _Keeper,
-) -> None:
-    semaphore = asyncio.Semaphore(concurrency)
-    unfinished = set(misses)
-    failed_in_a_row = 0
-    explained_any = False
+@dataclass
+class Misses:
+    """The sites the cache could not answer (by explanation key), with what explaining them
+    needs; `settle` books one key's result."""
 
-    def record(key: str, result: ExplainResult) -> None:
-        nonlocal failed_in_a_row, explained_any
+    sites: dict[str, list[Site]]
+    siblings: dict[str, list[Site]]
+    explainer: Explainer
+    store: Store
+    grounding: Grounding
+    outcome: EnrichOutcome
+    keep: _Keeper
+    console: Console
+    interruption: _Interruption
+    budget: _Budget
+
+    def request(self, key: str, budget: _SiteBudget | None = None) -> ExplainRequest:
+        site = self.sites[key][0]
+        if budget is None:
+            return ExplainRequest(site, self.siblings[record_id(site)], self.grounding)
+        return ExplainRequest(site, self.siblings[record_id(site)], self.grounding, budget)
+
+    def settle(self, key: str, result: ExplainResult) -> bool:
+        """Book a result: an answer is cached and kept, a failure noted; False when the site
+        stays pending (stopped by the budget, or most likely by the signal's doing)."""
+        outcome = self.outcome
         outcome.usage = outcome.usage + result.usage
         outcome.repairs += result.repairs
         outcome.dropped_keys += result.dropped_keys
         outcome.fixed_values += result.fixed_values
         if result.explanation is None and outcome.interrupted_by is not None:
-            return  # most likely the signal's doing (a killed subprocess): leave it pending
+            return False  # e.g. a subprocess killed by the same Ctrl-C: leave it pending
         if result.out_of_budget:
-            return  # stopped by the budget: pending, as a site that never started
-        unfinished.discard(key)
-        group = misses[key]
+            return False  # stopped by the budget: pending, as a site that never started
+        group = self.sites[key]
         if result.explanation is None:
             for site in group:
                 outcome.failures[record_id(site)] = result.error or "no explanation"
+            return True
+        cached = CachedExplanation(
+            explanation=result.explanation, usage=result.usage, analyzed_at=now_timestamp()
+        )
+        self.store.put_explanation(key, cached)
+        for site in group:
+            self.keep.answer(site, cached, list(result.grounding_warnings))
+        return True
+
+    def leave_pending(self, keys: set[str]) -> None:
+        for key in self.sites:
+            if key in keys:
+                self.outcome.pending.extend(record_id(site) for site in self.sites[key])
+
+
+async def _explain_misses(work: Misses, concurrency: int) -> None:
+    outcome, budget = work.outcome, work.budget
+    semaphore = asyncio.Semaphore(concurrency)
+    unfinished = set(work.sites)
+    failed_in_a_row = 0
+    explained_any = False
+
+    def record(key: str, result: ExplainResult) -> None:
+        nonlocal failed_in_a_row, explained_any
+        if not work.settle(key, result):
+            return
+        unfinished.discard(key)
+        if result.explanation is None:
             failed_in_a_row += 1
             if not explained_any and failed_in_a_row >= GIVE_UP_AFTER and not outcome.gave_up:
                 outcome.gave_up = (
@@ -347,14 +374,8 @@ async def _explain_misses(
                 )
             return
         failed_in_a_row, explained_any = 0, True
-        cached = CachedExplanation(
-            explanation=result.explanation, usage=result.usage, analyzed_at=now_timestamp()
-        )
-        store.put_explanation(key, cached)
-        for site in group:
-            keep.answer(site, cached, list(result.grounding_warnings))
 
-    with console.progress("explain", len(misses), "tokens") as tracker:
+    with work.console.progress("explain", len(work.sites), "tokens") as tracker:
 
         async def one(key: str) -> None:
             async with semaphore:
@@ -364,10 +385,8 @@ async def _explain_misses(
                 allowance = None if stopped else budget.start()
                 if allowance is None:
                     return
-                site = misses[key][0]
-                request = ExplainRequest(site, siblings[record_id(site)], grounding, allowance)
                 try:
-                    result = await explainer.explain(request)
+                    result = await work.explainer.explain(work.request(key, allowance))
                 except Exception as exc:  # an explainer bug must not sink the whole run
                     result = ExplainResult(None, f"{type(exc).__name__}: {exc}")
                 except asyncio.CancelledError:
@@ -378,22 +397,20 @@ async def _explain_misses(
                 used = outcome.usage
                 tracker.advance(1, tokens=used.prompt_tokens + used.completion_tokens)
 
-        tasks = [asyncio.ensure_future(one(key)) for key in misses]
-        interruption.watch(tasks)
+        tasks = [asyncio.ensure_future(one(key)) for key in work.sites]
+        work.interruption.watch(tasks)
         try:
             results = await asyncio.gather(*tasks, return_exceptions=True)
         finally:
-            interruption.watch([])
-            await _close(explainer)
+            work.interruption.watch([])
+            await _close(work.explainer)
         # Cancellation is how an interrupt ends a task; anything else (the cache file
         # failing, say) must not pass for a pending site.
         for result in results:
             if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
                 raise result
 
-    for key in misses:
-        if key in unfinished:
-            outcome.pending.extend(record_id(site) for site in misses[key])
+    work.leave_pending(unfinished)
 
 
 class _Interruption:

@@ -53,6 +53,10 @@ class RunOptions(BaseModel):
     max_tokens: int | None = Field(default=None, ge=0)
     timeout: float = Field(default=REQUEST_TIMEOUT, gt=0)
     response_format: Literal["auto", "json_schema", "json_object"] = "auto"
+    batch: bool = False
+    batch_file: Path | None = None
+    batch_results: Path | None = None
+    batch_poll: float = Field(default=30.0, gt=0)
     dry_run: bool = False
     cache: Path | None = None
     cache_dir: Path | None = None
@@ -82,11 +86,12 @@ def choose_explainer(options: RunOptions) -> Explainer:
         from pipeline.explainers.offline import OfflineExplainer
 
         return OfflineExplainer()
-    if not api_key and not base_url and not options.dry_run:  # a dry run sends nothing
+    sends = not (options.dry_run or options.batch_file or options.batch_results)
+    if not api_key and not base_url and sends:
         raise RunError("--llm openai needs OPENAI_API_KEY or --base-url/OPENAI_BASE_URL")
-    from pipeline.explainers import llm
+    from pipeline.explainers.llm import LLMExplainer
 
-    return llm.LLMExplainer(
+    return LLMExplainer(
         model=options.model or DEFAULT_MODEL,
         base_url=base_url,
         api_key=api_key,
@@ -103,8 +108,12 @@ def run_dataset(
     RunError for input the user must fix; everything else becomes the exit code.
     `explainer` replaces the one `options.llm` would choose (tests, embedding)."""
     cache_dir = resolve_cache_dir(options.cache_dir)
+    batching = check_batch_options(options)
     explainer = explainer or choose_explainer(options)
-    if not options.dry_run:  # fail before the work, not after it
+    if batching and explainer.provider == "offline":
+        raise RunError("--batch, --batch-file and --batch-results need the openai explainer: "
+                       "pass --llm openai (and --model)")  # fmt: skip
+    if not options.dry_run and not options.batch_file:  # fail before the work, not after it
         Path(options.out_dir).mkdir(parents=True, exist_ok=True)
     snapshot = open_source(
         options.source,
@@ -139,6 +148,15 @@ def run_dataset(
             )
             return RunOutcome(EXIT_OK, None, None)
         sites, clashes = distinct(extraction.sites)
+        if options.batch_file is not None:
+            return write_batch_file(options, sites, explainer, store, grounding, console)
+        runner = None
+        if options.batch or options.batch_results is not None:
+            from pipeline.mine.batch import BatchOptions, batch_runner
+
+            runner = batch_runner(BatchOptions(
+                "results" if options.batch_results else "api", options.batch_results,
+                options.batch_poll))  # fmt: skip
         enriched = enrich(
             sites,
             explainer,
@@ -149,6 +167,7 @@ def run_dataset(
             max_tokens=options.max_tokens,
             console=console,
             fallback=None if explainer.provider == "offline" else offline_fallback,
+            explain_misses=runner,
         )
 
     records, entries = assemble(sites, enriched)
@@ -167,6 +186,38 @@ def run_dataset(
     code = exit_code(manifest, enriched)
     report(console, manifest, root, enriched)
     return RunOutcome(code, root, manifest)
+
+
+def check_batch_options(options: RunOptions) -> bool:
+    """Whether the run batches; RunError for options that do not go together."""
+    given = [flag for flag, on in (("--batch", options.batch),
+                                   ("--batch-file", options.batch_file is not None),
+                                   ("--batch-results", options.batch_results is not None)) if on]
+    if len(given) > 1:
+        raise RunError(f"{given[0]} and {given[1]} do not go together: use one")
+    if given and options.dry_run:
+        raise RunError(f"{given[0]} and --dry-run do not go together: use one")
+    if options.batch_results is not None and not Path(options.batch_results).is_file():
+        raise RunError(f"--batch-results: {options.batch_results}: no such file")
+    return bool(given)
+
+
+def write_batch_file(options: RunOptions, sites: list[Site], explainer: Explainer,
+                     store: Store, grounding: RepoGrounding, console: Console) -> RunOutcome:
+    """`--batch-file`: the requests of the sites the cache cannot answer, and nothing else."""
+    from pipeline.explainers.llm import LLMExplainer
+    from pipeline.mine.batch import write_request_file
+
+    assert isinstance(explainer, LLMExplainer) and options.batch_file is not None
+    written, cached = write_request_file(sites, explainer, store, grounding, options.batch_file,
+                                         options.max_requests)  # fmt: skip
+    console.line(
+        f"batch file: {written} requests written to {options.batch_file} ({cached} sites "
+        f"cached); run them (e.g. python -m vllm.entrypoints.openai.run_batch -i "
+        f"{options.batch_file} -o results.jsonl --model {explainer.model}), then rerun with "
+        "--batch-results results.jsonl"
+    )
+    return RunOutcome(EXIT_OK, None, None)
 
 
 def offline_fallback(site: Site, siblings: list[Site]) -> Explanation:
