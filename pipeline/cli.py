@@ -96,9 +96,9 @@ def _path_problem(error: OSError, path: Path | None = None) -> str:
 @click.option("--ci", is_flag=True, help="Plain progress lines (also when CI=true).")
 def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **options) -> None:
     """Mine SOURCE (a path, git URL, OWNER/NAME or pypi:NAME==VERSION) into explained records
-    under OUT/OWNER/NAME/SHA/. Exit codes: 0 done, 1 some files skipped or sites failed,
-    2 usage or input error, 3 a budget ran out (rerun to resume), 130/143 interrupted
-    (what finished is written and cached)."""
+    under OUT/OWNER/NAME/SHA/. Exit codes: 0 done, 1 some files skipped, sites failed or
+    records fell back to the offline explainer, 2 usage or input error, 3 a budget ran out
+    (rerun to resume), 130/143 interrupted (what finished is written and cached)."""
     from pydantic import ValidationError
 
     from pipeline.console import Console
