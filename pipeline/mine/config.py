@@ -183,7 +183,7 @@ def _problem(error: dict) -> str:
     if kind == "greater_than_equal":
         return f"must be at least {error['ctx']['ge']}, got {error['input']!r}"
     if kind == "greater_than":
-        return f"must be more than {error['ctx']['gt']}, got {error['input']!r}"
+        return f"must be more than {error['ctx']['gt']:g}, got {error['input']!r}"
     if kind in ("float_type", "float_parsing"):
         return f"expected a number, got {error['input']!r}"
     if kind == "too_short" and error["loc"] == ("targets",):
