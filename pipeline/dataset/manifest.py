@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.dataset.models import RepoName, Sha40, Timestamp
@@ -33,6 +35,10 @@ class Counts(_Strict):
     explainedBy: dict[str, int] = Field(default_factory=dict)
     fallbacks: int = 0  # records the offline explainer wrote for a site the LLM failed on
     replacedFields: int = 0  # fields of LLM answers replaced by the offline explainer's
+
+    # Fields added after datasets were first written: a manifest read back may lack them.
+    added_fields: ClassVar[frozenset[str]] = frozenset(
+        {"explainedBy", "fallbacks", "replacedFields"})  # fmt: skip
 
 
 class SkippedFileEntry(_Strict):
@@ -79,6 +85,9 @@ class LLMUsage(_Strict):
     droppedKeys: int = 0  # unknown keys dropped from answers
     fixedValues: int = 0  # code fences unwrapped, enums and nulls normalised
 
+    added_fields: ClassVar[frozenset[str]] = frozenset(
+        {"responseFormat", "repairs", "droppedKeys", "fixedValues"})  # fmt: skip
+
 
 class Tool(_Strict):
     name: str = "vmine"
@@ -101,6 +110,8 @@ class Manifest(_Strict):
     groundingWarnings: list[GroundingWarning] = Field(default_factory=list)
     llm: LLMUsage
     tool: Tool
+
+    added_fields: ClassVar[frozenset[str]] = frozenset({"fallbackSites", "replacedFields"})
 
     def to_json(self) -> str:
         return self.model_dump_json(indent=2) + "\n"

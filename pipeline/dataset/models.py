@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -190,10 +190,17 @@ class IndexEntry(BaseModel):
     messagePattern: str
     messageStatus: MessageStatus
     guards: list[str]
+    # A message built from parts (`" ".join(parts)`): the literal pieces a rendering may hold,
+    # in source order; empty for other messages. Absent from datasets of older vmine.
+    messageFragments: list[str] = Field(default_factory=list)
     # Which explainer wrote the record (`openai`, `offline`, `offline-fallback`) and which of
     # its fields the offline explainer replaced; missing in datasets of older vmines.
     explainedBy: str | None = None
     replacedFields: list[str] = Field(default_factory=list)
+
+    # Fields added after datasets were first written: a dataset read back may lack them.
+    added_fields: ClassVar[frozenset[str]] = frozenset(
+        {"messageFragments", "explainedBy", "replacedFields"})  # fmt: skip
 
     @classmethod
     def of(cls, site: Site, id: str, slug: str, **explained: object) -> IndexEntry:

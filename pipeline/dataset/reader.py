@@ -56,11 +56,13 @@ def _problem(error: ValidationError) -> str:
 
 def _missing(model: type[BaseModel], data: object, where: str) -> str | None:
     """The first field the model has but `data` lacks (defaults do not excuse it: a dataset
-    on disk always spells out every field), searching nested models and lists of them."""
+    on disk always spells out every field, except the fields added since datasets were first
+    written, a model's `added_fields`), searching nested models and lists of them."""
     if not isinstance(data, dict):
         return None
+    added = getattr(model, "added_fields", frozenset())
     for name, info in model.model_fields.items():
-        if info.exclude:
+        if info.exclude or name in added:
             continue
         if name not in data:
             return f"{where}{name}: field required"
