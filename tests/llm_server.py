@@ -6,7 +6,8 @@ contains): 429 with `Retry-After`, 500, a stall past the client's timeout, malfo
 schema-invalid JSON, an answer naming a flag the repository lacks, an answer that obeys
 an injected comment; what weak models and other servers do (a `json_schema` format refused
 with a 400 or a 500, extra keys, fenced code fields, null or a list where a string belongs,
-capitalised enums, code that does not parse, a field 50,000 characters long); and what
+capitalised enums, code that does not parse, a field 50,000 characters long, an answer cut
+off at the output limit); and what
 broken or hostile servers do (a body trickled a byte at a time, a huge body, a 200 that is
 an HTML page). Every request is recorded (arrival time, body, what was served) so tests
 assert exact counts.
@@ -39,7 +40,7 @@ FaultKind = Literal[
     "rate_limit", "server_error", "stall", "malformed", "schema_invalid", "ungrounded", "hostile",
     "reject_schema_400", "reject_schema_500", "extra_keys", "fenced_code", "null_string",
     "list_string", "capitalised_enum", "unparseable_code", "long_field", "trickle", "huge",
-    "not_json",
+    "not_json", "cut_off",
 ]
 FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 
@@ -345,8 +346,10 @@ class FakeLLM:
         if kind == "stall":
             self._stopping.wait(fault.stall_seconds)
         content = json.dumps(self._explanation(kind, facts_of(served.user)))
-        if kind == "malformed":
+        finish = "stop"
+        if kind in ("malformed", "cut_off"):
             content = content[:60]  # cut mid-string
+            finish = "length" if kind == "cut_off" else finish
         prompt_chars = sum(len(m.get("content", "")) for m in served.messages)
         body = {
             "id": f"chatcmpl-{served.number}",
@@ -357,7 +360,7 @@ class FakeLLM:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
+                    "finish_reason": finish,
                 }
             ],
             "usage": {

@@ -786,3 +786,12 @@ def test_max_requests_is_exact_when_every_answer_is_not_json(fake_llm, tmp_path)
     result = vmine_run(fake_llm, repo, out, cache, "--max-requests", "1")
     assert result.exit_code == 3, result.output
     assert fake_llm.count == 1
+
+
+def test_an_answer_cut_off_at_the_output_limit_is_repaired_asking_for_short_fields(fake_llm):
+    fake_llm.fail("cut_off")
+    result = explain(fake_llm, ExplainRequest(scheduler_site()))
+    assert result.error is None and fake_llm.count == 2
+    assert fake_llm.requests[1].messages[3]["content"].startswith(
+        "Your previous answer (quoted above) is invalid: it stopped at the output limit before "
+        "it was complete, so keep every field short; not valid JSON: Unterminated string")

@@ -100,10 +100,15 @@ class Conversation:
     dropped_keys: int = 0
     fixed_values: int = 0
 
-    def advance(self, answer: str, grounding: Grounding) -> tuple[Conversation, Outcome | None]:
-        """After `answer`: the conversation with its next question (a repair) and None, or
-        the conversation (its counts updated) and the outcome."""
+    def advance(self, answer: str, grounding: Grounding,
+                *, cut: bool = False) -> tuple[Conversation, Outcome | None]:  # fmt: skip
+        """After `answer` (`cut`: stopped by the output limit): the conversation with its
+        next question (a repair) and None, or the conversation (its counts updated) and the
+        outcome."""
         parsed = parse_answer(answer)
+        if parsed.explanation is None and cut:
+            parsed.problem = ("it stopped at the output limit before it was complete, so keep "
+                              f"every field short; {parsed.problem}")  # fmt: skip
         seen = replace(
             self,
             dropped_keys=self.dropped_keys + len(parsed.dropped_keys),
@@ -204,6 +209,7 @@ class LLMExplainer:
         self._client: openai.AsyncOpenAI | None = None
         self._slots: asyncio.Semaphore | None = None
         self._probe: asyncio.Lock | None = None
+        self._probed = False
         self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
@@ -264,7 +270,8 @@ class LLMExplainer:
                 return conversation.result(outcome, usage, out_of_budget=True)
             except _GaveUp as exc:
                 return conversation.result(conversation.settle(str(exc)), usage)
-            conversation, outcome = conversation.advance(completion.content, request.grounding)
+            conversation, outcome = conversation.advance(
+                completion.content, request.grounding, cut=completion.finish_reason == "length")
             if outcome is not None:
                 return conversation.result(outcome, usage)
 
@@ -329,13 +336,17 @@ class LLMExplainer:
     ) -> Completion | tuple[str, float | None, bool, bool]:
         """One request: the completion, or (failure, Retry-After seconds, timed out,
         retryable); a failure of "" means the profile changed and the request may go again.
-        While no request has settled the server's profile, requests go one at a time."""
+        Until the server's profile is known, the first request goes alone (a probe), so
+        that a refused format costs one request, not one per request in flight."""
         client = self.client()
         assert self._slots is not None and self._probe is not None
-        if not self.profile.settled:
+        if not self.profile.settled and not self._probed:
             async with self._probe:
-                if not self.profile.settled:
-                    return await self._send(client, messages, usage, budget)
+                if not self._probed:
+                    try:
+                        return await self._send(client, messages, usage, budget)
+                    finally:
+                        self._probed = True
         return await self._send(client, messages, usage, budget)
 
     async def _send(self, client: openai.AsyncOpenAI, messages: list[dict[str, str]],
