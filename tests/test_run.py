@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import signal
 import subprocess
@@ -576,3 +577,17 @@ def test_output_directory_that_cannot_be_made_is_exit_2_in_one_line(repo, tmp_pa
         f"Error: {tmp_path / 'out' / 'datasets'}: Not a directory; pass a directory you can "
         "write to\n"
     )
+
+
+def test_fallbacks_for_one_shared_reason_are_one_warning(tmp_path):
+    many = {"engine/limits.py": "def check_limits(cfg):\n" + "".join(
+        f"    if cfg.limit_{n} <= 0:\n        raise ValueError('limit_{n} must be positive')\n"
+        for n in range(8))}  # fmt: skip
+    repo = make_git_repo(tmp_path / "many", many)
+    stream = io.StringIO()
+    outcome = run_dataset(options(repo, tmp_path, max_requests=1), Console("plain", stream),
+                          explainer=CountingExplainer())  # fmt: skip
+    assert outcome.exit_code == 3
+    warnings = [line for line in stream.getvalue().splitlines() if "offline fallback" in line]
+    assert warnings == [
+        "warning: offline fallback for 7 sites: the budget ran out before this site"]

@@ -236,6 +236,7 @@ class _Rounds:
         usage = self.usage[key]
         usage.prompt_tokens += result.prompt_tokens
         usage.completion_tokens += result.completion_tokens
+        self.work.budget.tokens += result.prompt_tokens + result.completion_tokens
         moved, settled = conversation.advance(result.content, self.work.grounding,
                                               cut=result.finish_reason == "length")  # fmt: skip
         self.conversations[key] = moved

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -25,6 +26,7 @@ from pipeline.source import open_source, resolve_cache_dir
 from pipeline.store import Store, default_store_path
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_BUDGET = 0, 1, 2, 3
+_SAME_REASON_LINES = 5  # sites warned of one by one for one fallback reason
 DEFAULT_MODEL = "gpt-4o-mini"
 REQUEST_TIMEOUT = 120.0
 
@@ -252,8 +254,16 @@ def report(console: Console, manifest: Manifest, root: Path, outcome: EnrichOutc
         console.warn(
             f"no explanation: {failed.reason}", file=failed.filePath, line=failed.lineNumber
         )
+    # One line per site, but one line in all for a reason many sites share (a budget, an
+    # explainer given up on): the manifest lists them all.
+    shared = Counter(fell.reason for fell in manifest.fallbackSites)
     for fell in manifest.fallbackSites:
-        console.warn(f"offline fallback: {fell.reason}", file=fell.filePath, line=fell.lineNumber)
+        if shared[fell.reason] <= _SAME_REASON_LINES:
+            console.warn(f"offline fallback: {fell.reason}", file=fell.filePath,
+                         line=fell.lineNumber)  # fmt: skip
+    for reason, count in shared.items():
+        if count > _SAME_REASON_LINES:
+            console.warn(f"offline fallback for {count} sites: {reason}")
     for replaced in manifest.replacedFields:
         console.warn(
             f"replaced by the offline explainer's: {', '.join(replaced.fields)} "
