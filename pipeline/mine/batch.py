@@ -22,7 +22,8 @@ from typing import Literal
 from pipeline.dataset.models import Site
 from pipeline.explainers.base import BatchError, ExplainRequest, Grounding, Usage
 from pipeline.explainers.batch import BatchAPI, BatchState, read_results, request_line
-from pipeline.explainers.llm import Conversation, LLMExplainer, Outcome
+from pipeline.explainers.conversation import Conversation, Outcome
+from pipeline.explainers.llm import LLMExplainer
 from pipeline.explainers.transport import Completion
 from pipeline.keys import record_id
 from pipeline.mine.enrich import Misses, by_key, siblings_of
