@@ -443,10 +443,10 @@ def vmine_run(server: FakeLLM, repo: Path, out: Path, cache: Path, *more: str):
     from pipeline.cli import main
 
     args = [
-        "run", str(repo), *more, "--repo-name", REPO, "-o", str(out), "--llm", "openai",
+        "run", str(repo), "--repo-name", REPO, "-o", str(out), "--llm", "openai",
         "--model", "fake-model", "--base-url", server.base_url, "--cache", str(cache),
         "--cache-dir", str(cache.parent / "mirrors"), "--dataset-version", DATASET_VERSION,
-        "--concurrency", "2", "--ci",
+        "--concurrency", "2", "--ci", *more,
     ]  # fmt: skip
     return CliRunner().invoke(main, args, env={"OPENAI_API_KEY": "test", "CI": "true"})
 
@@ -795,3 +795,47 @@ def test_an_answer_cut_off_at_the_output_limit_is_repaired_asking_for_short_fiel
     assert fake_llm.requests[1].messages[3]["content"].startswith(
         "Your previous answer (quoted above) is invalid: it stopped at the output limit before "
         "it was complete, so keep every field short; not valid JSON: Unterminated string")
+
+
+# (fault, how many times (None: every answer), exit code, requests, explainedBy of the four
+# records, replacedFields of each, the manifest's llm counts that differ from 0)
+RUN_FAULTS = [
+    ("reject_schema_400", None, 0, 5, ["openai"] * 4, [[]] * 4, {"responseFormat": "json_object"}),
+    ("reject_schema_500", None, 0, 5, ["openai"] * 4, [[]] * 4, {"responseFormat": "json_object"}),
+    ("extra_keys", None, 0, 4, ["openai"] * 4, [[]] * 4, {"droppedKeys": 8}),
+    ("fenced_code", None, 0, 4, ["openai"] * 4, [[]] * 4, {"fixedValues": 12}),
+    ("capitalised_enum", None, 0, 4, ["openai"] * 4, [[]] * 4, {"fixedValues": 8}),
+    ("null_string", 1, 0, 5, ["openai"] * 4, [[]] * 4, {"repairs": 1}),
+    ("list_string", 1, 0, 5, ["openai"] * 4, [[]] * 4, {"repairs": 1}),
+    ("long_field", 1, 0, 5, ["openai"] * 4, [[]] * 4, {"repairs": 1}),
+    ("not_json", 1, 0, 5, ["openai"] * 4, [[]] * 4, {}),
+    # every answer still ungrounded after its repair: the field is the offline explainer's
+    ("ungrounded", None, 0, 8, ["openai"] * 4, [["exampleFix"]] * 4, {"repairs": 4}),
+    ("unparseable_code", None, 0, 8, ["openai"] * 4, [["validationCode"]] * 4, {"repairs": 4}),
+    # every answer invalid after its repair: the first three sites fail, the explainer is
+    # given up on, and every site gets the offline record
+    ("null_string", None, 2, 6, ["offline-fallback"] * 4, [[]] * 4, {"repairs": 3}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("fault", "times", "code", "requests", "by", "replaced", "llm"),
+                         RUN_FAULTS, ids=[f"{c[0]}-{c[1] or 'all'}" for c in RUN_FAULTS])
+def test_each_fault_through_a_run_gives_exact_requests_records_and_explainers(
+    fake_llm, tmp_path, fault, times, code, requests, by, replaced, llm
+):
+    repo = make_git_repo(tmp_path / "repo", ENGINE_FILES)
+    fake_llm.fail(fault, times=times or 100)
+    out, cache = tmp_path / "out", tmp_path / "cache" / "store.sqlite"
+    result = vmine_run(fake_llm, repo, out, cache, "--concurrency", "1")
+    assert result.exit_code == code, result.output
+    assert fake_llm.count == requests
+    [root] = {path.parent for path in out.rglob("manifest.json")}
+    dataset = load_dataset(root)
+    assert len(dataset.records) == ENGINE_SITES
+    assert [entry.explainedBy for entry in dataset.entries] == by
+    assert [entry.replacedFields for entry in dataset.entries] == replaced
+    counts = dataset.manifest.llm.model_dump(include={"repairs", "droppedKeys", "fixedValues"})
+    expected = {"repairs": 0, "droppedKeys": 0, "fixedValues": 0, "responseFormat": "json_schema",
+                **llm}  # fmt: skip
+    assert {**counts, "responseFormat": dataset.manifest.llm.responseFormat} == expected
+    assert dataset.manifest.llm.requests == requests
