@@ -839,3 +839,20 @@ def test_each_fault_through_a_run_gives_exact_requests_records_and_explainers(
                 **llm}  # fmt: skip
     assert {**counts, "responseFormat": dataset.manifest.llm.responseFormat} == expected
     assert dataset.manifest.llm.requests == requests
+
+
+def test_a_site_whose_repair_the_budget_refuses_keeps_its_answer_with_fields_replaced(
+    fake_llm, tmp_path
+):
+    repo = make_git_repo(tmp_path / "repo", ENGINE_FILES)
+    fake_llm.fail("ungrounded", times=100)
+    out, cache = tmp_path / "out", tmp_path / "cache" / "store.sqlite"
+    result = vmine_run(fake_llm, repo, out, cache, "--concurrency", "1", "--max-requests", "3")
+    assert result.exit_code == 3, result.output
+    assert fake_llm.count == 3  # the first site and its repair, the second site's first answer
+    [root] = {path.parent for path in out.rglob("manifest.json")}
+    entries = load_dataset(root).entries
+    assert [(e.explainedBy, e.replacedFields) for e in entries] == [
+        ("openai", ["exampleFix"]), ("openai", ["exampleFix"]),
+        ("offline-fallback", []), ("offline-fallback", []),
+    ]  # fmt: skip
