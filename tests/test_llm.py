@@ -561,6 +561,9 @@ class Allow:
         self.left -= 1
         return self.left >= 0
 
+    def spent(self) -> bool:
+        return self.left <= 0
+
 
 def explain_all(server: FakeLLM, requests: list[ExplainRequest], memory=None, **options):
     options = {"timeout": 5.0, "backoff": 0.01, **options}

@@ -69,12 +69,19 @@ class Budget(Protocol):
         """True: send one request; False: the budget is spent, send nothing more."""
         ...
 
+    def spent(self) -> bool:
+        """Whether `take` would say no (so a retry need not wait for its backoff first)."""
+        ...
+
 
 class Unlimited:
     """A budget that always says yes."""
 
     def take(self) -> bool:
         return True
+
+    def spent(self) -> bool:
+        return False
 
 
 @dataclass(frozen=True)

@@ -228,6 +228,8 @@ class LLMExplainer:
             timeouts += timed_out
             if attempts > self.max_retries or timeouts >= TIMEOUT_ATTEMPTS:
                 raise _GaveUp(f"gave up after {attempts} requests: {failure}")
+            if budget.spent():
+                raise _OutOfBudget  # no retry can go: do not wait for one
             if wait is not None and waited + wait > self.max_wait:
                 raise _GaveUp(
                     f"{failure}; the server asked to wait {wait:g} s, more than the "

@@ -161,6 +161,9 @@ class _SiteBudget:
         self.held = 1
         self.taken = 0
 
+    def spent(self) -> bool:
+        return self.taken >= self.held and self.shared.spent()
+
     def take(self) -> bool:
         if self.taken < self.held:
             self.taken += 1
