@@ -5,8 +5,9 @@ config and a server's argument checks, with the flags they name defined in an ar
 parser so that grounding can tell real flags from invented ones) through the same
 enrichment `vmine run` uses, with a fresh cache, and prints how the model did:
 
-- first-try valid (one request, valid and grounded), repaired, offline fallbacks, fields
-  replaced by the offline explainer's;
+- first-try valid (the first answer valid and grounded), repaired, offline fallbacks,
+  fields replaced by the offline explainer's, and the retries (timeouts, errors, a refused
+  response format);
 - grounding warnings left;
 - the response format the server settled on, unknown keys dropped, values fixed;
 - tokens and seconds per record.
@@ -130,10 +131,10 @@ class Recording:
         result = await self.inner.explain(request)
         self.seconds.append(time.monotonic() - started)
         self.results.append(result)
-        first = "first try" if result.usage.requests == 1 and not result.grounding_warnings else (
-            f"{result.usage.requests} requests, {result.repairs} repairs")
-        state = result.error or first
-        print(f"  {request.site.qualname}: {state} ({self.seconds[-1]:.0f} s)", flush=True)
+        state = result.error or ("valid" if not result.grounding_warnings else
+                                 f"kept with {len(result.grounding_warnings)} violations")
+        print(f"  {request.site.qualname}: {result.usage.requests} requests, {result.repairs} "
+              f"repairs: {state} ({self.seconds[-1]:.0f} s)", flush=True)
         return result
 
     def estimate_tokens(self, request):
@@ -168,9 +169,12 @@ def main(argv: list[str] | None = None) -> int:
                          console=Console("plain", sys.stderr), fallback=offline_fallback)
     seconds = time.monotonic() - started
     results = recording.results
-    first_try = sum(1 for r in results if r.explanation is not None and r.usage.requests == 1
-                    and r.repairs == 0 and not r.grounding_warnings)  # fmt: skip
+    # first try: the first answer was valid and grounded (a request that timed out or failed
+    # before it and was sent again is a retry, counted below, not a repair)
+    first_try = sum(1 for r in results if r.explanation is not None and r.repairs == 0
+                    and not r.grounding_warnings)  # fmt: skip
     repaired = sum(1 for r in results if r.explanation is not None and r.repairs)
+    retried = outcome.usage.requests - len(results) - outcome.repairs
     records = len(outcome.explanations)
     fallbacks = sum(1 for by in outcome.explained_by.values() if by == FALLBACK)
     replaced = [f"{name}" for fields in outcome.replaced.values() for name in fields]
@@ -188,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{outcome.dropped_keys}; values fixed: {outcome.fixed_values}; repairs asked: "
           f"{outcome.repairs}")
     per = max(1, records)
-    print(f"  requests: {usage.requests}; tokens: {usage.prompt_tokens} prompt + "
+    print(f"  requests: {usage.requests} ({retried} of them retries of a request that timed out, "
+          f"failed or was refused for its format); tokens: {usage.prompt_tokens} prompt + "
           f"{usage.completion_tokens} completion = "
           f"{(usage.prompt_tokens + usage.completion_tokens) / per:.0f} per record; "
           f"{seconds:.0f} s in all = {seconds / per:.0f} s per record")
