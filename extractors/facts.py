@@ -16,7 +16,9 @@ MessageStatus = Literal["literal", "template", "partial", "unresolved"]
 # 3: a message Hole spanning lines is joined as guards are (runs of spaces collapsed,
 # string literals kept as written) instead of by regular expressions, and the Hole of a
 # conditional `msg += ...` is joined too (it kept its line breaks and comments).
-EXTRACTOR_VERSION = "3"
+# 4: files over 2 MiB and expressions nested over 400 levels are skipped with a reason, a
+# site keeps at most 64 guards (the nearest), and MemoryError is no longer "nesting too deep".
+EXTRACTOR_VERSION = "4"
 
 
 class Memo(Protocol):

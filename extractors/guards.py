@@ -147,19 +147,63 @@ def early_exit(statement: cst.CSTNode) -> cst.BaseExpression | None:
     return None
 
 
+# A site keeps at most this many guards, the nearest to its raise: beyond it they explain
+# nothing more and would make a hostile elif chain's output grow with the square of its length.
+MAX_GUARDS = 64
+
+
 def guards_of(path: Sequence[Step], module: cst.Module) -> list[str]:
     """The guards of a raise reached along `path` (outermost step first): the negated early
     exits before it in source order, then the enclosing if/elif/else tests, outermost first."""
-    exits = [
-        negate(test, module)
-        for step in path
-        if isinstance(step, Block)
-        for test in map(early_exit, step.statements[: step.index])
-        if test is not None
-    ]
-    tests = [
-        condition(step.test, module) if step.holds else negate(step.test, module)
-        for step in path
-        if isinstance(step, Branch)
-    ]
-    return exits + tests
+    return GuardFinder(module).guards(path)
+
+
+@dataclass
+class _Exits:
+    """The early exits of one block, found as far as `before` reaches."""
+
+    statements: Sequence[cst.CSTNode]
+    found: list[str]  # negated, in source order
+    before: list[int]  # before[i]: how many of `found` come before statements[i]
+
+
+class GuardFinder:
+    """`guards_of` for every raise of one function: each statement is tested for an early exit
+    once and each condition written once, so a validator with thousands of raises costs time
+    in proportion to its length, not to its square."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self._exits: dict[int, _Exits] = {}
+        self._written: dict[tuple[int, bool], str] = {}  # nodes live as long as the module
+
+    def guards(self, path: Sequence[Step]) -> list[str]:
+        tests = [self._test(step) for step in path if isinstance(step, Branch)]
+        room = max(0, MAX_GUARDS - len(tests))
+        exits: list[str] = []
+        for step in reversed([step for step in path if isinstance(step, Block)]):
+            if len(exits) >= room:
+                break
+            block = self._scan(step)
+            count = block.before[step.index]
+            exits[:0] = block.found[max(0, count - (room - len(exits))) : count]
+        return (exits + tests)[-MAX_GUARDS:]
+
+    def _scan(self, step: Block) -> _Exits:
+        block = self._exits.get(id(step.statements))
+        if block is None or block.statements is not step.statements:
+            block = self._exits[id(step.statements)] = _Exits(step.statements, [], [0])
+        while len(block.before) <= step.index:
+            test = early_exit(block.statements[len(block.before) - 1])
+            if test is not None:
+                block.found.append(negate(test, self.module))
+            block.before.append(len(block.found))
+        return block
+
+    def _test(self, step: Branch) -> str:
+        key = (id(step.test), step.holds)
+        text = self._written.get(key)
+        if text is None:
+            written = condition if step.holds else negate
+            text = self._written[key] = written(step.test, self.module)
+        return text

@@ -6,7 +6,8 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.dataset.models import RepoName, Sha40, Timestamp
+from pipeline.dataset.jsonl import json_text
+from pipeline.dataset.models import LineNumber, RepoName, Sha40, Timestamp
 
 
 class _Strict(BaseModel):
@@ -50,7 +51,7 @@ class SiteProblem(_Strict):
     """A site without a record: it failed (`reason` says why) or is pending."""
 
     filePath: str
-    lineNumber: int
+    lineNumber: LineNumber
     qualname: str
     reason: str
 
@@ -68,7 +69,7 @@ class ReplacedFields(_Strict):
 class GroundingWarning(_Strict):
     id: str
     filePath: str
-    lineNumber: int
+    lineNumber: LineNumber
     violations: list[str]
 
 
@@ -114,4 +115,4 @@ class Manifest(_Strict):
     added_fields: ClassVar[frozenset[str]] = frozenset({"fallbackSites", "replacedFields"})
 
     def to_json(self) -> str:
-        return self.model_dump_json(indent=2) + "\n"
+        return json_text(self, indent=2) + "\n"

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import signal
-import sqlite3
-import sys
+import time
 from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import nullcontext
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -19,15 +14,17 @@ from typing import Any, get_args
 from pydantic import BaseModel, ConfigDict
 
 from extractors.facts import FileExtraction, MessageStatus, Rules
+from extractors.limits import size_problem
 from pipeline.console import Console, Tracker, line_of, skipped_markdown, workflow_command
 from pipeline.dataset.models import Site
-from pipeline.dataset.writer import write_atomic
 from pipeline.keys import analysis_token
+from pipeline.mine.workers import FILE_TIMEOUT, FileResult, WorkerPool
+from pipeline.output import write_output
 from pipeline.source import Snapshot, open_source, resolve_cache_dir
-from pipeline.store import MemoReader, Store, default_store_path
+from pipeline.store import Store, default_store_path
 
-# Below this many files to analyse, starting worker processes costs more than it saves.
-_IN_PROCESS_BELOW = 24
+# Below this many files to analyse, starting more than one worker costs more than it saves.
+_ONE_WORKER_BELOW = 24
 # Files go to a worker in batches of about this many bytes: small enough to keep both
 # workers busy to the end, big enough that IPC stays cheap.
 _BATCH_BYTES = 256 * 1024
@@ -81,53 +78,6 @@ def is_candidate(data: bytes, needles: Sequence[bytes]) -> bool:
     return b"raise" in data and any(needle in data for needle in needles)
 
 
-# The memo of a worker process, opened when it starts.
-_worker_memo: MemoReader | None = None
-
-
-def _start_worker(store_path: Path | None) -> None:
-    global _worker_memo
-    # Ctrl-C is the parent's to handle: it stops handing out chunks and keeps what finished.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    import extractors.sites  # noqa: F401  (while the parent still reads blobs)
-
-    _worker_memo = _open_memo(store_path)
-
-
-def _open_memo(store_path: Path | None) -> MemoReader | None:
-    if store_path is None:
-        return None
-    try:
-        return MemoReader(store_path)
-    except sqlite3.Error:  # the memo only saves time: go without it
-        return None
-
-
-def _extract_chunk(
-    items: list[tuple[str, bytes]], rules: Rules
-) -> tuple[list[FileExtraction], list[tuple[str, str]]]:
-    """In a worker: the chunk's analyses, and the memo entries made on the way (for the
-    parent to store)."""
-    memo = _worker_memo
-    results = _extract_items(items, rules, memo)
-    return results, memo.take() if memo is not None else []
-
-
-def _extract_items(
-    items: list[tuple[str, bytes]], rules: Rules, memo: MemoReader | None
-) -> list[FileExtraction]:
-    from extractors.sites import extract_file
-
-    results = []
-    for path, data in items:
-        try:
-            results.append(extract_file(path, data, rules, memo))
-        except Exception as exc:  # extract_file must not raise; one bad file stays one file
-            reason = f"extractor error: {type(exc).__name__}: {exc}".splitlines()[0]
-            results.append(FileExtraction(filePath=path, skipped=reason))
-    return results
-
-
 class _Silent:
     """A tracker for library callers that passed no console."""
 
@@ -148,8 +98,10 @@ def extract_snapshot(
     exclude: Sequence[str] = (),
     workers: int | None = None,
     console: Console | None = None,
+    file_timeout: float = FILE_TIMEOUT,
 ) -> Extraction:
-    """Every site of the snapshot's `.py` files, analysing only blobs the store lacks."""
+    """Every site of the snapshot's `.py` files, analysing only blobs the store lacks; a file
+    that takes longer than `file_timeout` seconds is skipped."""
     repo = snapshot.require_repo()
     prefix = snapshot.path_prefix
     files = [f for f in snapshot.files if selected(prefix + f.path, include, exclude)]
@@ -168,13 +120,14 @@ def extract_snapshot(
     store_path = store.path if store is not None else None
     # Workers are forked before the blob reader and the progress display start threads;
     # they analyse the first files while the rest are still being read.
-    with _Analysis(rules, workers, store_path, len(unknown)) as analysis:
+    with _Analysis(rules, workers, store_path, len(unknown), file_timeout) as analysis:
         for blob, data in snapshot.read_blobs(unknown):
             if is_candidate(data, needles):
                 analysis.add(blob, paths_of[blob][0], data, len(paths_of[blob]))
             else:
                 plain.append((blob, None))
-        analysis.submit()
+        if unknown:
+            analysis.submit()
         if store is not None and plain:
             store.put_files(plain, token)
         reused = [blob for blob, extraction in known.items() if extraction is not None]
@@ -208,87 +161,78 @@ def extract_snapshot(
 
 
 class _Analysis:
-    """blob -> FileExtraction for blobs not in the cache, in worker processes when many."""
+    """blob -> FileExtraction for blobs not in the cache, in worker processes (one for a few
+    files): a file that crashes, hangs or exhausts its worker loses only itself."""
 
     def __init__(self, rules: Rules, workers: int | None, store_path: Path | None,
-                 expected: int) -> None:
-        self._rules = rules
-        self._store_path = store_path
-        self._workers = workers or os.cpu_count() or 1
-        self._pooled = self._workers > 1 and expected >= _IN_PROCESS_BELOW
-        self._pool: ProcessPoolExecutor | None = None
-        self._futures: dict[Future, list[tuple[str, bytes]]] = {}
+                 expected: int, file_timeout: float) -> None:
+        size = 1 if expected < _ONE_WORKER_BELOW else workers or os.cpu_count() or 1
+        self._pool = WorkerPool(rules, size, store_path, file_timeout=file_timeout) \
+            if expected else None
         self._items: list[tuple[str, bytes]] = []  # read, not yet handed to a worker
         self._batch_bytes = 0
         self._blob_of: dict[str, str] = {}
         self._weight: dict[str, int] = {}
+        self._arrived: list[FileResult] = []
         self.weight = 0  # files (paths) to analyse, a blob counting once per path
 
     def __enter__(self) -> _Analysis:
-        if self._pooled:
-            context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-            self._pool = ProcessPoolExecutor(
-                max_workers=self._workers, mp_context=context, initializer=_start_worker,
-                initargs=(self._store_path,),
-            )
-            self._pool.submit(int)  # forks every worker now, before any thread starts
+        if self._pool is not None:
+            self._pool.__enter__()  # forks every worker now, before any thread starts
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
+            self._pool.close()
 
     def add(self, blob: str, path: str, data: bytes, weight: int) -> None:
         """A file to analyse: handed to a worker with the next batch."""
-        self._items.append((path, data))
         self._blob_of[path] = blob
         self._weight[path] = weight
         self.weight += weight
+        problem = size_problem(len(data))
+        if problem is not None:  # not worth sending to a worker
+            self._arrived.append(FileResult(path, FileExtraction(filePath=path, skipped=problem)))
+            return
+        self._items.append((path, data))
         self._batch_bytes += len(data)
-        if self._pool is not None and self._batch_bytes >= _BATCH_BYTES:
+        if self._batch_bytes >= _BATCH_BYTES:
             self.submit()
 
     def submit(self) -> None:
         """Hand the files read so far to a worker."""
-        if self._pool is not None and self._items:
-            chunk, self._items, self._batch_bytes = self._items, [], 0
-            future = self._pool.submit(_extract_chunk, chunk, self._rules)
-            self._futures[future] = chunk
+        assert self._pool is not None
+        chunk, self._items, self._batch_bytes = self._items, [], 0
+        self._pool.submit(chunk)
+        self._arrived += self._pool.poll()
 
     def collect(
         self, tracker: Tracker | _Silent, store: Store | None, token: str
     ) -> dict[str, FileExtraction]:
         results: dict[str, FileExtraction] = {}
-        if self._pool is None:
-            memo = _open_memo(self._store_path)
-            try:
-                for path, data in self._items:
-                    (results[self._blob_of[path]],) = _extract_items([(path, data)], self._rules,
-                                                                     memo)
-                    tracker.advance(self._weight[path])
-            finally:
-                if memo is not None:
-                    memo.close()
-            if store is not None and results:
-                store.put_files(results.items(), token, memo.take() if memo is not None else [])
-            return results
-        for future in as_completed(self._futures):
-            chunk = self._futures[future]
-            crashed = False
-            made: list[tuple[str, str]] = []
-            try:
-                extractions, made = future.result()
-            except BrokenProcessPool as exc:
-                crashed = True
-                reason = f"extractor crashed: {exc}".splitlines()[0]
-                extractions = [FileExtraction(filePath=path, skipped=reason) for path, _ in chunk]
-            done = [(self._blob_of[path], extraction)
-                    for extraction, (path, _) in zip(extractions, chunk, strict=True)]
-            results.update(done)
-            if store is not None and not crashed:  # a crash says nothing lasting about a file
-                store.put_files(done, token, made)
-            tracker.advance(sum(self._weight[path] for path, _ in chunk))
-        return results
+        unsaved: list[FileResult] = []
+        saved_at = time.monotonic()
+        try:
+            arrived, self._arrived = self._arrived, []
+            while True:
+                for result in arrived:
+                    results[self._blob_of[result.path]] = result.extraction
+                    tracker.advance(self._weight[result.path])
+                unsaved += arrived
+                # Stored every second or so, so an interrupted run keeps what it finished.
+                if store is not None and unsaved and time.monotonic() - saved_at > 1.0:
+                    self._save(unsaved, store, token)
+                    unsaved, saved_at = [], time.monotonic()
+                if self._pool is None or not self._pool.busy:
+                    return results
+                arrived = self._pool.poll(timeout=1.0)
+        finally:
+            if store is not None and unsaved:
+                self._save(unsaved, store, token)
+
+    def _save(self, results: list[FileResult], store: Store, token: str) -> None:
+        store.put_files([(self._blob_of[r.path], r.extraction) for r in results if r.lasting],
+                        token, [entry for r in results for entry in r.memo])
 
 
 def extract_source(
@@ -358,8 +302,8 @@ def run_extract(
     **options: Any,
 ) -> tuple[int, str | None]:
     """The `extract` command's job: extract SOURCE at REV (options as `extract_source`), report
-    skipped files, then write the JSON Lines to `output` atomically, or hand them back for
-    stdout. Returns (exit code, text to print or None). With `strict`, a skipped file means
+    skipped files, then write the JSON Lines to `output` (see `pipeline.output`), or hand
+    them back for stdout (no `output`, or `-`). Returns (exit code, text to print or None). With `strict`, a skipped file means
     exit 1 and nothing written. SourceError for bad input; OSError naming the path that
     cannot be written."""
     extraction = extract_source(source, rev, console=console, **options)
@@ -369,9 +313,9 @@ def run_extract(
                      "no output written")
         return 1, None
     text = extraction.jsonl()
-    if output is not None:
+    if output is not None and str(output) != "-":
         try:
-            write_atomic(output, text)
+            write_output(output, text)
         except OSError as error:  # name the file the user gave, not a temp file beside it
             raise OSError(error.errno, error.strerror, str(output)) from None
         text = None
