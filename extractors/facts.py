@@ -18,7 +18,10 @@ MessageStatus = Literal["literal", "template", "partial", "unresolved"]
 # conditional `msg += ...` is joined too (it kept its line breaks and comments).
 # 4: files over 2 MiB and expressions nested over 400 levels are skipped with a reason, a
 # site keeps at most 64 guards (the nearest), and MemoryError is no longer "nesting too deep".
-EXTRACTOR_VERSION = "4"
+# 5: messages built from parts (conditional pieces, joined lists, tuples, several branches,
+# same-file helpers) and literal braces doubled in errorMessage; sites carry
+# messageFragments.
+EXTRACTOR_VERSION = "5"
 
 
 class Memo(Protocol):
@@ -70,6 +73,9 @@ class RaiseSite(BaseModel):
     errorMessage: str
     messagePattern: str
     messageStatus: MessageStatus
+    # the literal pieces a message built from parts may show, in source order (see
+    # extractors/parts.py); [] for any other message
+    messageFragments: list[str] = Field(default_factory=list)
     guards: list[str] = Field(default_factory=list)
     sourceCode: str
     sourceCodeStart: int

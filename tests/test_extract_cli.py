@@ -42,6 +42,7 @@ def _site(sha: str, line: int, message: str, pattern: str, status: str, guard: s
         "errorMessage": message,
         "messagePattern": pattern,
         "messageStatus": status,
+        "messageFragments": [],
         "guards": [guard],
         "sourceCode": window,
         "sourceCodeStart": 1,
