@@ -11,6 +11,8 @@ from pydantic import BaseModel, ConfigDict
 from pipeline.dataset.models import Explanation, Setting, Site
 
 __all__ = [
+    "BatchError",
+    "Budget",
     "ExplainRequest",
     "ExplainResult",
     "Explainer",
@@ -18,6 +20,10 @@ __all__ = [
     "NoGrounding",
     "Usage",
 ]
+
+
+class BatchError(Exception):
+    """A batch that cannot be submitted, followed or read (one line for the user)."""
 
 
 class Usage(BaseModel):
@@ -57,6 +63,29 @@ class NoGrounding:
         return []
 
 
+class Budget(Protocol):
+    """Where an explainer asks leave before each HTTP request (retries and repairs too), so
+    that `--max-requests` is exact."""
+
+    def take(self) -> bool:
+        """True: send one request; False: the budget is spent, send nothing more."""
+        ...
+
+    def spent(self) -> bool:
+        """Whether `take` would say no (so a retry need not wait for its backoff first)."""
+        ...
+
+
+class Unlimited:
+    """A budget that always says yes."""
+
+    def take(self) -> bool:
+        return True
+
+    def spent(self) -> bool:
+        return False
+
+
 @dataclass(frozen=True)
 class ExplainRequest:
     """One site to explain, with the other sites of its function for context."""
@@ -64,17 +93,41 @@ class ExplainRequest:
     site: Site
     siblings: list[Site] = field(default_factory=list)
     grounding: Grounding = field(default_factory=NoGrounding)
+    budget: Budget = field(default_factory=Unlimited)
+
+    @property
+    def site_grounding(self) -> SiteGrounding:
+        """The grounding with this site's settings in its checks."""
+        return SiteGrounding(self.grounding, self.site.settings)
+
+
+@dataclass(frozen=True)
+class SiteGrounding:
+    """A grounding bound to one site: its checks also look at the values given to the
+    site's flags (`settings`), for callers that pass only an explanation."""
+
+    grounding: Grounding
+    settings: Sequence[Setting]
+
+    def check(self, explanation: Explanation, settings: Sequence[Setting] = ()) -> list[str]:
+        return self.grounding.check(explanation, settings or self.settings)
 
 
 @dataclass(frozen=True)
 class ExplainResult:
     """What one `explain` call produced. Exactly one of `explanation` and `error` is set;
-    `usage` counts every HTTP request made for it, retries and repairs included."""
+    `usage` counts every HTTP request made for it, retries and repairs included.
+    `grounding_warnings` are what is still wrong with the explanation (enrichment replaces
+    those fields by the offline explainer's); `out_of_budget` says the budget stopped it."""
 
     explanation: Explanation | None
     error: str | None = None
     usage: Usage = field(default_factory=Usage)
     grounding_warnings: list[str] = field(default_factory=list)
+    repairs: int = 0
+    dropped_keys: int = 0  # unknown keys dropped from the answers
+    fixed_values: int = 0  # fences unwrapped, enums and nulls normalised
+    out_of_budget: bool = False
 
 
 @runtime_checkable
