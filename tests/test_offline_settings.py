@@ -60,10 +60,10 @@ ROLE_CARRIER = setting("kv_transfer_config", cls="EngineConfig", expr="self",
 
 # (case, guard, settings, message, first solution, example fix (before, after))
 WHAT_TO_TYPE = [
-    ("a value other than the failing one: the default", 'self.mamba_cache_mode == "all"',
-     [MODE], "rejected",
-     "Pass `--mamba-cache-mode none` (accepted: none, all, align; default none).",
-     ("--mamba-cache-mode all", "--mamba-cache-mode none")),
+    ("another accepted value than the failing one, the default last",
+     'self.mamba_cache_mode == "all"', [MODE], "rejected",
+     "Pass `--mamba-cache-mode align` (accepted: none, all, align; default none).",
+     ("--mamba-cache-mode all", "--mamba-cache-mode align")),
     ("the value the message asks for", 'self.mamba_cache_mode == "all"', [MODE],
      "use --mamba-cache-mode align instead",
      "Pass `--mamba-cache-mode align` (accepted: none, all, align; default none).",
@@ -114,7 +114,7 @@ def test_example_fix_starts_with_the_targets_command():
                                "vllm serve MODEL")
     assert explanation.exampleFix == (
         "# before\nvllm serve MODEL --mamba-cache-mode all\n"
-        "# after\nvllm serve MODEL --mamba-cache-mode none"
+        "# after\nvllm serve MODEL --mamba-cache-mode align"
     )
 
 
@@ -159,10 +159,10 @@ def fixture_sites() -> dict[tuple[str, int], Site]:
 
 FIXTURE_FIXES = [
     (("engine/config/cache.py", 33), "vllm serve MODEL",
-     ["Pass `--mamba-cache-mode none` (accepted: none, all, align; default none).",
+     ["Pass `--mamba-cache-mode align` (accepted: none, all, align; default none).",
       "Leave out `--enable-prefix-caching` (default False)."],
      "# before\nvllm serve MODEL --enable-prefix-caching --mamba-cache-mode all\n"
-     "# after\nvllm serve MODEL --enable-prefix-caching --mamba-cache-mode none"),
+     "# after\nvllm serve MODEL --enable-prefix-caching --mamba-cache-mode align"),
     (("engine/config/kv_transfer.py", 19), "vllm serve MODEL",
      ["Pass `--kv-transfer-config '{\"kv_role\": \"kv_producer\"}'` (accepted: kv_producer, "
       "kv_consumer, kv_both; default None).",
@@ -184,7 +184,8 @@ FIXTURE_FIXES = [
     (("server/server_args.py", 25), "python -m sglang.launch_server --model-path MODEL",
      ["Pass `--attention-backend flashinfer` (accepted: triton, flashinfer, fa3; default "
       "None).",
-      "Pass `--disaggregation-mode null` (accepted: null, prefill, decode; default null)."],
+      "Pass `--disaggregation-mode prefill` (accepted: null, prefill, decode; default "
+      "null)."],
      "# before\npython -m sglang.launch_server --model-path MODEL --disaggregation-mode decode "
      "--attention-backend triton\n"
      "# after\npython -m sglang.launch_server --model-path MODEL --disaggregation-mode decode "

@@ -545,7 +545,7 @@ def test_index_lines_carry_settings_and_an_older_index_still_loads(
     record = json.loads((root / "records" / f"{entry['id']}.json").read_text())["record"]
     assert record["exampleFix"] == (
         "# before\nengine serve MODEL --enable-prefix-caching --mamba-cache-mode all\n"
-        "# after\nengine serve MODEL --enable-prefix-caching --mamba-cache-mode none")
+        "# after\nengine serve MODEL --enable-prefix-caching --mamba-cache-mode align")
     manifest = json.loads((root / "manifest.json").read_text())
     assert manifest["llm"]["promptVersion"] == "offline-3; command: engine serve MODEL"
     # a dataset written before settings existed: its index lines have none

@@ -115,9 +115,12 @@ def passing_values(
         return (passing[0] if passing else None), offending
     else:
         return wanted, offending
-    candidates = [c for c in [default, *choices] if c is not None and c != "None"]
-    if choices:  # a default outside the choices is no value to pass
-        candidates = [c for c in candidates if c in choices]
+    # another accepted value first (the user chose this one for a reason: the default may
+    # turn the feature off), then the default
+    if choices:
+        candidates = [c for c in choices if c != default] + [c for c in choices if c == default]
+    else:
+        candidates = [default] if default not in (None, "None") else []
     return next((c for c in candidates if c not in blocked), None), offending
 
 
@@ -167,7 +170,7 @@ def needs(condition: Condition, setting: Setting, wanted: str | None) -> tuple[s
 
 def solution(condition: Condition, setting: Setting, carrier: Setting | None,
              wanted: str | None) -> str | None:
-    """The fix in words, naming what to type: `Pass `--mamba-cache-mode none` (accepted:
+    """The fix in words, naming what to type: `Pass `--mamba-cache-mode align` (accepted:
     none, all, align; default none).`"""
     what, value = needs(condition, setting, wanted)
     about = notes(setting)
