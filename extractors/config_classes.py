@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import inspect
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from extractors.functions import own_statements
 from extractors.one_line import one_line
@@ -107,12 +107,14 @@ def literal_list(node: ast.AST) -> list[str] | None:
 # --- annotations -----------------------------------------------------------------------------
 
 
-def type_ref(node: ast.AST | None) -> TypeRef:
+def type_ref(node: ast.AST | None, aliases: Mapping[str, list[str]] | None = None) -> TypeRef:
     """What an annotation says: its member names and Literal values, `None` and the
     wrappers taken off. A member that is neither a name nor a Literal counts as `?`, so the
-    join never takes the Literal values for the only ones accepted."""
+    join never takes the Literal values for the only ones accepted. A name of one of
+    `aliases` (the module's Literal aliases so far) stands for its values."""
     names: list[str] = []
     literals: list[str] = []
+    known = aliases or {}
 
     def visit(node: ast.AST, depth: int = 0) -> None:
         if depth > 8:
@@ -135,6 +137,9 @@ def type_ref(node: ast.AST | None) -> TypeRef:
                 for item in items:
                     if isinstance(item, ast.Constant) and item.value is None:
                         continue
+                    if isinstance(item, ast.Name) and item.id in known:
+                        literals.extend(known[item.id])  # `Literal[KVProducer, KVConsumer]`
+                        continue
                     value = literal_value(item)
                     literals.append(value) if value is not None else names.append("?")
             elif last == "Union":
@@ -145,7 +150,10 @@ def type_ref(node: ast.AST | None) -> TypeRef:
             else:
                 names.append(head or "?")
         elif (name := dotted(node)) is not None:
-            names.append(name)
+            if name in known:
+                literals.extend(known[name])
+            else:
+                names.append(name)
         else:
             names.append("?")
 
@@ -193,9 +201,12 @@ def imports_of(stmt: ast.stmt) -> list[Import]:
     return []
 
 
-def alias_of(stmt: ast.stmt) -> tuple[str, list[str]] | None:
+def alias_of(
+    stmt: ast.stmt, aliases: Mapping[str, list[str]] | None = None
+) -> tuple[str, list[str]] | None:
     """`Mode = Literal["a", "b"]` (also annotated `: TypeAlias`, or `type Mode = ...`) ->
-    ("Mode", ["a", "b"])."""
+    ("Mode", ["a", "b"]); `Role = Literal[Producer, Consumer]` or `Producer | Consumer` of
+    earlier `aliases` -> their values together."""
     target, value = _assigned(stmt)
     if _TYPE_ALIAS is not None and isinstance(stmt, _TYPE_ALIAS):
         target, value = dotted(stmt.name), stmt.value
@@ -203,7 +214,7 @@ def alias_of(stmt: ast.stmt) -> tuple[str, list[str]] | None:
         return None
     if not (isinstance(value, ast.Subscript | ast.BinOp)):
         return None
-    ref = type_ref(value)
+    ref = type_ref(value, aliases)
     if ref.names or not ref.literals:
         return None
     return target, ref.literals
@@ -239,7 +250,7 @@ def module_facts(
     texts: dict[str, str] = {}
     for stmt in module_statements(tree.body):
         imports += imports_of(stmt)
-        if (alias := alias_of(stmt)) is not None:
+        if (alias := alias_of(stmt, aliases)) is not None:
             aliases[alias[0]] = alias[1]
         elif (constant := constant_of(stmt)) is not None:
             name, value = constant

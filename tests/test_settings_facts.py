@@ -169,6 +169,17 @@ def test_literal_alias_at_module_level():
     }
 
 
+def test_literal_alias_of_earlier_aliases():
+    found = facts("""
+        KVProducer = Literal["kv_producer", "kv_both"]
+        KVConsumer = Literal["kv_consumer", "kv_both"]
+        KVRole = Literal[KVProducer, KVConsumer]
+        AnyRole = KVProducer | KVConsumer
+        """)
+    assert found.aliases["KVRole"] == ["kv_producer", "kv_both", "kv_consumer"]
+    assert found.aliases["AnyRole"] == ["kv_producer", "kv_both", "kv_consumer"]
+
+
 def test_constant_lists_at_module_level():
     found = facts('LOAD_FORMATS = ["auto", "pt"]\nSIZES = (1, 2)\nMIXED = ["a", name]\n')
     assert found.constants == {"LOAD_FORMATS": ["auto", "pt"], "SIZES": ["1", "2"]}

@@ -113,6 +113,9 @@ def passing_values(
     elif op is ops.NOT_IN and items is not None:
         passing = [i for i in items if not choices or i in choices]
         return (passing[0] if passing else None), offending
+    elif op is ops.NOT_IN and choices and _values_of_own_type(right, setting):
+        # `x not in get_args(Mode)` with x a Mode: every accepted value passes
+        blocked = set()
     else:
         return wanted, offending
     # another accepted value first (the user chose this one for a reason: the default may
@@ -122,6 +125,16 @@ def passing_values(
     else:
         candidates = [default] if default not in (None, "None") else []
     return next((c for c in candidates if c not in blocked), None), offending
+
+
+def _values_of_own_type(node: ast.expr, setting: Setting) -> bool:
+    """`get_args(Mode)` where the setting's type names Mode (its choices come from it)."""
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        and node.func.id == "get_args" and len(node.args) == 1
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id in re.findall(r"\w+", setting.type or "")
+    )
 
 
 def _constants(node: ast.expr) -> list[str] | None:
