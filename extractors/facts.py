@@ -8,7 +8,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ValidatorKind = Literal["pydantic", "post_init", "name", "reached"]
+ValidatorKind = Literal["pydantic", "post_init", "init", "name", "reached"]
 MessageStatus = Literal["literal", "template", "partial", "unresolved"]
 
 # Bumped whenever a change to extractors/ can change the sites of an unchanged file;
@@ -16,7 +16,9 @@ MessageStatus = Literal["literal", "template", "partial", "unresolved"]
 # 3: a message Hole spanning lines is joined as guards are (runs of spaces collapsed,
 # string literals kept as written) instead of by regular expressions, and the Hole of a
 # conditional `msg += ...` is joined too (it kept its line breaks and comments).
-EXTRACTOR_VERSION = "3"
+# 4: `init` validators, the wider name rule, `post_init`, calls followed through class
+# names, super(), properties and annotated members, and the file's own error subclasses.
+EXTRACTOR_VERSION = "4"
 
 
 class Memo(Protocol):
@@ -39,17 +41,25 @@ class Rules(BaseModel):
         "validator",
         "root_validator",
     )
-    method_names: tuple[str, ...] = ("__post_init__",)
-    name_pattern: str = r"^_*(validate|verify|check)(_|$)"
+    method_names: tuple[str, ...] = ("__post_init__", "post_init")
+    name_pattern: str = r"^_*(validate|verify|check)(_|$)|^_*assert_|_(validation|checks?)$"
     error_classes: tuple[str, ...] = ("ValueError",)
     follow_calls: bool = True
+    # `init`: these methods of configuration classes, which are the classes named with one
+    # of the suffixes, decorated with one of the decorators, deriving from one of the bases,
+    # or deriving from a configuration class of the repository
+    init_methods: tuple[str, ...] = ("__init__",)
+    config_suffixes: tuple[str, ...] = ("Config", "Args", "Arguments", "Options", "Params",
+                                        "Settings")
+    config_decorators: tuple[str, ...] = ("dataclass",)
+    config_bases: tuple[str, ...] = ("BaseModel", "BaseSettings", "RootModel")
 
     def cache_token(self) -> str:
         """A stable text that changes whenever a rule does (part of cache keys)."""
         return self.model_dump_json()
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=64)
 def memo_token(rules: Rules) -> str:
     """The part of every memo key that changes whenever the extractor or a rule does."""
     return hashlib.sha256(f"{EXTRACTOR_VERSION}\0{rules.cache_token()}".encode()).hexdigest()

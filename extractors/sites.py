@@ -18,6 +18,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from extractors.bindings import lookup_at
+from extractors.classes import FileClasses, Hierarchy, rules_for_file, scan_file
 from extractors.facts import FileExtraction, Memo, RaiseSite, Rules, ValidatorKind, memo_token
 from extractors.functions import Function, function_table
 from extractors.guards import Block, Branch, Step, guards_of
@@ -57,8 +58,11 @@ def extract_file(
 
 def _extract(path: str, text: str | bytes, rules: Rules, memo: Memo | None) -> list[RaiseSite]:
     source = decode(text)
+    classes = scan_file(source)
+    # the file's own error subclasses and configuration classes count as well
+    rules = rules_for_file(rules, classes)
     hints = _hints(rules)
-    if not hints.may_have_sites(source):
+    if not hints.may_have_sites(source, classes, rules):
         return []
     lines = split_lines(source)
     if memo is None:
@@ -68,7 +72,7 @@ def _extract(path: str, text: str | bytes, rules: Rules, memo: Memo | None) -> l
         table = SegmentTable(lines, lambda: parse(source), rules.error_classes, memo,
                              memo_token(rules))
         functions = table.functions
-    kinds = find_validators(functions, rules)
+    kinds = find_validators(functions, rules, classes.classes)
     if table is not None:
         table.store()  # after the validator pass: it may have filled in calls
     candidates = [fn for fn in functions if fn.raise_lines and fn.qualname in kinds]
@@ -126,21 +130,25 @@ class _Hints:
     name_pattern: re.Pattern[str]
     method_names: frozenset[str]
 
-    def may_have_sites(self, source: str) -> bool:
+    init_methods: frozenset[str]
+
+    def may_have_sites(self, source: str, classes: FileClasses, rules: Rules) -> bool:
         if not self.raises.search(source):
             return False
         if any(name in source and word.search(source) for name, word in self.decorators):
             return True
-        return any(
-            name in self.method_names or self.name_pattern.search(name)
-            for name in _DEF_NAME.findall(source)
+        names = set(_DEF_NAME.findall(source))
+        if any(name in self.method_names or self.name_pattern.search(name) for name in names):
+            return True
+        return bool(names & self.init_methods) and bool(
+            Hierarchy(classes.classes).config_classes(rules)
         )
 
 
 _DEF_NAME = re.compile(r"def[ \t]+(\w+)")
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=64)
 def _hints(rules: Rules) -> _Hints:
     classes = "|".join(map(re.escape, rules.error_classes)) or r"(?!)"
     return _Hints(
@@ -148,6 +156,7 @@ def _hints(rules: Rules) -> _Hints:
         decorators=tuple((name, re.compile(re.escape(name) + r"\b")) for name in rules.decorators),
         name_pattern=re.compile(rules.name_pattern),
         method_names=frozenset(rules.method_names),
+        init_methods=frozenset(rules.init_methods),
     )
 
 

@@ -120,6 +120,17 @@ class Store:
             row = self._db.execute("SELECT value FROM memo WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
 
+    def get_memos(self, keys: Iterable[str]) -> dict[str, str]:
+        """The memo entries of these keys that the store has."""
+        found: dict[str, str] = {}
+        with self._lock:
+            for chunk, marks in _chunks(list(keys)):
+                rows = self._db.execute(
+                    f"SELECT key, value FROM memo WHERE key IN ({marks})", chunk
+                ).fetchall()
+                found.update(rows)
+        return found
+
     def put_memo(self, items: Iterable[tuple[str, str]]) -> None:
         rows = list(items)
         if not rows:

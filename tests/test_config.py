@@ -130,6 +130,15 @@ def test_rule_overrides_replace_only_the_fields_given():
     assert rules == Rules(error_classes=("ValueError", "TypeError"), follow_calls=False)
 
 
+def test_configuration_class_rules_can_be_overridden():
+    config = parse_config({"targets": {"t": {"repo": "a/b", "rules": {
+        "init_methods": [], "config_suffixes": ["Spec"], "config_decorators": ["define"],
+        "config_bases": ["Struct"]}}}})
+    rules = config.targets["t"].rules.apply(Rules())
+    assert (rules.init_methods, rules.config_suffixes, rules.config_decorators,
+            rules.config_bases) == ((), ("Spec",), ("define",), ("Struct",))
+
+
 # --- run_targets with a recording runner ------------------------------------------------
 
 

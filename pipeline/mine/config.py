@@ -37,6 +37,10 @@ class RuleOverrides(_Strict):
     name_pattern: str | None = None
     error_classes: list[str] | None = None
     follow_calls: bool | None = None
+    init_methods: list[str] | None = None
+    config_suffixes: list[str] | None = None
+    config_decorators: list[str] | None = None
+    config_bases: list[str] | None = None
 
     @field_validator("name_pattern")
     @classmethod

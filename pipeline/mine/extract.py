@@ -8,7 +8,7 @@ import signal
 import sqlite3
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import nullcontext
@@ -23,6 +23,7 @@ from pipeline.console import Console, Tracker, line_of, skipped_markdown, workfl
 from pipeline.dataset.models import Site
 from pipeline.dataset.writer import write_atomic
 from pipeline.keys import analysis_token
+from pipeline.mine.classes import scan_tree
 from pipeline.source import Snapshot, open_source, resolve_cache_dir
 from pipeline.store import MemoReader, Store, default_store_path
 
@@ -104,22 +105,22 @@ def _open_memo(store_path: Path | None) -> MemoReader | None:
 
 
 def _extract_chunk(
-    items: list[tuple[str, bytes]], rules: Rules
+    items: list[tuple[str, bytes, Rules]]
 ) -> tuple[list[FileExtraction], list[tuple[str, str]]]:
     """In a worker: the chunk's analyses, and the memo entries made on the way (for the
     parent to store)."""
     memo = _worker_memo
-    results = _extract_items(items, rules, memo)
+    results = _extract_items(items, memo)
     return results, memo.take() if memo is not None else []
 
 
 def _extract_items(
-    items: list[tuple[str, bytes]], rules: Rules, memo: MemoReader | None
+    items: list[tuple[str, bytes, Rules]], memo: MemoReader | None
 ) -> list[FileExtraction]:
     from extractors.sites import extract_file
 
     results = []
-    for path, data in items:
+    for path, data, rules in items:
         try:
             results.append(extract_file(path, data, rules, memo))
         except Exception as exc:  # extract_file must not raise; one bad file stays one file
@@ -158,25 +159,36 @@ def extract_snapshot(
     for tree_file in files:
         paths_of.setdefault(tree_file.blob, []).append(tree_file.path)
 
-    token = analysis_token(rules)
+    # Which classes are error classes or configuration classes depends on the whole tree:
+    # each file is analysed under the rules in effect for it (and cached under them).
+    classes = scan_tree(snapshot, paths_of, store)
+    rules_of = classes.rules_by_blob(rules)
+    token_of = {blob: analysis_token(rules_of[blob]) for blob in paths_of}
     # Every blob seen before is known without reading it: its analysis, or that it holds
     # nothing worth analysing (None).
-    known = store.get_files(paths_of, token) if store is not None else {}
+    known: dict[str, FileExtraction | None] = {}
+    if store is not None:
+        for token, blobs in _by_token(token_of).items():
+            known.update(store.get_files(blobs, token))
     unknown = [blob for blob in paths_of if blob not in known]
-    needles = [name.encode() for name in rules.error_classes]
     plain: list[tuple[str, None]] = []
     store_path = store.path if store is not None else None
-    # Workers are forked before the blob reader and the progress display start threads;
-    # they analyse the first files while the rest are still being read.
-    with _Analysis(rules, workers, store_path, len(unknown)) as analysis:
-        for blob, data in snapshot.read_blobs(unknown):
-            if is_candidate(data, needles):
-                analysis.add(blob, paths_of[blob][0], data, len(paths_of[blob]))
+    # Workers are forked before the blob reader and the progress display start threads (the
+    # class scan's reader has finished); they analyse the first files while the rest, when
+    # the scan did not need them, are still being read.
+    with _Analysis(workers, store_path, len(unknown)) as analysis:
+        for blob, data in _contents(snapshot, unknown, classes.read):
+            file_rules = rules_of[blob]
+            if is_candidate(data, [name.encode() for name in file_rules.error_classes]):
+                analysis.add(blob, paths_of[blob][0], data, len(paths_of[blob]), file_rules,
+                             token_of[blob])
             else:
                 plain.append((blob, None))
+        classes.read.clear()
         analysis.submit()
         if store is not None and plain:
-            store.put_files(plain, token)
+            for token, blobs in _by_token({blob: token_of[blob] for blob, _ in plain}).items():
+                store.put_files([(blob, None) for blob in blobs], token)
         reused = [blob for blob, extraction in known.items() if extraction is not None]
         stats.files_reused = sum(len(paths_of[blob]) for blob in reused)
         stats.files_parsed = analysis.weight
@@ -184,7 +196,7 @@ def extract_snapshot(
         with _progress(console, len(files)) as tracker:
             tracker.advance(len(files) - stats.files_parsed)
             # Stored chunk by chunk, so an interrupted run keeps what it finished.
-            analysed = analysis.collect(tracker, store, token)
+            analysed = analysis.collect(tracker, store)
 
     results = {**{b: e for b, e in known.items() if e is not None}, **analysed}
     sites: list[Site] = []
@@ -207,21 +219,37 @@ def extract_snapshot(
     return Extraction(sites=sites, skipped=skipped, stats=stats)
 
 
+def _by_token(token_of: dict[str, str]) -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = {}
+    for blob, token in token_of.items():
+        groups.setdefault(token, []).append(blob)
+    return groups
+
+
+def _contents(snapshot: Snapshot, blobs: list[str],
+              read: dict[str, bytes]) -> Iterator[tuple[str, bytes]]:
+    """The blobs' bytes in order: those read already, then the rest from git."""
+    rest = [blob for blob in blobs if blob not in read]
+    for blob in blobs:
+        if blob in read:
+            yield blob, read[blob]
+    yield from snapshot.read_blobs(rest)
+
+
 class _Analysis:
     """blob -> FileExtraction for blobs not in the cache, in worker processes when many."""
 
-    def __init__(self, rules: Rules, workers: int | None, store_path: Path | None,
-                 expected: int) -> None:
-        self._rules = rules
+    def __init__(self, workers: int | None, store_path: Path | None, expected: int) -> None:
         self._store_path = store_path
         self._workers = workers or os.cpu_count() or 1
         self._pooled = self._workers > 1 and expected >= _IN_PROCESS_BELOW
         self._pool: ProcessPoolExecutor | None = None
-        self._futures: dict[Future, list[tuple[str, bytes]]] = {}
-        self._items: list[tuple[str, bytes]] = []  # read, not yet handed to a worker
+        self._futures: dict[Future, list[tuple[str, bytes, Rules]]] = {}
+        self._items: list[tuple[str, bytes, Rules]] = []  # read, not yet handed to a worker
         self._batch_bytes = 0
         self._blob_of: dict[str, str] = {}
         self._weight: dict[str, int] = {}
+        self._token: dict[str, str] = {}  # path -> the store token of its rules
         self.weight = 0  # files (paths) to analyse, a blob counting once per path
 
     def __enter__(self) -> _Analysis:
@@ -238,11 +266,14 @@ class _Analysis:
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
 
-    def add(self, blob: str, path: str, data: bytes, weight: int) -> None:
-        """A file to analyse: handed to a worker with the next batch."""
-        self._items.append((path, data))
+    def add(self, blob: str, path: str, data: bytes, weight: int, rules: Rules,
+            token: str) -> None:
+        """A file to analyse under `rules` (stored under `token`): handed to a worker with
+        the next batch."""
+        self._items.append((path, data, rules))
         self._blob_of[path] = blob
         self._weight[path] = weight
+        self._token[path] = token
         self.weight += weight
         self._batch_bytes += len(data)
         if self._pool is not None and self._batch_bytes >= _BATCH_BYTES:
@@ -252,25 +283,27 @@ class _Analysis:
         """Hand the files read so far to a worker."""
         if self._pool is not None and self._items:
             chunk, self._items, self._batch_bytes = self._items, [], 0
-            future = self._pool.submit(_extract_chunk, chunk, self._rules)
+            future = self._pool.submit(_extract_chunk, chunk)
             self._futures[future] = chunk
 
     def collect(
-        self, tracker: Tracker | _Silent, store: Store | None, token: str
+        self, tracker: Tracker | _Silent, store: Store | None
     ) -> dict[str, FileExtraction]:
         results: dict[str, FileExtraction] = {}
         if self._pool is None:
             memo = _open_memo(self._store_path)
+            done = []
             try:
-                for path, data in self._items:
-                    (results[self._blob_of[path]],) = _extract_items([(path, data)], self._rules,
-                                                                     memo)
-                    tracker.advance(self._weight[path])
+                for item in self._items:
+                    (extraction,) = _extract_items([item], memo)
+                    done.append((item[0], extraction))
+                    tracker.advance(self._weight[item[0]])
             finally:
                 if memo is not None:
                     memo.close()
-            if store is not None and results:
-                store.put_files(results.items(), token, memo.take() if memo is not None else [])
+            results.update((self._blob_of[path], extraction) for path, extraction in done)
+            if store is not None and done:
+                self._store(store, done, memo.take() if memo is not None else [])
             return results
         for future in as_completed(self._futures):
             chunk = self._futures[future]
@@ -281,14 +314,23 @@ class _Analysis:
             except BrokenProcessPool as exc:
                 crashed = True
                 reason = f"extractor crashed: {exc}".splitlines()[0]
-                extractions = [FileExtraction(filePath=path, skipped=reason) for path, _ in chunk]
-            done = [(self._blob_of[path], extraction)
-                    for extraction, (path, _) in zip(extractions, chunk, strict=True)]
-            results.update(done)
+                extractions = [FileExtraction(filePath=item[0], skipped=reason) for item in chunk]
+            done = [(item[0], extraction)
+                    for extraction, item in zip(extractions, chunk, strict=True)]
+            results.update((self._blob_of[path], extraction) for path, extraction in done)
             if store is not None and not crashed:  # a crash says nothing lasting about a file
-                store.put_files(done, token, made)
-            tracker.advance(sum(self._weight[path] for path, _ in chunk))
+                self._store(store, done, made)
+            tracker.advance(sum(self._weight[item[0]] for item in chunk))
         return results
+
+    def _store(self, store: Store, done: list[tuple[str, FileExtraction]],
+               made: list[tuple[str, str]]) -> None:
+        """Analyses (path, extraction) under their tokens, with the memo entries made."""
+        groups: dict[str, list[tuple[str, FileExtraction]]] = {}
+        for path, extraction in done:
+            groups.setdefault(self._token[path], []).append((self._blob_of[path], extraction))
+        for index, (token, items) in enumerate(groups.items()):
+            store.put_files(items, token, made if index == 0 else ())
 
 
 def extract_source(
