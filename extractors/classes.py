@@ -1,5 +1,7 @@
 """The classes a file defines, read from its text, and the class rules that span a repository:
 which classes are configuration classes and which derive from a configured error class.
+Also read from the text, when asked: a class's annotated attributes, and which classes
+define a given method.
 
 The scan is textual on purpose: it runs over every file of a tree (a parse of each costs
 25x more), and a class-looking line inside a string only adds a name nobody raises or
@@ -15,7 +17,10 @@ from dataclasses import dataclass, field
 
 from extractors.facts import Rules
 
-_HEADER = re.compile(r"^([ \t]*)class[ \t]+([A-Za-z_]\w*)[ \t]*([(:])", re.MULTILINE)
+# Patterns start with a literal so the regex engine can scan fast (a leading `^` with
+# MULTILINE makes them several times slower); `_indent` then checks the line's start.
+_HEADER = re.compile(r"class[ \t]+([A-Za-z_]\w*)[ \t]*([(:])")
+_BLOCK = re.compile(r"(def|class)[ \t]+([A-Za-z_]\w*)")
 _RAISED = re.compile(r"raise[ \t(]+(?:builtins[ \t]*\.[ \t]*)?([A-Za-z_]\w*)")
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:[ \t]*\.[ \t]*[A-Za-z_]\w*)*$")
 _DECORATOR = re.compile(r"@[ \t]*([A-Za-z_][\w.]*)")
@@ -27,23 +32,19 @@ _OPEN, _CLOSE = "([{", ")]}"
 
 @dataclass(frozen=True)
 class ClassFact:
-    """One `class` statement: its name, base and decorator names, and the annotated
-    attributes of its body (`name: Annotation`, the annotation as written)."""
+    """One `class` statement: its name, and its base and decorator names."""
 
     name: str
     bases: tuple[str, ...] = ()
     decorators: tuple[str, ...] = ()
-    annotations: tuple[tuple[str, str], ...] = ()
 
     def to_row(self) -> list:
-        return [self.name, list(self.bases), list(self.decorators),
-                [list(pair) for pair in self.annotations]]
+        return [self.name, list(self.bases), list(self.decorators)]
 
     @classmethod
     def from_row(cls, row: list) -> ClassFact:
-        name, bases, decorators, annotations = row
-        return cls(name, tuple(bases), tuple(decorators),
-                   tuple((attr, text) for attr, text in annotations))
+        name, bases, decorators = row
+        return cls(name, tuple(bases), tuple(decorators))
 
 
 @dataclass(frozen=True)
@@ -76,45 +77,89 @@ def scan_classes(source: str) -> list[ClassFact]:
     """Every `class` statement of the text, in order."""
     if "class" not in source:
         return []
-    lines = source.splitlines()
-    starts = _line_starts(source)
+    lines = source.split("\n")
+    where = _LineOf(source)
     facts = []
     for match in _HEADER.finditer(source):
-        line = _line_index(starts, match.start())
-        indent = match[1]
+        indent = _indent(source, match.start())
+        if indent is None:
+            continue
         bases: tuple[str, ...] = ()
-        header_end = line
-        if match[3] == "(":
-            closing = _closing(source, match.end(3))
+        if match[2] == "(":
+            closing = _closing(source, match.end(2))
             if closing is None:
                 continue
-            bases = _base_names(source[match.end(3) : closing])
-            header_end = _line_index(starts, closing)
-        facts.append(ClassFact(
-            name=match[2],
-            bases=bases,
-            decorators=_decorators(lines, line, indent),
-            annotations=_annotations(lines, header_end, len(indent)),
-        ))
+            bases = _base_names(source[match.end(2) : closing])
+        decorators = _decorators(lines, where(match.start()), indent)
+        facts.append(ClassFact(match[1], bases, decorators))
     return facts
 
 
-def _line_starts(source: str) -> list[int]:
-    starts = [0]
-    for found in re.finditer(r"\r\n|\r|\n", source):
-        starts.append(found.end())
-    return starts
+def class_annotations(source: str, name: str) -> tuple[tuple[str, str], ...]:
+    """`attribute: Annotation` statements (annotation as written, without its default) of
+    the body of every class `name` of the text."""
+    lines = source.split("\n")
+    where = _LineOf(source)
+    found: list[tuple[str, str]] = []
+    for match in _HEADER.finditer(source):
+        indent = _indent(source, match.start())
+        if match[1] != name or indent is None:
+            continue
+        header_end = where(match.start())
+        if match[2] == "(":
+            closing = _closing(source, match.end(2))
+            if closing is None:
+                continue
+            header_end = where(closing)
+        found += _annotations(lines, header_end, len(indent))
+    return tuple(found)
 
 
-def _line_index(starts: list[int], offset: int) -> int:
-    low, high = 0, len(starts) - 1
-    while low < high:
-        middle = (low + high + 1) // 2
-        if starts[middle] <= offset:
-            low = middle
-        else:
-            high = middle - 1
-    return low
+def classes_defining(source: str, methods: frozenset[str]) -> set[str]:
+    """Names of the classes of the text whose body defines one of `methods` (by indentation:
+    a `def` belongs to the nearest `class` or `def` above it that is indented less)."""
+    found: set[str] = set()
+    if not methods or not any(method in source for method in methods):
+        return found
+    stack: list[tuple[int, str, str]] = []  # (indent, "def" or "class", name)
+    for match in _BLOCK.finditer(source):
+        start = match.start()
+        # `async def` starts its line with `async`
+        head = start - 6 if source.endswith("async ", 0, start) else start
+        written = _indent(source, head)
+        if written is None:
+            continue
+        indent = len(written.expandtabs())
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        if match[1] == "def" and match[2] in methods and stack and stack[-1][1] == "class":
+            found.add(stack[-1][2])
+        stack.append((indent, match[1], match[2]))
+    return found
+
+
+def _indent(source: str, offset: int) -> str | None:
+    """The spaces and tabs between the line's start and `offset`, or None if anything else
+    (or a word character right before) comes first."""
+    line_start = source.rfind("\n", 0, offset) + 1
+    written = source[line_start:offset]
+    return written if not written.strip(" \t") else None
+
+
+class _LineOf:
+    """Offset -> 0-based line number, for offsets asked in increasing order (mostly)."""
+
+    def __init__(self, source: str) -> None:
+        self._source = source
+        self._offset = 0
+        self._line = 0
+
+    def __call__(self, offset: int) -> int:
+        if offset < self._offset:
+            self._offset, self._line = 0, 0
+        self._line += self._source.count("\n", self._offset, offset)
+        self._offset = offset
+        return self._line
 
 
 def _closing(source: str, start: int) -> int | None:
@@ -195,7 +240,7 @@ def _decorators(lines: list[str], line: int, indent: str) -> tuple[str, ...]:
     return tuple(reversed(found))
 
 
-def _annotations(lines: list[str], header_end: int, width: int) -> tuple[tuple[str, str], ...]:
+def _annotations(lines: list[str], header_end: int, width: int) -> list[tuple[str, str]]:
     """`name: Annotation` statements written at the class body's own indentation."""
     body_indent = None
     found = []
@@ -215,7 +260,7 @@ def _annotations(lines: list[str], header_end: int, width: int) -> tuple[tuple[s
             annotation = _before_default(match[2]).strip()
             if annotation:
                 found.append((match[1], annotation))
-    return tuple(found)
+    return found
 
 
 def _before_default(text: str) -> str:

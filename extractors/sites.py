@@ -18,7 +18,14 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from extractors.bindings import lookup_at
-from extractors.classes import FileClasses, Hierarchy, rules_for_file, scan_file
+from extractors.classes import (
+    FileClasses,
+    Hierarchy,
+    class_annotations,
+    classes_defining,
+    rules_for_file,
+    scan_file,
+)
 from extractors.facts import FileExtraction, Memo, RaiseSite, Rules, ValidatorKind, memo_token
 from extractors.functions import Function, function_table
 from extractors.guards import Block, Branch, Step, guards_of
@@ -72,7 +79,8 @@ def _extract(path: str, text: str | bytes, rules: Rules, memo: Memo | None) -> l
         table = SegmentTable(lines, lambda: parse(source), rules.error_classes, memo,
                              memo_token(rules))
         functions = table.functions
-    kinds = find_validators(functions, rules, classes.classes)
+    kinds = find_validators(functions, rules, classes.classes,
+                            functools.cache(functools.partial(class_annotations, source)))
     if table is not None:
         table.store()  # after the validator pass: it may have filled in calls
     candidates = [fn for fn in functions if fn.raise_lines and fn.qualname in kinds]
@@ -140,9 +148,8 @@ class _Hints:
         names = set(_DEF_NAME.findall(source))
         if any(name in self.method_names or self.name_pattern.search(name) for name in names):
             return True
-        return bool(names & self.init_methods) and bool(
-            Hierarchy(classes.classes).config_classes(rules)
-        )
+        holders = classes_defining(source, self.init_methods & names)
+        return bool(holders) and bool(holders & Hierarchy(classes.classes).config_classes(rules))
 
 
 _DEF_NAME = re.compile(r"def[ \t]+(\w+)")

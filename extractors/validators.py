@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from extractors.classes import ClassFact, Hierarchy
 from extractors.facts import Rules, ValidatorKind
 from extractors.functions import Function
 
+# class name -> its body's `attribute: Annotation` statements
+Annotations = Callable[[str], Sequence[tuple[str, str]]]
 # a read of one of these is a call of the getter
 _PROPERTIES = ("property", "cached_property")
 _OPTIONAL = re.compile(r"^(?:typing\.)?Optional\[(.*)\]$", re.DOTALL)
@@ -57,7 +59,8 @@ class _Classes:
     method resolution order, and what a member's annotation says its class is."""
 
     def __init__(self, functions: Sequence[Function], facts: Sequence[ClassFact],
-                 rules: Rules) -> None:
+                 rules: Rules, annotations: Annotations | None) -> None:
+        self._annotations = annotations
         self.methods: dict[tuple[str, str], Function] = {}
         self.by_name: dict[str, str] = {}  # class name -> qualname (the first of that name)
         for fn in functions:
@@ -98,8 +101,8 @@ class _Classes:
         """The qualname of the class of `self.member`, from an annotation in the class body or
         in a setup method (`__init__`, `__post_init__`), when it is a class of this file."""
         for owner in self.order(qualname):
-            for fact in self.facts.get(_last(owner), ()):
-                for attr, annotation in fact.annotations:
+            if self._annotations is not None:
+                for attr, annotation in self._annotations(_last(owner)):
                     if attr == member:
                         return self._class_of(annotation)
             for setup in sorted(self._setup):
@@ -117,9 +120,11 @@ class _Classes:
 
 
 def find_validators(functions: list[Function], rules: Rules,
-                    classes: Sequence[ClassFact] = ()) -> dict[str, ValidatorKind]:
+                    classes: Sequence[ClassFact] = (),
+                    annotations: Annotations | None = None) -> dict[str, ValidatorKind]:
     """qualname -> kind for every validator among `functions`; `classes` are the file's
-    `class` statements (extractors/classes.py), for `init` and for bases.
+    `class` statements (extractors/classes.py), for `init` and for bases, and `annotations`
+    gives the annotated attributes of a class of the file by its name.
 
     Besides the functions that count on their own, these count as `reached`, transitively:
     from a validator, a method of its class or of an in-file base through `self.x(...)`,
@@ -139,7 +144,7 @@ def find_validators(functions: list[Function], rules: Rules,
     if not rules.follow_calls:
         return kinds
 
-    table = _Classes(functions, classes, rules)
+    table = _Classes(functions, classes, rules, annotations)
     module_functions: dict[str, Function] = {}
     nested: dict[tuple[str, str], Function] = {}
     by_qualname: dict[str, Function] = {}

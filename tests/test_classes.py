@@ -4,7 +4,15 @@ import textwrap
 
 import pytest
 
-from extractors.classes import ClassFact, ClassRules, FileClasses, rules_for_file, scan_file
+from extractors.classes import (
+    ClassFact,
+    ClassRules,
+    FileClasses,
+    class_annotations,
+    classes_defining,
+    rules_for_file,
+    scan_file,
+)
 from extractors.facts import Rules
 
 
@@ -60,30 +68,6 @@ SCANS = [
         [ClassFact("Handler", ("Base",))],
     ),
     (
-        "annotated attributes of the body, defaults and comments dropped; docstrings, nested "
-        "classes and methods' lines are not the body's",
-        """
-        class GenerationConfig(PushToHubMixin):
-            \"\"\"
-            Args:
-                max_length: the longest output
-            \"\"\"
-            max_length: int = 20
-            cache: Optional["CacheConfig"] = None  # filled in later
-
-            def update(self, **kwargs):
-                local: int = 0
-
-            class Inner:
-                depth: int
-        """,
-        [
-            ClassFact("GenerationConfig", ("PushToHubMixin",),
-                      annotations=(("max_length", "int"), ("cache", 'Optional["CacheConfig"]'))),
-            ClassFact("Inner", annotations=(("depth", "int"),)),
-        ],
-    ),
-    (
         "a call as base is no base name",
         """
         class Compat(with_metaclass(Meta, object)):
@@ -101,13 +85,64 @@ def test_class_statements_are_read(source, expected):
     assert facts_of(source) == expected
 
 
+GENERATION = """
+class GenerationConfig(PushToHubMixin):
+    \"\"\"
+    Args:
+        max_length: the longest output
+    \"\"\"
+    max_length: int = 20
+    cache: Optional["CacheConfig"] = None  # filled in later
+
+    def update(self, **kwargs):
+        local: int = 0
+
+    class Inner:
+        depth: int
+"""
+
+
+def test_annotated_attributes_of_a_class_body():
+    # defaults and comments dropped; docstrings, nested classes and methods' lines are not
+    # the body's
+    assert class_annotations(GENERATION, "GenerationConfig") == (
+        ("max_length", "int"), ("cache", 'Optional["CacheConfig"]'),
+    )
+    assert class_annotations(GENERATION, "Inner") == (("depth", "int"),)
+    assert class_annotations(GENERATION, "Missing") == ()
+
+
+def test_classes_defining_a_method_by_indentation():
+    source = textwrap.dedent("""
+        @dataclass
+        class TrainerOutput:
+            loss: float
+
+        class LoraLayer(Module):
+            def __init__(self, rank):
+                def __init__(inner): ...
+
+        class PeftArgs:
+            \"\"\"
+            class Example:
+            \"\"\"
+            def __init__(self): ...
+
+        def build():
+            class Local:
+                async def __init__(self): ...
+    """)
+    assert classes_defining(source, frozenset({"__init__"})) == {"LoraLayer", "PeftArgs", "Local"}
+    assert classes_defining(source, frozenset({"post_init"})) == set()
+
+
 def test_raised_names_are_collected():
     scan = scan_file("raise SettingsError('x')\nraise builtins.ValueError\nraise(KeyError)\n")
     assert scan.raised == {"SettingsError", "ValueError", "KeyError"}
 
 
 def test_a_scan_survives_its_row_form():
-    scan = scan_file(textwrap.dedent(SCANS[4][1]) + "raise ValueError\n")
+    scan = scan_file(GENERATION + "raise ValueError\n")
     assert FileClasses.from_row(scan.to_row()) == scan
 
 
