@@ -17,7 +17,8 @@ MessageStatus = Literal["literal", "template", "partial", "unresolved"]
 # string literals kept as written) instead of by regular expressions, and the Hole of a
 # conditional `msg += ...` is joined too (it kept its line breaks and comments).
 # 4: `init` validators, the wider name rule, `post_init`, calls followed through class
-# names, super(), properties and annotated members, and the file's own error subclasses.
+# names, super(), properties and annotated members, and the file's own error subclasses;
+# guards for nested early exits, `continue`, loop headers, without duplicates; priorChecks.
 EXTRACTOR_VERSION = "4"
 
 
@@ -79,6 +80,8 @@ class RaiseSite(BaseModel):
     messagePattern: str
     messageStatus: MessageStatus
     guards: list[str] = Field(default_factory=list)
+    # the negated tests of the earlier `if ...: raise` checks of the function that passed
+    priorChecks: list[str] = Field(default_factory=list)
     sourceCode: str
     sourceCodeStart: int
     sourceCodeEnd: int

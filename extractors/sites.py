@@ -357,6 +357,7 @@ class _Facts(NamedTuple):
     messagePattern: str
     messageStatus: str
     guards: list[str]
+    priorChecks: list[str]
     occurrence: int
 
 
@@ -390,6 +391,7 @@ def function_sites(
                 messagePattern=fact.messagePattern,
                 messageStatus=fact.messageStatus,
                 guards=fact.guards,
+                priorChecks=fact.priorChecks,
                 sourceCode="\n".join(lines[start - 1 : end]),
                 sourceCodeStart=start,
                 sourceCodeEnd=end,
@@ -443,6 +445,7 @@ def _function_facts(fn: Function, rules: Rules, snippet: _Snippet) -> list[_Fact
         else:
             message = Message()
         text = message.text()
+        conditions = guards_of(steps, module)
         facts.append(
             _Facts(
                 line - fn.start,
@@ -450,7 +453,8 @@ def _function_facts(fn: Function, rules: Rules, snippet: _Snippet) -> list[_Fact
                 text,
                 message.pattern(),
                 message.status(),
-                guards_of(steps, module),
+                conditions.guards,
+                conditions.prior_checks,
                 seen[text],
             )
         )

@@ -29,7 +29,8 @@ def extract(*args: str) -> Result:
     return CliRunner().invoke(main, ["extract", *args])
 
 
-def _site(sha: str, line: int, message: str, pattern: str, status: str, guard: str) -> dict:
+def _site(sha: str, line: int, message: str, pattern: str, status: str, guard: str,
+          prior: list[str]) -> dict:
     window = CONFIG_V2.rstrip("\n")
     return {
         "repo": "acme/widgets",
@@ -43,6 +44,7 @@ def _site(sha: str, line: int, message: str, pattern: str, status: str, guard: s
         "messagePattern": pattern,
         "messageStatus": status,
         "guards": [guard],
+        "priorChecks": prior,
         "sourceCode": window,
         "sourceCodeStart": 1,
         "sourceCodeEnd": 13,
@@ -53,10 +55,10 @@ def _site(sha: str, line: int, message: str, pattern: str, status: str, guard: s
 def expected_lines(sha: str) -> str:
     sites = [
         _site(sha, 11, "max_num_seqs must be positive", "max_num_seqs must be positive",
-              "literal", "self.max_num_seqs <= 0"),
+              "literal", "self.max_num_seqs <= 0", []),
         _site(sha, 13, "unknown --scheduling-policy {self.policy!r}",
               "unknown --scheduling-policy (.*?)", "template",
-              'self.policy not in ("fcfs", "priority")'),
+              'self.policy not in ("fcfs", "priority")', ["self.max_num_seqs > 0"]),
     ]
     return "".join(json.dumps(s, separators=(",", ":"), ensure_ascii=False) + "\n" for s in sites)
 

@@ -184,6 +184,7 @@ def test_site_fields_of_a_decorated_method():
         "messagePattern": "max_num_seqs must be >= 1, got (.*?)",
         "messageStatus": "template",
         "guards": ["self.max_num_seqs < 1"],
+        "priorChecks": [],
         "sourceCode": source.rstrip("\n"),
         "sourceCodeStart": 1,
         "sourceCodeEnd": 8,

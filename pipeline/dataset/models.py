@@ -72,6 +72,7 @@ class Site(BaseModel):
     messagePattern: str
     messageStatus: MessageStatus
     guards: list[str]
+    priorChecks: list[str] = Field(default_factory=list)
     sourceCode: str
     sourceCodeStart: int
     sourceCodeEnd: int
@@ -190,6 +191,8 @@ class IndexEntry(BaseModel):
     messagePattern: str
     messageStatus: MessageStatus
     guards: list[str]
+    # missing in datasets written before priorChecks existed
+    priorChecks: list[str] = Field(default_factory=list)
 
     @classmethod
     def of(cls, site: Site, id: str, slug: str) -> IndexEntry:
