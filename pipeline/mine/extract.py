@@ -338,6 +338,8 @@ def extract_source(
     rev: str | None = None,
     *,
     repo_name: str | None = None,
+    tag: str | None = None,
+    path_prefix: str | None = None,
     cache_dir: Path | None = None,
     use_cache: bool = True,
     rules: Rules | None = None,
@@ -347,10 +349,11 @@ def extract_source(
     console: Console | None = None,
 ) -> Extraction:
     """The `extract` command's job: open SOURCE at REV and extract it (SourceError on bad
-    input, before any analysis)."""
+    input, before any analysis); `tag` (a tag format) and `path_prefix` apply to a `pypi:`
+    SOURCE."""
     cache_dir = resolve_cache_dir(cache_dir)
     snapshot = open_source(source, rev, repo_name=repo_name, cache_dir=cache_dir,
-                           console=console)
+                           console=console, tag=tag, path_prefix=path_prefix)
     snapshot.require_repo()  # before the store file is created
     rules = rules or Rules()
     options = dict(include=include, exclude=exclude, workers=workers, console=console)
