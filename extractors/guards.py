@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
+from extractors import ops
 from extractors.one_line import one_line
 
 
@@ -29,30 +30,6 @@ class Branch:
 
 Step = Block | Branch
 
-_FLIP: dict[type[cst.BaseCompOp], type[cst.BaseCompOp]] = {
-    cst.Equal: cst.NotEqual,
-    cst.NotEqual: cst.Equal,
-    cst.Is: cst.IsNot,
-    cst.IsNot: cst.Is,
-    cst.In: cst.NotIn,
-    cst.NotIn: cst.In,
-    cst.LessThan: cst.GreaterThanEqual,
-    cst.GreaterThanEqual: cst.LessThan,
-    cst.GreaterThan: cst.LessThanEqual,
-    cst.LessThanEqual: cst.GreaterThan,
-}
-_OP_TEXT = {
-    cst.Equal: "==",
-    cst.NotEqual: "!=",
-    cst.Is: "is",
-    cst.IsNot: "is not",
-    cst.In: "in",
-    cst.NotIn: "not in",
-    cst.LessThan: "<",
-    cst.GreaterThanEqual: ">=",
-    cst.GreaterThan: ">",
-    cst.LessThanEqual: "<=",
-}
 # expressions that read fine after a bare `not`
 _ATOMS = (
     cst.Name,
@@ -96,7 +73,7 @@ def _bare(node: cst.BaseExpression, module: cst.Module) -> str:
 def _negate(node: cst.BaseExpression, module: cst.Module) -> tuple[str, int]:
     if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
         target = node.comparisons[0]
-        flipped = _OP_TEXT[_FLIP[type(target.operator)]]
+        flipped = ops.of_cst(target.operator).negation
         left = module.code_for_node(node.left)
         right = module.code_for_node(target.comparator)
         return f"{left} {flipped} {right}", _TIGHT

@@ -101,7 +101,7 @@ class Message:
 
 def message_of(expr: cst.BaseExpression, module: cst.Module, lookup: Lookup) -> Message:
     """The message that `expr` evaluates to at run time, as far as the source tells."""
-    return _Reader(module, lookup).message(expr)
+    return Reader(module, lookup).message(expr)
 
 
 def message_of_args(args: Sequence[cst.Arg], module: cst.Module, lookup: Lookup) -> Message:
@@ -111,7 +111,7 @@ def message_of_args(args: Sequence[cst.Arg], module: cst.Module, lookup: Lookup)
     positional argument is its message; several are rendered as `str(tuple)` at run time,
     which we do not reconstruct: one unknown Hole with the arguments' source.
     """
-    reader = _Reader(module, lookup)
+    reader = Reader(module, lookup)
     if not args:
         return Message()
     if len(args) == 1 and not args[0].star and args[0].keyword is None:
@@ -131,7 +131,7 @@ def _joined(messages: Sequence[Message]) -> Message:
     return Message(tuple(part for message in messages for part in message.parts))
 
 
-class _Reader:
+class Reader:
     """One reconstruction: the module (for source text) and the local-name lookup."""
 
     def __init__(self, module: cst.Module, lookup: Lookup) -> None:
@@ -139,7 +139,7 @@ class _Reader:
         self.lookup = lookup
 
     def message(self, expr: cst.BaseExpression) -> Message:
-        for form in _FORMS:
+        for form in FORMS:
             found = form(self, expr)
             if found is not None:
                 return found
@@ -165,7 +165,7 @@ class _Reader:
 # --- forms -------------------------------------------------------------------------------
 
 
-def string_literal(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
+def string_literal(reader: Reader, expr: cst.BaseExpression) -> Message | None:
     """'a', "a", '''a''', r'a\\d', u'a' -> their run-time text; bytes are not a message."""
     if not isinstance(expr, cst.SimpleString):
         return None
@@ -173,7 +173,7 @@ def string_literal(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
     return _literal(value) if isinstance(value, str) else None
 
 
-def implicit_concatenation(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
+def implicit_concatenation(reader: Reader, expr: cst.BaseExpression) -> Message | None:
     """'a ' f'b {x}' -> the parts of each piece in turn."""
     if not isinstance(expr, cst.ConcatenatedString):
         return None
@@ -183,7 +183,7 @@ def implicit_concatenation(reader: _Reader, expr: cst.BaseExpression) -> Message
     return reader.message(expr.left) + reader.message(expr.right)
 
 
-def fstring(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
+def fstring(reader: Reader, expr: cst.BaseExpression) -> Message | None:
     """f'got {cfg.mode!r}' -> Text 'got ', Hole 'cfg.mode!r'; `{{`/`}}` become braces."""
     if not isinstance(expr, cst.FormattedString):
         return None
@@ -198,7 +198,7 @@ def fstring(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
     return _joined(parts)
 
 
-def _fstring_field(reader: _Reader, field: cst.FormattedStringExpression) -> Message:
+def _fstring_field(reader: Reader, field: cst.FormattedStringExpression) -> Message:
     spec = None
     if field.format_spec is not None:
         spec = "".join(
@@ -224,7 +224,7 @@ def _fstring_field(reader: _Reader, field: cst.FormattedStringExpression) -> Mes
     return label + reader.formatted(field.expression, suffix)
 
 
-def plus_concatenation(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
+def plus_concatenation(reader: Reader, expr: cst.BaseExpression) -> Message | None:
     """'a' + x + str(n) -> the parts of each operand; two unknowns added stay one Hole."""
     if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add)):
         return None
@@ -234,7 +234,7 @@ def plus_concatenation(reader: _Reader, expr: cst.BaseExpression) -> Message | N
     return joined
 
 
-def str_call(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
+def str_call(reader: Reader, expr: cst.BaseExpression) -> Message | None:
     """str(x) -> Hole 'x', repr(x) -> Hole 'x!r' (formatted values)."""
     if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)):
         return None
@@ -246,7 +246,7 @@ def str_call(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
     return reader.formatted(arg.value, "!r" if expr.func.value == "repr" else "")
 
 
-def local_name(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
+def local_name(reader: Reader, expr: cst.BaseExpression) -> Message | None:
     """A name -> what `lookup` says it holds, else an unknown Hole with the name."""
     if not isinstance(expr, cst.Name):
         return None
@@ -254,7 +254,7 @@ def local_name(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
     return found if found is not None else _unknown(expr.value)
 
 
-def _known_template(reader: _Reader, expr: cst.BaseExpression) -> str | None:
+def _known_template(reader: Reader, expr: cst.BaseExpression) -> str | None:
     """The text of a format string whose every character is known, else None."""
     template = reader.message(expr)
     return template.text() if template.status() == "literal" and template.has_text() else None
@@ -266,7 +266,7 @@ _PRINTF = re.compile(
 )
 
 
-def percent_format(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
+def percent_format(reader: Reader, expr: cst.BaseExpression) -> Message | None:
     """'bad %s' % x, '%s and %r' % (a, b), '%(n)d' % {'n': n}; `%%` is a percent sign."""
     if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo)):
         return None
@@ -295,7 +295,7 @@ def percent_format(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
 class _PercentValues:
     """The right operand of `%`, handed out one conversion at a time."""
 
-    def __init__(self, reader: _Reader, right: cst.BaseExpression, specs: list[re.Match[str]]):
+    def __init__(self, reader: Reader, right: cst.BaseExpression, specs: list[re.Match[str]]):
         self.reader = reader
         self.right = right
         self.index = 0
@@ -350,7 +350,7 @@ def _printf_suffix(spec: re.Match[str]) -> str:
     return f":{spec['flags']}{spec['width'] or ''}{precision}{kind}"
 
 
-def format_call(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
+def format_call(reader: Reader, expr: cst.BaseExpression) -> Message | None:
     """'{} and {name!r}'.format(a, name=b) -> Holes 'a', 'b!r'; unknown fields as written."""
     if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)):
         return None
@@ -375,7 +375,7 @@ def format_call(reader: _Reader, expr: cst.BaseExpression) -> Message | None:
 class _FormatArguments:
     """The arguments of a `.format(...)` call, resolved field by field."""
 
-    def __init__(self, reader: _Reader, args: Sequence[cst.Arg]) -> None:
+    def __init__(self, reader: Reader, args: Sequence[cst.Arg]) -> None:
         self.reader = reader
         self.positional: list[cst.BaseExpression] = []
         self.keywords: dict[str, cst.BaseExpression] = {}
@@ -424,8 +424,9 @@ class _FormatArguments:
         return "".join(written)
 
 
-# Tried in order; the first form that claims the node gives the message.
-_FORMS: tuple[Callable[[_Reader, cst.BaseExpression], Message | None], ...] = (
+# Every message form, tried in order: the first that claims the node gives the message.
+# tests/test_messages.py holds one case table per form and fails when one has none.
+FORMS: tuple[Callable[[Reader, cst.BaseExpression], Message | None], ...] = (
     string_literal,
     implicit_concatenation,
     fstring,

@@ -241,14 +241,16 @@ def diff_command(old: str, new: str, fmt: str, exit_code: bool, cache_dir: Path 
               help="A dataset folder, or a folder holding datasets; repeatable "
               "(default: every dataset under output/).")
 @click.option("--json", "as_json", is_flag=True,
-              help="Print the envelopes of the best matching records (with --all: of every "
-              "candidate) as JSON Lines, best first.")
+              help="Print the best matching records (with --all: every candidate) as JSON "
+              "Lines, best first: how each matched, the releases holding it, its envelope.")
 @click.option("--all", "show_all", is_flag=True,
               help="List every candidate record with its score instead of the best page.")
 def explain_command(message: str, datasets: tuple[Path, ...], as_json: bool,
                     show_all: bool) -> None:
-    """Find the record that explains MESSAGE: an error message, a `ValueError: ...` line or a
-    whole pasted traceback (log-line prefixes are stripped); `-` reads it from stdin. Exit
+    """Find the record that explains MESSAGE: an error message, a `ValueError: ...` line, a
+    whole pasted traceback, or a client's or logger's wrapping of it (pydantic items, HTTP
+    errors, JSON bodies, log prefixes, colours, wrapped lines); `-` reads it from stdin. A
+    message in another release's wording matches when one record clearly explains it. Exit
     codes: 0 a record matches, 1 only approximate (similar) records, 2 no dataset."""
     import sys
 
@@ -258,13 +260,19 @@ def explain_command(message: str, datasets: tuple[Path, ...], as_json: bool,
     text = sys.stdin.read() if message == "-" else message
     if not text.strip():
         raise InputError("MESSAGE is empty: pass the error message, or - and paste it on stdin")
+    from pipeline.lookup.page import printable
+
     try:
-        output, code = explain(text, list(datasets), fmt="json" if as_json else "text",
-                               show_all=show_all)
+        explained = explain(text, list(datasets), fmt="json" if as_json else "text",
+                            show_all=show_all)
     except ExplainError as error:
-        raise InputError(str(error)) from None
-    click.echo(output, nl=False)
-    raise SystemExit(code)
+        for warning in error.warnings:
+            click.echo(f"warning: {printable(warning)}", err=True)
+        raise InputError(printable(str(error))) from None
+    for warning in explained.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(explained.output, nl=False)
+    raise SystemExit(explained.code)
 
 
 @main.command("render", short_help="Render a dataset as Markdown pages or a static HTML site.")

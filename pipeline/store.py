@@ -115,11 +115,6 @@ class Store:
 
     # -- the extractor's memo (extractors.facts.Memo) ----------------------------------
 
-    def get_memo(self, key: str) -> str | None:
-        with self._lock:
-            row = self._db.execute("SELECT value FROM memo WHERE key = ?", (key,)).fetchone()
-        return None if row is None else row[0]
-
     def get_memos(self, keys: Iterable[str]) -> dict[str, str]:
         """The memo entries of these keys that the store has."""
         found: dict[str, str] = {}

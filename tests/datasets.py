@@ -59,6 +59,7 @@ class Case:
     sourceStart: int
     explanation: dict = field(default_factory=dict)
     errorClass: str = "ValueError"
+    messageFragments: list[str] = field(default_factory=list)
 
 
 def _explanation(topic: str, **overrides: object) -> dict:
@@ -189,6 +190,7 @@ def entry_of(case: Case) -> IndexEntry:
         messagePattern=case.messagePattern,
         messageStatus=case.messageStatus,
         guards=case.guards,
+        messageFragments=case.messageFragments,
     )
 
 
@@ -198,6 +200,7 @@ def write_fixture_dataset(
     repo: str = REPO,
     sha: str = SHA,
     provider: str = "openai",
+    source: str = "git",
 ) -> Path:
     """Write the cases as a dataset under `out_dir` and return its directory."""
     cases = CASES if cases is None else cases
@@ -208,7 +211,7 @@ def write_fixture_dataset(
         repo=repo,
         analyzedSha=sha,
         datasetVersion=DATASET_VERSION,
-        source="git",
+        source=source,
         counts=Counts(records=len(cases), byStatus=StatusCounts(**by_status)),
         llm=LLMUsage(provider=provider, model="test-model", promptVersion="explain-v1"),
         tool=Tool(version="0.1.0", extractorVersion="1"),

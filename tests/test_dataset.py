@@ -6,7 +6,13 @@ import json
 
 import pytest
 
-from pipeline.dataset.reader import DatasetError, find_datasets, load_dataset
+from pipeline.dataset.reader import (
+    DatasetError,
+    datasets_under,
+    find_datasets,
+    load_dataset,
+    one_dataset,
+)
 from pipeline.keys import record_id
 from tests.site_factory import REPO, SHA
 from tests.test_writer import SITES, VERSION, write
@@ -44,6 +50,36 @@ def test_find_datasets_lists_every_manifest_directory(tmp_path):
         tmp_path / "acme" / "engine" / SHA,
         other / "acme" / "engine" / SHA,
     ]
+
+
+def test_a_dataset_argument_names_itself_or_the_datasets_under_it(tmp_path):
+    write(tmp_path / "a", SITES)
+    write(tmp_path / "b", SITES)
+    inside = tmp_path / "a" / "acme" / "engine" / SHA
+    assert datasets_under(inside) == [inside]
+    assert one_dataset(tmp_path / "a") == inside
+    assert datasets_under(tmp_path) == [inside, tmp_path / "b" / "acme" / "engine" / SHA]
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("missing", "{path}: no such directory"),
+        ("file", "{path}: not a directory"),
+        ("empty", "{path}: no dataset (manifest.json) under this folder; write one with `vmine run`"),
+        ("", "{path}: 4 datasets under this folder (a/acme/engine/{sha}, b/acme/engine/{sha}, "
+             "c/acme/engine/{sha}, ...); name one"),
+    ],
+)
+def test_a_dataset_argument_that_names_no_single_dataset_is_one_line(tmp_path, name, message):
+    for folder in "abcd":
+        write(tmp_path / folder, SITES)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "file").write_text("")
+    path = tmp_path / name
+    with pytest.raises(DatasetError) as raised:
+        one_dataset(path)
+    assert str(raised.value) == message.format(path=path, sha=SHA)
 
 
 def test_unknown_record_field_is_an_error(root):

@@ -342,7 +342,8 @@ def test_cli_accepts_a_folder_holding_one_dataset(two_datasets, tmp_path):
     [
         ("{tmp}", "Error: OLD {tmp}: 2 datasets under this folder "
                   "(new/acme/engine/{b}, old/acme/engine/{a}); name one"),
-        ("{tmp}/empty", "Error: OLD {tmp}/empty: no dataset (manifest.json) under this folder"),
+        ("{tmp}/empty", "Error: OLD {tmp}/empty: no dataset (manifest.json) under this folder; "
+                        "write one with `vmine run`"),
         ("no-such-thing", "Error: OLD no-such-thing: not a dataset folder, SOURCE@REV or "
                           "pypi:NAME==VERSION"),
     ],

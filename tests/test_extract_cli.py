@@ -248,5 +248,7 @@ def test_globs_select_python_files(
 
 
 def test_analysis_token_changes_with_the_rules() -> None:
+    # equal within one process (memo_token is cached); tests/test_determinism.py compares
+    # the tokens of two processes
     assert analysis_token(Rules()) == analysis_token(Rules())
     assert analysis_token(Rules()) != analysis_token(Rules(error_classes=("ValueError", "TypeError")))

@@ -124,13 +124,15 @@ def test_worker_processes_share_the_memo_and_give_what_one_process_gives(
 def test_the_memo_round_trips_and_a_reader_keeps_what_it_made(tmp_path: Path) -> None:
     path = tmp_path / "store.sqlite"
     with Store(path) as store:
-        store.put_memo([("segment:a", "[]"), ("function:b", "[[1]]")])
-        assert store.get_memo("segment:a") == "[]"
+        store.put_files([], "token", memo=[("segment:a", "[]"), ("function:b", "[[1]]")])
         reader = MemoReader(path)
+        assert reader.get("segment:a") == "[]"
         assert reader.get("function:b") == "[[1]]"
         reader.put("segment:c", "[2]")
         assert reader.get("segment:c") == "[2]"
-        assert store.get_memo("segment:c") is None  # the reader's owner stores it
+        other = MemoReader(path)
+        assert other.get("segment:c") is None  # the reader's owner stores it
+        other.close()
         assert reader.take() == [("segment:c", "[2]")]
         assert reader.take() == []
         reader.close()

@@ -12,7 +12,24 @@ from types import SimpleNamespace
 import libcst as cst
 import pytest
 
-from extractors.messages import Hole, Message, Text, message_of, message_of_args, one_line
+from extractors.messages import (
+    FORMS,
+    Hole,
+    Message,
+    Reader,
+    Text,
+    format_call,
+    fstring,
+    implicit_concatenation,
+    local_name,
+    message_of,
+    message_of_args,
+    one_line,
+    percent_format,
+    plus_concatenation,
+    str_call,
+    string_literal,
+)
 
 # Local names the (stand-in) binding lookup knows; any other name is unknown to it.
 KNOWN = {"prefix": "Invalid value: ", "hint": "see --help"}
@@ -251,9 +268,18 @@ def test_str_and_repr_of_one_value_are_formatted_values(source, text, status, pa
 
 # --- names and everything else -----------------------------------------------------------
 
-OTHER_EXPRESSIONS = [
+LOCAL_NAMES = [
     ("prefix", "Invalid value: ", "literal", "Invalid value: "),
     ("reason", "{reason}", "unresolved", "(.*?)"),
+]
+
+
+@pytest.mark.parametrize(("source", "text", "status", "pattern"), LOCAL_NAMES)
+def test_local_name_is_what_the_lookup_says_it_holds(source, text, status, pattern):
+    check(reconstruct(source), text, status, pattern)
+
+
+OTHER_EXPRESSIONS = [
     ("cfg.mode", "{cfg.mode}", "unresolved", "(.*?)"),
     ("describe(x)", "{describe(x)}", "unresolved", "(.*?)"),
     ('d["k"]', '{d["k"]}', "unresolved", "(.*?)"),
@@ -275,8 +301,44 @@ ALL_EXPRESSION_CASES = (
     + PERCENT_FORMATTING
     + FORMAT_CALLS
     + STR_CALLS
+    + LOCAL_NAMES
     + OTHER_EXPRESSIONS
 )
+
+# The case table of each message form of extractors/messages.py.
+FORM_TABLES = {
+    string_literal: STRING_LITERALS,
+    implicit_concatenation: IMPLICIT_CONCATENATION,
+    fstring: FSTRINGS,
+    local_name: LOCAL_NAMES,
+    plus_concatenation: PLUS_CONCATENATION,
+    percent_format: PERCENT_FORMATTING,
+    str_call: STR_CALLS,
+    format_call: FORMAT_CALLS,
+}
+
+
+def claimed_by(source: str):
+    """The form that claims the expression `source` (None: it is one unknown Hole)."""
+    module = cst.parse_module(f"_ = {source}\n")
+    expr = module.body[0].body[0].value
+    reader = Reader(module, lookup)
+    return next((form for form in FORMS if form(reader, expr) is not None), None)
+
+
+def test_every_message_form_has_a_case_table():
+    assert [form.__name__ for form in FORMS if form not in FORM_TABLES] == []
+    assert [form.__name__ for form in FORM_TABLES if form not in FORMS] == []
+
+
+@pytest.mark.parametrize("form", FORMS, ids=lambda form: form.__name__)
+def test_each_form_claims_cases_of_its_own_table(form):
+    claims = [case[0] for case in FORM_TABLES[form] if claimed_by(case[0]) is form]
+    assert claims, f"no case of its table is claimed by {form.__name__}"
+
+
+def test_no_form_claims_the_other_expressions():
+    assert [case[0] for case in OTHER_EXPRESSIONS if claimed_by(case[0]) is not None] == []
 
 
 @pytest.mark.parametrize(

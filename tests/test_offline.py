@@ -12,6 +12,7 @@ from pipeline.dataset.models import Explanation, Site, github_url
 from pipeline.explainers.base import ExplainRequest
 from pipeline.explainers.grounding import RepoGrounding
 from pipeline.explainers.offline import PROMPT_VERSION, OfflineExplainer, explain_site
+from pipeline.explainers.offline.checks import fragments, holes, longest_fragment
 from pipeline.explainers.offline.conditions import parse_guards
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -466,8 +467,13 @@ PHRASES = [
     ('self.mode == "all"', 'mode is "all"', 'mode is not "all"'),
     ("self.n > 0", "n is greater than 0", "n is at most 0"),
     ("self.n >= 2", "n is at least 2", "n is less than 2"),
+    ("self.n < 2", "n is less than 2", "n is at least 2"),
+    ("self.n <= 2", "n is at most 2", "n is greater than 2"),
+    ('self.mode != "all"', 'mode is not "all"', 'mode is "all"'),
     ("self.kind in KINDS", "kind is in KINDS", "kind is not in KINDS"),
+    ("self.kind not in KINDS", "kind is not in KINDS", "kind is in KINDS"),
     ("self.spec is not None", "spec is not None", "spec is None"),
+    ("self.spec is None", "spec is None", "spec is not None"),
     ("isinstance(self.n, int)", "n is an instance of int", "n is not an instance of int"),
     ("not is_known(self.dtype)", "is_known(dtype) returns false", "is_known(dtype) returns true"),
     ("len(self.items) > 0", "items is not empty", "items is empty"),
@@ -483,6 +489,47 @@ PHRASES = [
 def test_guard_in_words(guard, holds, fails):
     (condition,) = parse_guards([guard])
     assert (condition.phrase(), condition.phrase(negate=True)) == (holds, fails)
+
+
+# one comparison per operator (extractors/ops.py): the type guard's test, the first solution
+# and the example fix of a lone guard of a __post_init__
+OPERATORS = [
+    ("self.n == 4", "cfg.n != 4", "Make n something other than 4.",
+     "cfg.n = 4", "cfg.n = ...  # anything but 4"),
+    ("self.n != 4", "cfg.n == 4", "Make n 4.", "cfg.n = ...  # anything but 4", "cfg.n = 4"),
+    ("self.n < 4", "cfg.n >= 4", "Make n at least 4.", "cfg.n = 3", "cfg.n = 4"),
+    ("self.n <= 4", "cfg.n > 4", "Make n greater than 4.", "cfg.n = 4", "cfg.n = 5"),
+    ("self.n > 4", "cfg.n <= 4", "Make n at most 4.", "cfg.n = 5", "cfg.n = 4"),
+    ("self.n >= 4", "cfg.n < 4", "Make n less than 4.", "cfg.n = 4", "cfg.n = 3"),
+    ("self.kind in KINDS", "cfg.kind not in KINDS", "Make sure kind is not in KINDS.",
+     "cfg.kind = ...  # one of KINDS", "cfg.kind = ...  # not in KINDS"),
+    ("self.kind not in KINDS", "cfg.kind in KINDS", "Make sure kind is in KINDS.",
+     "cfg.kind = ...  # not in KINDS", "cfg.kind = ...  # one of KINDS"),
+    ("self.spec is None", "cfg.spec is not None", "Set spec.",
+     "cfg.spec = None", "cfg.spec = ...  # a value"),
+    ("self.spec is not None", "cfg.spec is None", "Leave spec as None.",
+     "cfg.spec = ...  # a value", "cfg.spec = None"),
+    ("self.low < self.high", "cfg.low >= cfg.high", "Make low at least high.",
+     "cfg.low = ...  # less than cfg.high", "cfg.low = cfg.high"),
+    ("self.low <= self.high", "cfg.low > cfg.high", "Make low greater than high.",
+     "cfg.low = ...  # at most cfg.high", "cfg.low = ...  # greater than cfg.high"),
+    ("self.low > self.high", "cfg.low <= cfg.high", "Make low at most high.",
+     "cfg.low = ...  # greater than cfg.high", "cfg.low = cfg.high"),
+    ("self.low >= self.high", "cfg.low < cfg.high", "Make low less than high.",
+     "cfg.low = ...  # at least cfg.high", "cfg.low = ...  # less than cfg.high"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("guard", "passes", "solution", "before", "after"), OPERATORS)
+def test_each_operator_gets_its_negation_solution_and_boundary(
+    guard, passes, solution, before, after
+):
+    source = f"def __post_init__(self):\n    if {guard}:\n        raise ValueError('bad')\n"
+    site = make_site("Cfg.__post_init__", "post_init", "bad", [guard], source)
+    explanation = explain_site(site)
+    assert explanation.typeGuard.splitlines()[-1] == f"    return {passes}"
+    assert explanation.solutions[0] == solution
+    assert explanation.exampleFix == f"# before\n{before}\n# after\n{after}"
 
 
 def test_explainer_runs_grounding_and_reports_its_identity():
@@ -724,3 +771,14 @@ def test_a_value_known_not_to_be_none_is_empty_not_unset():
         "# before\npinned_cpus = ...  # an empty value\n"
         "# after\npinned_cpus = ...  # a non-empty value"
     )
+
+
+def test_message_fragments_come_from_the_pattern_as_vmine_writes_it():
+    assert fragments(r"\(P/D\) got (.*?) \[ok\]") == ("(P/D) got ", " [ok]")
+    assert longest_fragment(r"\(P/D\) got (.*?) \[ok\]") == "(P/D) got"
+    site = make_site("f", "name", "got {n} of {m}", [], "def f(): pass",
+                     pattern="got (.*?) of (.*?)", status="template")
+    assert holes(site) == ["{n}", "{m}"]
+    # a pattern vmine never writes has no known literal text
+    assert fragments("got [0-9]+") == ()
+    assert longest_fragment("got [0-9]+") is None

@@ -379,7 +379,8 @@ def test_render_accepts_a_folder_holding_one_dataset(tmp_path: Path) -> None:
 def test_render_without_a_dataset_is_an_input_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["render", str(tmp_path), "-o", str(tmp_path / "md")])
     assert (result.exit_code, result.output) == (
-        2, f"Error: {tmp_path}: no dataset found; give one folder holding manifest.json\n"
+        2, f"Error: {tmp_path}: no dataset (manifest.json) under this folder; write one with "
+           "`vmine run`\n"
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -191,8 +191,14 @@ class IndexEntry(BaseModel):
     messagePattern: str
     messageStatus: MessageStatus
     guards: list[str]
-    # missing in datasets written before priorChecks existed
+    # A message built from parts (`" ".join(parts)`): the literal pieces a rendering may hold,
+    # in source order; empty for other messages. Absent from datasets of older vmine.
+    messageFragments: list[str] = Field(default_factory=list)
+    # The negated tests of the earlier checks of the function (see Site).
     priorChecks: list[str] = Field(default_factory=list)
+
+    # Fields added after datasets were first written: a dataset read back may lack them.
+    added_fields: ClassVar[frozenset[str]] = frozenset({"messageFragments", "priorChecks"})
 
     @classmethod
     def of(cls, site: Site, id: str, slug: str) -> IndexEntry:

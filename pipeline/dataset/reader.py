@@ -56,11 +56,13 @@ def _problem(error: ValidationError) -> str:
 
 def _missing(model: type[BaseModel], data: object, where: str) -> str | None:
     """The first field the model has but `data` lacks (defaults do not excuse it: a dataset
-    on disk always spells out every field), searching nested models and lists of them."""
+    on disk always spells out every field, except the fields added since datasets were first
+    written, a model's `added_fields`), searching nested models and lists of them."""
     if not isinstance(data, dict):
         return None
+    added = getattr(model, "added_fields", frozenset())
     for name, info in model.model_fields.items():
-        if info.exclude:
+        if info.exclude or name in added:
             continue
         if name not in data:
             return f"{where}{name}: field required"
@@ -152,10 +154,31 @@ def find_datasets(root: Path) -> list[Path]:
     return sorted(path.parent for path in root.rglob(MANIFEST) if path.is_file())
 
 
-def datasets_at(path: Path) -> list[Path]:
-    """What a DATASET argument names: the dataset `path` itself (it holds manifest.json),
-    else every dataset under it; [] when it is no directory. Callers want exactly one."""
+def datasets_under(path: Path) -> list[Path]:
+    """What a DATASET argument names: the dataset `path` itself (it holds manifest.json), else
+    every dataset under it, sorted. DatasetError when there is none; every command that reads
+    datasets says so in these words."""
     path = Path(path)
+    if not path.is_dir():
+        raise DatasetError(f"{path}: {'not a directory' if path.exists() else 'no such directory'}")
     if manifest_path(path).is_file():
         return [path]
-    return find_datasets(path) if path.is_dir() else []
+    found = find_datasets(path)
+    if not found:
+        raise DatasetError(
+            f"{path}: no dataset (manifest.json) under this folder; write one with `vmine run`"
+        )
+    return found
+
+
+def one_dataset(path: Path) -> Path:
+    """The one dataset a DATASET argument names; DatasetError when it names none or several
+    (the first few are listed, to pick from)."""
+    found = datasets_under(path)
+    if len(found) > 1:
+        names = ", ".join(str(item.relative_to(path)) for item in found[:3])
+        more = ", ..." if len(found) > 3 else ""
+        raise DatasetError(
+            f"{path}: {len(found)} datasets under this folder ({names}{more}); name one"
+        )
+    return found[0]

@@ -35,13 +35,14 @@ _PATTERNS = {
 }
 
 
-def _tighten(node: object) -> None:
-    """Every property is required (files spell out every field, as `load_dataset` demands),
-    and the checked string formats carry their pattern."""
+def _tighten(node: object, added: frozenset[str] = frozenset()) -> None:
+    """Every property is required (files spell out every field, as `load_dataset` demands)
+    but those added since datasets were first written, and the checked string formats carry
+    their pattern."""
     if isinstance(node, dict):
         properties = node.get("properties")
         if isinstance(properties, dict):
-            node["required"] = list(properties)
+            node["required"] = [name for name in properties if name not in added]
             for name, prop in properties.items():
                 if name in _PATTERNS and prop.get("type") == "string":
                     prop["pattern"] = _PATTERNS[name]
@@ -59,5 +60,5 @@ def json_schema(kind: str = "record") -> str:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         **SCHEMA_MODELS[kind].model_json_schema(mode="serialization"),
     }
-    _tighten(schema)
+    _tighten(schema, getattr(SCHEMA_MODELS[kind], "added_fields", frozenset()))
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"

@@ -11,7 +11,7 @@ from pathlib import Path
 from extractors.facts import Rules
 from pipeline.console import Console
 from pipeline.dataset.models import IndexEntry, Site
-from pipeline.dataset.reader import DatasetError, datasets_at, load_dataset
+from pipeline.dataset.reader import DatasetError, load_dataset, one_dataset
 from pipeline.diff.changes import ErrorSet, position
 from pipeline.keys import identities
 from pipeline.mine.extract import extract_snapshot
@@ -25,21 +25,11 @@ class DiffInputError(Exception):
     """OLD or NEW cannot be read as an error set; the message is one line for the user."""
 
 
-def _dataset_dir(path: Path, role: str) -> Path:
-    found = datasets_at(path)
-    if len(found) == 1:
-        return found[0]
-    if not found:
-        raise DiffInputError(f"{role} {path}: no dataset (manifest.json) under this folder")
-    names = ", ".join(str(item.relative_to(path)) for item in found[:3])
-    more = ", ..." if len(found) > 3 else ""
-    raise DiffInputError(
-        f"{role} {path}: {len(found)} datasets under this folder ({names}{more}); name one"
-    )
-
-
 def load_dataset_side(path: Path, role: str) -> ErrorSet:
-    root = _dataset_dir(path, role)
+    try:
+        root = one_dataset(path)
+    except DatasetError as exc:
+        raise DiffInputError(f"{role} {exc}") from None
     try:
         dataset = load_dataset(root)
     except DatasetError as exc:

@@ -2,32 +2,33 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.lookup.index import index_dataset, resolve_datasets
-from pipeline.lookup.match import Match, lookup
-from pipeline.lookup.page import format_candidates, format_lookup
+from pipeline.lookup.index import load_datasets
+from pipeline.lookup.match import lookup
+from pipeline.lookup.page import format_candidates, format_json, format_lookup, printable
+
+
+@dataclass
+class Explained:
+    """The output to print, the exit code (0 a match, 1 only approximate results) and the
+    warnings for stderr (datasets skipped, index lines not read), all safe to print."""
+
+    output: str
+    code: int
+    warnings: list[str] = field(default_factory=list)
 
 
 def explain(text: str, dataset_paths: list[Path], *, fmt: str = "text",
-            show_all: bool = False, default_root: Path = Path("output")) -> tuple[str, int]:
-    """The `explain` command: the output to print and the exit code (0 a match, 1 only
-    approximate results). `fmt` is `text` (a page) or `json` (JSON Lines of envelopes)."""
-    datasets = [index_dataset(path) for path in resolve_datasets(dataset_paths, default_root)]
+            show_all: bool = False, default_root: Path = Path("output")) -> Explained:
+    """The `explain` command. `fmt` is `text` (a page, or with `show_all` one line per
+    candidate) or `json` (JSON Lines of the matches and their envelopes)."""
+    datasets, warnings = load_datasets(dataset_paths, default_root)
     found = lookup(text, datasets)
     code = 1 if found.approximate else 0
     if fmt == "json":
-        shown = found.matches if show_all or found.approximate else _tied_best(found.matches)
-        lines = [m.dataset.envelope(m.entry.id).model_dump_json() + "\n" for m in shown]
-        return "".join(lines), code
-    if show_all:
-        return format_candidates(found), code
-    return format_lookup(found), code
-
-
-def _tied_best(matches: list[Match]) -> list[Match]:
-    """Every match as good as the first (the same error in several datasets or places)."""
-    if not matches:
-        return []
-    head = matches[0]
-    return [m for m in matches if (m.kind, round(m.score, 6)) == (head.kind, round(head.score, 6))]
+        output = format_json(found, show_all)
+    else:
+        output = printable(format_candidates(found) if show_all else format_lookup(found))
+    return Explained(output, code, [printable(warning) for warning in warnings])

@@ -1,32 +1,68 @@
-"""A pasted text -> the records that raise its message, ranked: patterns that fully match first,
-else the most similar messages, as approximate."""
+"""A pasted text -> the records that raise its message, ranked.
+
+Kinds of match, best first:
+- `exact`: the record's message has no run-time part and is the pasted message;
+- `pattern`: the record's messagePattern fully matches (scored by the share of the message that
+  is the record's literal text); `parts`: the record is built from parts (messageFragments)
+  and its pieces, in order, cover most of the message (scored by that share);
+- `reworded`: no pattern matches, but one record's words explain almost all of the message
+  and no record of another function comes close: the same error in another release's
+  wording, or the message cut short;
+- `approximate`: the most similar messages, and nothing more.
+The first three count as a match (exit code 0); `approximate` does not.
+
+All matching is done without whitespace (a message wrapped by a terminal stays the same) and
+without a regex engine (fragments.py): a hostile dataset or paste costs linear time. The same
+record (repo and id) in several datasets, one per release, is one match that lists them all."""
 
 from __future__ import annotations
 
-import difflib
-import re
-from dataclasses import dataclass
-from pathlib import Path
+import heapq
+from dataclasses import dataclass, field
 
-from extractors.patterns import HOLE_PATTERN, literal_text, pattern_fragments
 from pipeline.dataset.models import IndexEntry
+from pipeline.lookup.fragments import Folded, covered_in_order, fold, fullmatch, placeholders
 from pipeline.lookup.index import IndexedDataset, IndexedPattern
 from pipeline.lookup.tracebacks import Candidate, candidates
+from pipeline.lookup.wording import Wording, compare, words
 
-_WORD = re.compile(r"\w+")
+# Only the end of a larger paste is read: a traceback ends with its exception.
+MAX_PASTE = 1_000_000
+# A candidate longer than this is no single error message: it is not matched.
+MAX_MESSAGE = 20_000
+# The approximate pass aligns words: it looks at the first candidates, up to this long.
+MAX_APPROXIMATE = 5_000
+APPROXIMATE_CANDIDATES = 6
 APPROXIMATE_LIMIT = 5
+SHORTLIST = 40
 # Below this similarity a record is not worth showing, even as an approximation.
 APPROXIMATE_FLOOR = 0.25
+APPROXIMATE_MIN_WEIGHT = 2
+# A pattern match whose literal text is less than this share of the message is weak.
+WEAK_PATTERN = 0.5
+# A record built from parts matches when its pieces cover this share of the message.
+PARTS_FLOOR = 0.6
+# `reworded` (a match): the record explains this much of the paste, scores this well, and
+# beats every record of another function by this margin; the paste has this many words.
+REWORDED_CONTAINMENT = 0.85
+REWORDED_SCORE = 0.7
+REWORDED_MARGIN = 0.1
+REWORDED_MIN_WEIGHT = 4
+
+KINDS = ("exact", "pattern", "parts", "reworded", "approximate")
+_TIER = {"exact": 0, "pattern": 1, "parts": 1, "reworded": 1, "approximate": 3}
 
 
 @dataclass(frozen=True)
 class Match:
-    """A record that may explain the message, and how well."""
+    """A record that may explain the message, how well, and every dataset holding it."""
 
-    pattern: IndexedPattern
+    pattern: IndexedPattern  # the record as shown: the newest release holding it
     candidate: Candidate
-    score: float  # pattern matches: share of the message that is literal text; else similarity
-    kind: str  # 'exact' | 'pattern' | 'approximate'
+    score: float
+    kind: str
+    wording: Wording | None = None
+    holders: tuple[IndexedPattern, ...] = ()  # the same record in every dataset, oldest first
 
     @property
     def entry(self) -> IndexEntry:
@@ -37,28 +73,36 @@ class Match:
         return self.pattern.dataset
 
     @property
+    def releases(self) -> list[IndexedDataset]:
+        return [holder.dataset for holder in self.holders or (self.pattern,)]
+
+    @property
     def class_agrees(self) -> bool:
         return self.candidate.errorClass in (None, self.entry.errorClass)
+
+    @property
+    def function(self) -> tuple[str, str, str]:
+        """(repo, filePath, qualname) of the function that raises it."""
+        raw = self.pattern.raw
+        return (self.dataset.repo, str(raw.get("filePath")), str(raw.get("qualname")))
 
     def values(self) -> list[tuple[str, str]]:
         """Each run-time part of the record's message (`{tp}`) with the text it has in the
         pasted message (`2`), for a pattern match; [] when they cannot be paired."""
-        if self.kind != "pattern":
+        fragments = self.pattern.fragments
+        if self.kind != "pattern" or not fragments:
             return []
-        raw = self.pattern.raw
-        fragments = pattern_fragments(raw["messagePattern"])
-        found = re.fullmatch(raw["messagePattern"], self.candidate.message, re.DOTALL)
-        if fragments is None or found is None:
+        folded = Folded.of(self.candidate.message)
+        holes = fullmatch(fragments, folded.text)
+        names = placeholders(self.pattern.message)
+        if holes is None or len(names) != len(holes):
             return []
-        holes = re.fullmatch(HOLE_PATTERN.join(map(re.escape, fragments)), raw["errorMessage"],
-                             re.DOTALL)
-        if holes is None or len(holes.groups()) != len(found.groups()):
-            return []
-        return list(zip(holes.groups(), found.groups(), strict=True))
+        return [(name, folded.span(self.candidate.message, start, end))
+                for name, (start, end) in zip(names, holes, strict=True)]
 
     def sort_key(self) -> tuple:
         return (
-            self.kind != "exact",
+            _TIER[self.kind],
             -round(self.score, 6),
             not self.class_agrees,
             self.dataset.repo,
@@ -74,6 +118,8 @@ class Lookup:
 
     candidates: list[Candidate]
     matches: list[Match]
+    datasets: list[IndexedDataset] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def approximate(self) -> bool:
@@ -81,53 +127,113 @@ class Lookup:
 
 
 def lookup(text: str, datasets: list[IndexedDataset]) -> Lookup:
-    """Rank the records of `datasets` against every message found in `text`: records whose
-    pattern fully matches first (exact literal matches, then by the share of the message
-    their literal text covers); when none does, the most similar messages, as approximate."""
+    """Rank the records of `datasets` against every message found in `text` (see the module's
+    doc for the kinds of match and their order)."""
+    notes = []
+    if len(text) > MAX_PASTE:
+        cut = text.find("\n", len(text) - MAX_PASTE)
+        notes.append(f"The paste is {len(text):,} characters long; only its last "
+                     f"{MAX_PASTE:,} were read.")
+        text = text[cut + 1 if 0 <= cut < len(text) - 1 else len(text) - MAX_PASTE :]
     found = candidates(text)
-    best: dict[tuple[Path, str], Match] = {}
-    for candidate in found:
-        message = candidate.message
-        for pattern in (p for dataset in datasets for p in dataset.patterns):
-            if pattern.literal_chars == 0 or not pattern.fullmatch(message):
-                continue  # a pattern without literal text matches anything
-            exact = not pattern.has_holes
-            score = 1.0 if exact else min(1.0, pattern.literal_chars / max(len(message), 1))
-            _keep(best, Match(pattern, candidate, score, "exact" if exact else "pattern"))
-    if not best:
-        for match in _closest(found, datasets):
-            _keep(best, match)
-    return Lookup(found, sorted(best.values(), key=Match.sort_key))
-
-
-def _keep(best: dict[tuple[Path, str], Match], match: Match) -> None:
-    key = (match.dataset.root, match.entry.id)
-    if key not in best or match.sort_key() < best[key].sort_key():
-        best[key] = match
-
-
-def _closest(found: list[Candidate], datasets: list[IndexedDataset]) -> list[Match]:
-    """The records whose message is most similar to a candidate: a cheap word-overlap score
-    picks a shortlist, difflib's ratio on the characters refines it."""
-    shortlist: list[tuple[float, IndexedPattern, Candidate]] = []
-    for candidate in found[:3]:
-        words = set(_WORD.findall(candidate.message.lower()))
-        if not words:
+    looked_up = [c for c in found if len(c.message) <= MAX_MESSAGE]
+    if found and not looked_up:
+        notes.append(f"No message in the paste is shorter than {MAX_MESSAGE:,} characters; "
+                     "paste the error message itself.")
+    records = _records(datasets)
+    best: dict[tuple[str, str], Match] = {}
+    for candidate in looked_up:
+        folded = fold(candidate.message)
+        if not folded:
             continue
-        for dataset in datasets:
-            for pattern in dataset.patterns:
-                theirs = pattern.words
-                if theirs:
-                    overlap = len(words & theirs) / len(words | theirs)
-                    shortlist.append((overlap, pattern, candidate))
-    shortlist.sort(key=lambda item: -item[0])
-    matches = []
-    for overlap, pattern, candidate in shortlist[:40]:
-        ratio = difflib.SequenceMatcher(
-            None, candidate.message.lower(), literal_text(pattern.raw["errorMessage"]).lower()
-        ).ratio()
-        score = (overlap + ratio) / 2
-        if score >= APPROXIMATE_FLOOR:
-            matches.append(Match(pattern, candidate, score, "approximate"))
-    matches.sort(key=Match.sort_key)
-    return matches[:APPROXIMATE_LIMIT]
+        for key, holders in records.items():
+            match = _literal_match(holders, candidate, folded)
+            if match is not None and (key not in best or match.sort_key() < best[key].sort_key()):
+                best[key] = match
+    matches = sorted(best.values(), key=Match.sort_key)
+    if not matches:
+        matches = _closest(looked_up, records)
+    elif matches[0].kind != "exact" and matches[0].score < WEAK_PATTERN:
+        # a pattern mostly made of holes matches many messages: a record whose words explain
+        # the message far better comes first
+        closest = _closest(looked_up, records)
+        if (closest and closest[0].kind == "reworded" and closest[0].score > matches[0].score
+                and all(m.pattern is not closest[0].pattern for m in matches)):
+            matches = [closest[0], *matches]
+    return Lookup(found, matches, datasets, notes)
+
+
+def _records(datasets: list[IndexedDataset]) -> dict[tuple[str, str], tuple[IndexedPattern, ...]]:
+    """Every record, once: (repo, id) -> its entries in each dataset, oldest release first."""
+    records: dict[tuple[str, str], list[IndexedPattern]] = {}
+    for dataset in sorted(datasets, key=lambda d: d.release_order):
+        for pattern in dataset.patterns:
+            records.setdefault((dataset.repo, pattern.id), []).append(pattern)
+    return {key: tuple(holders) for key, holders in records.items()}
+
+
+def _literal_match(holders: tuple[IndexedPattern, ...], candidate: Candidate,
+                   folded: str) -> Match | None:
+    """An exact, pattern or parts match of the record against one candidate message."""
+    shown = holders[-1]
+    fragments = shown.fragments
+    kind, score = None, 0.0
+    if fragments and shown.literal_chars and shown.needle in folded and fullmatch(fragments,
+                                                                                    folded) is not None:
+        # a pattern without literal text matches anything: it is never a match
+        kind = "exact" if len(fragments) == 1 else "pattern"
+        score = 1.0 if kind == "exact" else min(1.0, shown.literal_chars / len(folded))
+    if shown.pieces and kind != "exact":
+        share = covered_in_order(shown.pieces, folded) / len(folded)
+        if share >= PARTS_FLOOR and share > score:
+            kind, score = "parts", share
+    if kind is None:
+        return None
+    return Match(shown, candidate, score, kind, holders=holders)
+
+
+def _closest(found: list[Candidate], records: dict[tuple[str, str], tuple[IndexedPattern, ...]]
+             ) -> list[Match]:
+    """The records whose words explain most of a candidate message: the share of the
+    message's words each record has picks a shortlist, the in-order alignment of words
+    scores it (wording.py). The best is `reworded` when it is a clear winner."""
+    scored: dict[tuple[str, str], Match] = {}
+    looked_at = [c for c in found if len(c.message) <= MAX_APPROXIMATE]
+    for candidate in looked_at[:APPROXIMATE_CANDIDATES]:
+        paste = words(candidate.message)
+        ours = {word.key for word in paste}
+        if not ours:
+            continue
+        shortlist = heapq.nlargest(
+            SHORTLIST, records.items(),
+            key=lambda item: len(ours & item[1][-1].keys),
+        )
+        for key, holders in shortlist:
+            wording = compare(paste, holders[-1].template)
+            if (wording is None or wording.score < APPROXIMATE_FLOOR
+                    or wording.paste_weight < APPROXIMATE_MIN_WEIGHT):
+                continue  # one word is close to many messages, and tells none apart
+            match = Match(holders[-1], candidate, wording.score, "approximate", wording,
+                          holders)
+            if key not in scored or match.sort_key() < scored[key].sort_key():
+                scored[key] = match
+    ranked = sorted(scored.values(), key=Match.sort_key)
+    if ranked and _clear_winner(ranked):
+        head = ranked[0]
+        ranked[0] = Match(head.pattern, head.candidate, head.score, "reworded", head.wording,
+                          head.holders)
+    return ranked[:APPROXIMATE_LIMIT]
+
+
+def _clear_winner(ranked: list[Match]) -> bool:
+    head = ranked[0]
+    wording = head.wording
+    if wording is None or not (
+        wording.containment >= REWORDED_CONTAINMENT and head.score >= REWORDED_SCORE
+        and wording.same_message and wording.paste_weight >= REWORDED_MIN_WEIGHT
+    ):
+        return False
+    # The same words in another function explain the paste as well: a tie, shown as such.
+    rivals = [m.score for m in ranked[1:]
+              if m.function[::2] != head.function[::2] and m.pattern.message != head.pattern.message]
+    return not rivals or head.score - max(rivals) >= REWORDED_MARGIN

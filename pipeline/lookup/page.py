@@ -1,42 +1,60 @@
-"""What `explain` prints: the best record as a page for a terminal, or every candidate with its
-score."""
+"""What `explain` prints: the best record as a page for a terminal, every candidate with its
+score (`--all`), or JSON Lines of the matches with their envelopes (`--json`)."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 from pipeline.dataset.models import Envelope, IndexEntry
-from pipeline.lookup.match import Lookup
+from pipeline.lookup.match import Lookup, Match
 from pipeline.site.pages import numbered_excerpt, page_title, pinned_ref
+
+# Control characters (ESC, CR, BEL, the C1 set), line and paragraph separators and bidi
+# overrides change what a terminal shows: printed escaped. Newlines and tabs are kept.
+_UNPRINTABLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def printable(text: str) -> str:
+    """`text` safe to print to a terminal: every control character written as `\\xNN` or
+    `\\uNNNN`, newlines and tabs kept."""
+    return _UNPRINTABLE.sub(lambda found: _escaped(found.group()), text)
+
+
+def _escaped(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def format_candidates(found: Lookup) -> str:
     """`--all`: one line per candidate record with its score, best first."""
+    lines = _notes(found)
     if not found.matches:
-        return "No record is close to this message.\n"
-    lines = []
+        return "\n".join([*lines, "No record is close to this message."]) + "\n"
     if found.approximate:
         lines.append("No record matches this message; these are approximate (similarity):")
     for match in found.matches:
         entry = match.entry
+        more = len(match.releases) - 1
         lines.append(
             f"{match.score:.3f}  {match.kind:<11}  {entry.id}  {match.dataset.repo}"
-            f"@{match.dataset.sha[:10]}  {entry.filePath}:{entry.lineNumber}  "
-            f"{_first_line(entry.errorMessage)}"
+            f"@{match.dataset.sha[:10]}{f' (+{more} more)' if more else ''}  "
+            f"{entry.filePath}:{entry.lineNumber}  {_first_line(entry.errorMessage)}"
         )
     return "\n".join(lines) + "\n"
 
 
 def format_lookup(found: Lookup) -> str:
     """The best record as a readable page, preceded by how it matched."""
+    head = _notes(found)
     if not found.matches:
-        return (
-            "No record matches this message, and none is close to it.\n"
-            "Searched for: " + _first_line(found.candidates[0].message if found.candidates
-                                           else "") + "\n"
-        )
+        searched = found.candidates[0].message if found.candidates else ""
+        return "\n".join([*head, "No record matches this message, and none is close to it.",
+                          "Searched for: " + _first_line(searched)]) + "\n"
     best = found.matches[0]
-    head: list[str] = []
     if best.kind == "approximate":
         head.append(
             "No record matches this message exactly. The closest records (approximate, "
@@ -50,13 +68,12 @@ def format_lookup(found: Lookup) -> str:
         head.append("")
         head.append("Closest record:")
     else:
-        how = (
-            "exact message" if best.kind == "exact"
-            else f"message pattern, {best.score:.0%} of the message is literal text"
-        )
-        head.append(f"Match: {how}.")
+        head.append(f"Match: {_how(best)}.")
+        if best.kind == "reworded" and best.wording is not None:
+            head.append(_wording_note(best))
+        head += _releases_note(best, found)
         others = len(found.matches) - 1
-        if others:
+        if others and best.kind != "reworded":
             head.append(f"{others} other record{'s' if others > 1 else ''} also "
                         f"match{'' if others > 1 else 'es'} (see --all).")
         if not best.class_agrees:
@@ -65,9 +82,109 @@ def format_lookup(found: Lookup) -> str:
                 f"this record is a {best.entry.errorClass}."
             )
     head.append("")
-    envelope = best.dataset.envelope(best.entry.id)
-    return "\n".join(head) + "\n" + format_page(envelope, best.entry, best.dataset.root,
+    entry = best.entry  # validated before its record file is opened
+    envelope = best.dataset.envelope(entry.id)
+    return "\n".join(head) + "\n" + format_page(envelope, entry, best.dataset.root,
                                                  best.values())
+
+
+def _how(match: Match) -> str:
+    if match.kind == "exact":
+        return "exact message"
+    if match.kind == "pattern":
+        return f"message pattern, {match.score:.0%} of the message is literal text"
+    if match.kind == "parts":
+        return f"message built from parts, its pieces cover {match.score:.0%} of the message"
+    containment = match.wording.containment if match.wording else match.score
+    return (f"approximate, wording differs; the record explains {containment:.0%} of your "
+            "message")
+
+
+_PHRASES = 3
+_PHRASE_CHARS = 60
+
+
+def _wording_note(match: Match) -> str:
+    """One line: the words the pasted message lacks and adds, against the record."""
+    wording = match.wording
+    parts = []
+    if wording.lacks:
+        parts.append("lacks " + _phrases(wording.lacks))
+    if wording.adds:
+        parts.append("adds " + _phrases(wording.adds))
+    said = " and ".join(parts) if parts else "has the same words in another order"
+    return f"Wording: your message {said}; it may come from another release."
+
+
+def _phrases(phrases: tuple[str, ...]) -> str:
+    quoted = [
+        '"' + (p if len(p) <= _PHRASE_CHARS else p[: _PHRASE_CHARS - 1] + "…") + '"'
+        for p in phrases[:_PHRASES]
+    ]
+    more = len(phrases) - _PHRASES
+    return ", ".join(quoted) + (f" and {more} more" if more > 0 else "")
+
+
+def _releases_note(match: Match, found: Lookup) -> list[str]:
+    """Which of the datasets searched hold the record, when more than one of its repository
+    was searched: every release, the one shown last."""
+    same_repo = [d for d in found.datasets if d.repo == match.dataset.repo]
+    if len(same_repo) < 2:
+        return []
+    held = match.releases
+    what = "Closest wording, in" if match.kind == "reworded" else "Releases holding this record:"
+    if len(held) == len(same_repo) and len(held) > 3:  # every one: the range says enough
+        return [f"{what} all {len(held)} datasets of {match.dataset.repo} searched "
+                f"({held[0].release} to {held[-1].release}); shown: {match.dataset.release}."]
+    names = ", ".join(d.release for d in held)
+    return [f"{what} {names} ({len(held)} of {len(same_repo)} datasets of "
+            f"{match.dataset.repo} searched); shown: {match.dataset.release}."]
+
+
+def _notes(found: Lookup) -> list[str]:
+    return [f"Note: {note}" for note in found.notes]
+
+
+def format_json(found: Lookup, show_all: bool) -> str:
+    """JSON Lines, best first: how each record matched, the datasets holding it and its
+    envelope. Without --all, only the best matches (all of them when approximate)."""
+    shown = found.matches if show_all or found.approximate else tied_best(found.matches)
+    lines = []
+    for match in shown:
+        entry = match.entry
+        described = {
+            "kind": match.kind,
+            "score": round(match.score, 3),
+            "message": match.candidate.message,
+            "values": [{"part": part, "text": text} for part, text in match.values()],
+            "wording": None if match.wording is None or match.kind not in (
+                "reworded", "approximate") else {
+                "containment": round(match.wording.containment, 3),
+                "lacks": list(match.wording.lacks),
+                "adds": list(match.wording.adds),
+            },
+            "releases": [
+                {"release": d.release, "repo": d.repo, "analyzedSha": d.sha,
+                 "dataset": str(d.root), "shown": d is match.dataset}
+                for d in match.releases
+            ],
+        }
+        envelope = json.loads(match.dataset.envelope(entry.id).model_dump_json())
+        line = json.dumps({"match": described, "envelope": envelope}, ensure_ascii=False)
+        lines.append(_JSON_UNSAFE.sub(lambda c: f"\\u{ord(c.group()):04x}", line) + "\n")
+    return "".join(lines)
+
+
+# What json.dumps leaves raw but a terminal acts on: escaped the JSON way (still valid JSON).
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def tied_best(matches: list[Match]) -> list[Match]:
+    """Every match as good as the first (the same message raised in several places)."""
+    if not matches:
+        return []
+    head = matches[0]
+    return [m for m in matches if (m.kind, round(m.score, 6)) == (head.kind, round(head.score, 6))]
 
 
 def format_page(envelope: Envelope, entry: IndexEntry, dataset_root: Path,

@@ -40,7 +40,6 @@ class EnrichOutcome:
     grounding_warnings: dict[str, list[str]] = field(default_factory=dict)
     usage: Usage = field(default_factory=Usage)
     cache_hits: int = 0
-    budget_exhausted: bool = False
     interrupted_by: int | None = None  # the signal number that stopped the run
     gave_up: str | None = None  # why the explainer was given up on, if it was
 
@@ -279,7 +278,6 @@ async def _explain_misses(
             if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
                 raise result
 
-    outcome.budget_exhausted = budget.exhausted
     for key in misses:
         if key in unfinished:
             outcome.pending.extend(record_id(site) for site in misses[key])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.dataset.reader import DatasetError, datasets_at, load_dataset
+from pipeline.dataset.reader import DatasetError, load_dataset, one_dataset
 from pipeline.site.html import render_site
 from pipeline.site.markdown import render_markdown
 
@@ -15,12 +15,8 @@ class RenderError(Exception):
 
 def render(dataset_path: Path, fmt: str, out_dir: Path) -> list[Path]:
     """The `render` command: load the dataset, write the pages, return the files written."""
-    found = datasets_at(dataset_path)
-    if len(found) != 1:
-        what = "no dataset" if not found else f"{len(found)} datasets"
-        raise RenderError(f"{dataset_path}: {what} found; give one folder holding manifest.json")
     try:
-        dataset = load_dataset(found[0])
+        dataset = load_dataset(one_dataset(dataset_path))
     except DatasetError as error:
         raise RenderError(str(error)) from None
     out_dir = Path(out_dir)

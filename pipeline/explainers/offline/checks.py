@@ -11,7 +11,8 @@ import shlex
 import textwrap
 from dataclasses import dataclass
 
-from extractors.patterns import HOLE_PATTERN
+from extractors import ops
+from extractors.patterns import HOLE_PATTERN, pattern_fragments
 from pipeline.dataset.models import Site
 from pipeline.explainers.flags import find_flags, flag_for, string_literals
 from pipeline.explainers.offline.conditions import (
@@ -223,28 +224,21 @@ def flag_change_values(condition: Condition, suggested: list[str]) -> tuple[str 
     def matches(value: str) -> bool:
         return value == str(const) or (bool(member) and value.lower() == member)
 
-    if op is ast.NotEq:
+    if op is ops.NE:
         wanted = str(const) if const is not None else next(filter(matches, suggested), None)
         return wanted, None
-    if op is ast.Eq:
+    if op is ops.EQ:
         wanted = next((s for s in suggested if not matches(s)), None)
         return wanted, (str(const) if const is not None else None)
-    if isinstance(const, int):
-        bounds = {
-            ast.Gt: (const, const + 1),
-            ast.GtE: (const - 1, const),
-            ast.Lt: (const, const - 1),
-            ast.LtE: (const + 1, const),
-        }
-        if op in bounds:
-            wanted_int, offending_int = bounds[op]
-            return str(wanted_int), str(offending_int)
+    if isinstance(const, int) and op.boundary is not None:
+        holds_at, fails_at = op.boundary
+        return str(const + fails_at), str(const + holds_at)
     items = _constants(right)
     if items is not None:
         texts = [str(i) for i in items]
-        if op is ast.NotIn:
+        if op is ops.NOT_IN:
             return next((s for s in suggested if s in texts), texts[0]), None
-        if op is ast.In:
+        if op is ops.IN:
             return next((s for s in suggested if s not in texts), None), texts[0]
     return None, None
 
@@ -253,14 +247,17 @@ def ordered_unique(items) -> list:
     return list(dict.fromkeys(items))
 
 
-def fragments(pattern: str) -> list[str]:
-    """The literal pieces of a message, from its pattern (holes are `(.*?)`)."""
-    return [re.sub(r"\\(.)", r"\1", piece, flags=re.DOTALL) for piece in pattern.split(HOLE_PATTERN)]
+def fragments(pattern: str) -> tuple[str, ...]:
+    """The literal pieces of a message between the holes of its pattern; none for a pattern
+    that vmine did not write."""
+    return pattern_fragments(pattern) or ()
 
 
 def holes(site: Site) -> list[str]:
     """The `{expr}` parts of the message, in order."""
     pieces = fragments(site.messagePattern)
+    if not pieces:
+        return []
     regex = HOLE_PATTERN.join(re.escape(p) for p in pieces)
     match = re.fullmatch(regex, site.errorMessage, flags=re.DOTALL)
     return [h for h in match.groups() if h] if match else []
@@ -310,7 +307,7 @@ def flag_rename(checks: list[Check]) -> dict[str, str]:
         if check.flag is not None:
             rename[subject_text(check)] = check.flag
             compare = check.condition.compare
-            if compare is not None and check.wanted is not None and compare[1] is ast.NotEq:
+            if compare is not None and check.wanted is not None and compare[1] is ops.NE:
                 rename[check.condition.show(compare[2])] = shell_word(check.wanted)
             elif compare is not None and isinstance(constant(compare[2]), str | int):
                 rename[check.condition.show(compare[2])] = shell_word(str(constant(compare[2])))
@@ -328,7 +325,7 @@ def is_precondition(check: Check, checks: list[Check]) -> bool:
     if is_type_test(check) and check is not checks[-1]:
         return True
     compare = check.condition.compare
-    if compare is None or compare[1] is not ast.IsNot:
+    if compare is None or compare[1] is not ops.IS_NOT:
         return False
     if check.condition.show(compare[2]) != "None":
         return False

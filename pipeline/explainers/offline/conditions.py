@@ -8,6 +8,8 @@ import io
 import tokenize
 from dataclasses import dataclass, field, replace
 
+from extractors import ops
+
 RECEIVERS = ("self", "cls")
 
 # Words that make a name read as an on/off switch (`use_ray`, `executor_supports_async`):
@@ -16,21 +18,6 @@ _BOOL_WORDS = frozenset(
     "use uses enable enabled disable disabled is has have allow allows skip support supports "
     "should can need needs force trust strict only eager async".split()
 )
-
-# comparison operator -> (words when it holds, words when it does not)
-_COMPARE_WORDS: dict[type[ast.cmpop], tuple[str, str]] = {
-    ast.Eq: ("is", "is not"),
-    ast.NotEq: ("is not", "is"),
-    ast.Lt: ("is less than", "is at least"),
-    ast.LtE: ("is at most", "is greater than"),
-    ast.Gt: ("is greater than", "is at most"),
-    ast.GtE: ("is at least", "is less than"),
-    ast.In: ("is in", "is not in"),
-    ast.NotIn: ("is not in", "is in"),
-    ast.Is: ("is", "is not"),
-    ast.IsNot: ("is not", "is"),
-}
-
 
 def one_line(text: str) -> str:
     return " ".join(text.split())
@@ -152,11 +139,11 @@ class Condition:
         return rewrite_receiver(self.source, "cfg.")
 
     @property
-    def compare(self) -> tuple[ast.expr, type[ast.cmpop], ast.expr] | None:
-        """(left, operator, right) of a single comparison."""
+    def compare(self) -> tuple[ast.expr, ops.Op, ast.expr] | None:
+        """(left, operator's row, right) of a single comparison."""
         node = self.node
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
-            return node.left, type(node.ops[0]), node.comparators[0]
+            return node.left, ops.of_ast(node.ops[0]), node.comparators[0]
         return None
 
     @property
@@ -244,9 +231,9 @@ def is_isinstance(node: ast.AST | None) -> bool:
 
 
 # `len(x) <op> n` -> whether it says that x is empty (True) or not empty (False)
-_EMPTY_TESTS: dict[tuple[type[ast.cmpop], int], bool] = {
-    (ast.Eq, 0): True, (ast.LtE, 0): True, (ast.Lt, 1): True,
-    (ast.NotEq, 0): False, (ast.Gt, 0): False, (ast.GtE, 1): False,
+_EMPTY_TESTS: dict[tuple[ops.Op, int], bool] = {
+    (ops.EQ, 0): True, (ops.LE, 0): True, (ops.LT, 1): True,
+    (ops.NE, 0): False, (ops.GT, 0): False, (ops.GE, 1): False,
 }  # fmt: skip
 
 
@@ -264,7 +251,7 @@ def _emptiness(node: ast.Compare) -> tuple[ast.expr, bool] | None:
         and type(right.value) is int
     ):
         return None
-    says = _EMPTY_TESTS.get((type(node.ops[0]), right.value))
+    says = _EMPTY_TESTS.get((ops.of_ast(node.ops[0]), right.value))
     return None if says is None else (left.args[0], says)
 
 
@@ -285,11 +272,11 @@ def _phrase(cond: Condition, node: ast.expr, negate: bool, rename: dict[str, str
             sized, is_empty = empty
             return f"{cond.show(sized, rename)} is {'' if is_empty != negate else 'not '}empty"
         left, right = cond.show(node.left, rename), cond.show(node.comparators[0], rename)
-        op = type(node.ops[0])
-        words = _COMPARE_WORDS[op][negate]
-        if op in (ast.Eq, ast.NotEq) and not is_constant_like(node.comparators[0]):
+        op = ops.of_ast(node.ops[0])
+        words = op.when_false if negate else op.when_true
+        if op in (ops.EQ, ops.NE) and not is_constant_like(node.comparators[0]):
             # `a == b` of two values: "a is b" would read as identity
-            words = ("equals", "differs from")[(op is ast.NotEq) != negate]
+            words = ("equals", "differs from")[(op is ops.NE) != negate]
         if left.startswith("--") and right == "None" and words in ("is", "is not"):
             return f"{left} is {'not set' if words == 'is' else 'set'}"
         return f"{left} {words} {right}"
@@ -333,9 +320,9 @@ def simplify(conditions: list[Condition]) -> list[Condition]:
     not_none: set[str] = set()  # subjects an `is not None` test covers
     for condition in unique:
         compare = condition.compare
-        if compare and compare[1] is ast.Eq and isinstance(compare[2], ast.Constant):
+        if compare and compare[1] is ops.EQ and isinstance(compare[2], ast.Constant):
             pinned.setdefault(ast.dump(compare[0]), compare[2].value)
-        if compare and compare[1] is ast.IsNot and _is_none(compare[2]):
+        if compare and compare[1] is ops.IS_NOT and _is_none(compare[2]):
             not_none.add(ast.dump(compare[0]))
     kept = [c for c in unique if not _implied(c, pinned)]
     return [
@@ -355,9 +342,9 @@ def _implied(condition: Condition, pinned: dict[str, object]) -> bool:
     if compare is None or ast.dump(compare[0]) not in pinned:
         return False
     value, op, right = pinned[ast.dump(compare[0])], compare[1], compare[2]
-    if op is ast.NotEq and isinstance(right, ast.Constant):
+    if op is ops.NE and isinstance(right, ast.Constant):
         return right.value != value
-    if op is ast.NotIn and isinstance(right, ast.Tuple | ast.List | ast.Set):
+    if op is ops.NOT_IN and isinstance(right, ast.Tuple | ast.List | ast.Set):
         items = right.elts
         return all(isinstance(e, ast.Constant) for e in items) and all(
             e.value != value

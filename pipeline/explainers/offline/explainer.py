@@ -5,10 +5,10 @@ comments) of the function, and says nothing the code does not show."""
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Sequence
 
+from extractors import ops
 from pipeline.dataset.models import Explanation, Site
 from pipeline.explainers.base import ExplainRequest, ExplainResult
 from pipeline.explainers.flags import find_flags, flag_values
@@ -38,13 +38,6 @@ from pipeline.explainers.offline.snippets import example_fix, try_catch, type_gu
 # Bump whenever the text this module produces changes: it is part of the cache key.
 PROMPT_VERSION = "offline-2"
 
-# what a value must be to pass a check that fails on `x > n`, `x >= n`, ...
-_ORDER_FIX: dict[type[ast.cmpop], str] = {
-    ast.Gt: "at most",
-    ast.GtE: "less than",
-    ast.Lt: "at least",
-    ast.LtE: "greater than",
-}
 _MAX_SOLUTIONS = 5
 _PATH_NOISE = {"src", "python", "lib", "__init__", "__main__"}  # path parts that make no tag
 
@@ -200,7 +193,7 @@ def _is_not_none(check: Check) -> bool:
     compare = check.condition.compare
     return (
         compare is not None
-        and compare[1] is ast.IsNot
+        and compare[1] is ops.IS_NOT
         and check.condition.show(compare[2]) == "None"
     )
 
@@ -250,26 +243,26 @@ def _solution(check: Check) -> str | None:
     if compare is not None and cond.subject is not None:
         _, op, right = compare
         value = cond.show(right)
-        if op is ast.IsNot and value == "None":
+        if op is ops.IS_NOT and value == "None":
             if flag is not None:
                 return f"Leave {flag} unset (the check fails only while {subject} is not None)."
             return f"Leave {subject} as None."
-        if op is ast.Is and value == "None":
+        if op is ops.IS and value == "None":
             if flag is not None:
                 return f"Pass {flag} (the check fails while {subject} is None)."
             return f"Set {subject}."
         if flag is not None:
-            if wanted is not None and op is not ast.In:
-                because = f", so that {cond.phrase(negate=True)}" if op is ast.NotEq else ""
+            if wanted is not None and op is not ops.IN:
+                because = f", so that {cond.phrase(negate=True)}" if op is ops.NE else ""
                 return f"Set {flag} {shell_word(wanted)}{because}."
-            if op is ast.Eq:
+            if op is ops.EQ:
                 return f"Give {flag} a value other than {value}."
-        if op is ast.Eq:
+        if op is ops.EQ:
             return f"Make {subject} something other than {value}."
-        if op is ast.NotEq and is_constant_like(right):
+        if op is ops.NE and is_constant_like(right):
             return f"Make {subject} {value}."
-        if op in _ORDER_FIX:
-            return f"Make {subject} {_ORDER_FIX[op]} {value}."
+        if op.boundary is not None:  # a value on the other side of the test passes
+            return f"Make {subject} {op.than(holds=False)} {value}."
         return f"Make sure {cond.phrase(negate=True)}."
     return f"Make sure {cond.phrase(negate=True)}."
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import re
 
+from extractors import ops
 from pipeline.dataset.models import Site
 from pipeline.explainers.grounding import syntax_error
 from pipeline.explainers.offline.checks import (
@@ -30,30 +31,6 @@ from pipeline.explainers.offline.conditions import (
     rewrite_receiver,
     source_segment,
 )
-
-# the operator that tests the opposite (`==` -> `!=`), for a type guard without `not (...)`
-_NEGATED_OP: dict[type[ast.cmpop], str] = {
-    ast.Eq: "!=",
-    ast.NotEq: "==",
-    ast.Lt: ">=",
-    ast.LtE: ">",
-    ast.Gt: "<=",
-    ast.GtE: "<",
-    ast.In: "not in",
-    ast.NotIn: "in",
-    ast.Is: "is not",
-    ast.IsNot: "is",
-}
-
-
-# order test that fails -> (how the failing value compares, how a passing one does; None
-# when the other value itself passes)
-_ORDER_WORDS: dict[type[ast.cmpop], tuple[str, str | None]] = {
-    ast.Lt: ("less than", None),
-    ast.Gt: ("greater than", None),
-    ast.LtE: ("at most", "greater than"),
-    ast.GtE: ("at least", "less than"),
-}
 
 
 def _cli_change(check: Check, placeholder: bool) -> tuple[str, str] | None:
@@ -81,7 +58,7 @@ def _cli_context(check: Check) -> str | None:
     if switch is not None and switch[1]:
         return check.flag if check.on_off else f"{check.flag} <value>"
     compare = check.condition.compare
-    if compare is not None and compare[1] is ast.Eq and check.offending is not None:
+    if compare is not None and compare[1] is ops.EQ and check.offending is not None:
         return f"{check.flag} {shell_word(check.offending)}"
     return None
 
@@ -106,30 +83,31 @@ def _python_change(check: Check) -> tuple[str, str] | None:
         return None
     left, op, right = compare
     target, value = _as_code(cond, left), _as_code(cond, right)
-    if op is ast.Eq:
+    if op is ops.EQ:
         return f"{target} = {value}", f"{target} = ...  # anything but {value}"
-    if op is ast.NotEq:
+    if op is ops.NE:
         return f"{target} = ...  # anything but {value}", f"{target} = {value}"
-    if op is ast.IsNot and value == "None":
+    if op is ops.IS_NOT and value == "None":
         return f"{target} = ...  # a value", f"{target} = None"
-    if op is ast.Is and value == "None":
+    if op is ops.IS and value == "None":
         return f"{target} = None", f"{target} = ...  # a value"
     if check.wanted is None and isinstance(constant(right), int):
         wanted, offending = flag_change_values(cond, [])
         if wanted is not None and offending is not None:
             return f"{target} = {offending}", f"{target} = {wanted}"
     items = right.elts if isinstance(right, ast.Tuple | ast.List | ast.Set) else []
-    if op in (ast.In, ast.NotIn) and (
+    if op in (ops.IN, ops.NOT_IN) and (
         (items and all(isinstance(e, ast.Constant) for e in items)) or chain(right) is not None
     ):
         # `x not in ("a", "b")`: "a" passes; `x not in SUPPORTED`: any of its members does
         member = _as_code(cond, items[0]) if items else f"...  # one of {value}"
         allowed, other = f"{target} = {member}", f"{target} = ...  # not in {value}"
-        return (other, allowed) if op is ast.NotIn else (allowed, other)
-    if op in _ORDER_WORDS and chain(right) is not None:  # `a < b`: two values of the config
-        fails, passes = _ORDER_WORDS[op]
-        after = f"{target} = {value}" if passes is None else f"{target} = ...  # {passes} {value}"
-        return f"{target} = ...  # {fails} {value}", after
+        return (other, allowed) if op is ops.NOT_IN else (allowed, other)
+    if op.boundary is not None and chain(right) is not None:  # `a < b`: two config values
+        before = f"{target} = ...  # {op.than(holds=True)} {value}"
+        if op.boundary[1] == 0:  # fails at `b` itself
+            return before, f"{target} = {value}"
+        return before, f"{target} = ...  # {op.than(holds=False)} {value}"
     return None
 
 
@@ -277,7 +255,7 @@ def _positive(checks: list[Check]) -> str | None:
         code = f"not {_as_code(cond, node, aliased=False)}"
     elif compare is not None:
         left, op, right = compare
-        code = f"{_as_code(cond, left, False)} {_NEGATED_OP[op]} {_as_code(cond, right, False)}"
+        code = f"{_as_code(cond, left, False)} {op.negation} {_as_code(cond, right, False)}"
     else:
         return None
     return code if syntax_error(f"({code})") is None else None

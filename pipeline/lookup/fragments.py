@@ -1,0 +1,91 @@
+"""A record's literal fragments against a pasted message, without a regex engine: the full match
+of a messagePattern (fragments in order with `str.find`, linear, no backtracking), the in-order
+containment of a message's pieces, and the whitespace-free form both are matched in (a terminal
+or an issue template may wrap a message anywhere, even inside a word)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Pieces shorter than this (", ", ": ") occur anywhere: they cover nothing worth counting.
+MIN_PIECE = 3
+
+
+@dataclass(frozen=True)
+class Folded:
+    """A text with its whitespace removed, and where each kept character was in the text."""
+
+    text: str
+    positions: tuple[int, ...]
+
+    @classmethod
+    def of(cls, text: str) -> Folded:
+        kept = [(at, char) for at, char in enumerate(text) if not char.isspace()]
+        return cls("".join(char for _, char in kept), tuple(at for at, _ in kept))
+
+    def span(self, original: str, start: int, end: int) -> str:
+        """The text of the original that folded[start:end] came from (inner whitespace kept)."""
+        if start >= end:
+            return ""
+        return original[self.positions[start] : self.positions[end - 1] + 1]
+
+
+def fold(text: str) -> str:
+    """`text` without any whitespace: the form every comparison here is made in."""
+    return "".join(text.split())
+
+
+def fullmatch(fragments: tuple[str, ...], text: str) -> list[tuple[int, int]] | None:
+    """Where each hole lies in `text` when `fragments[0] (.*?) fragments[1] ... (.*?)
+    fragments[-1]` matches all of it; None when it does not.
+
+    Linear in the text: the first fragment must start it and the last end it, and the ones
+    between are placed leftmost in order, which finds a match whenever one exists (and the
+    spans a lazy regex would give)."""
+    if len(fragments) == 1:
+        return [] if text == fragments[0] else None
+    first, last = fragments[0], fragments[-1]
+    end = len(text) - len(last)
+    if end < len(first) or not text.startswith(first) or not text.endswith(last):
+        return None
+    at, holes = len(first), []
+    for fragment in fragments[1:-1]:
+        found = text.find(fragment, at, end)
+        if found < 0:
+            return None
+        holes.append((at, found))
+        at = found + len(fragment)
+    holes.append((at, end))
+    return holes
+
+
+def covered_in_order(pieces: tuple[str, ...], text: str) -> int:
+    """How many characters of `text` the pieces cover when each is found after the one
+    before it (leftmost; a piece that is absent is passed over, as an optional part of a
+    message built from parts is)."""
+    at = covered = 0
+    for piece in pieces:
+        if len(piece) < MIN_PIECE:
+            continue
+        found = text.find(piece, at)
+        if found >= 0:
+            covered += len(piece)
+            at = found + len(piece)
+    return covered
+
+
+def placeholders(message: str) -> list[str]:
+    """The `{expr}` placeholders of an errorMessage in order, nested braces included (a scan,
+    not a regex, so a hostile message costs linear time)."""
+    found: list[str] = []
+    depth, start = 0, 0
+    for at, char in enumerate(message):
+        if char == "{":
+            if depth == 0:
+                start = at
+            depth += 1
+        elif char == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                found.append(message[start : at + 1])
+    return found
