@@ -90,7 +90,6 @@ def scan_calls(node: FunctionNode) -> Calls:
     direct: set[str] = set()
     class_calls: set[tuple[str, str]] = set()
     super_calls: set[str] = set()
-    reads: set[str] = set()
     member_calls: set[tuple[str, str]] = set()
     types: dict[str, str] = {}
     params = {
@@ -99,8 +98,13 @@ def scan_calls(node: FunctionNode) -> Calls:
         if arg.annotation is not None
     }
     called: set[int] = set()  # ids of the Attribute nodes that are callees
+    self_attributes: list[ast.Attribute] = []  # `self.x` read, called or not
     for child in own_nodes(node.body):
-        if isinstance(child, ast.Call):
+        if isinstance(child, ast.Attribute):
+            if (isinstance(child.ctx, ast.Load) and isinstance(child.value, ast.Name)
+                    and child.value.id == "self"):
+                self_attributes.append(child)
+        elif isinstance(child, ast.Call):
             callee = child.func
             if isinstance(callee, ast.Name):
                 direct.add(callee.id)
@@ -123,11 +127,7 @@ def scan_calls(node: FunctionNode) -> Calls:
             for target in child.targets:
                 if _is_self_member(target) and child.value.id in params:
                     types.setdefault(target.attr, params[child.value.id])
-    for child in own_nodes(node.body):
-        if (isinstance(child, ast.Attribute) and isinstance(child.ctx, ast.Load)
-                and id(child) not in called and isinstance(child.value, ast.Name)
-                and child.value.id == "self"):
-            reads.add(child.attr)
+    reads = {attribute.attr for attribute in self_attributes if id(attribute) not in called}
     return Calls(frozenset(self_calls), frozenset(direct), frozenset(class_calls),
                  frozenset(super_calls), frozenset(reads), frozenset(member_calls),
                  tuple(sorted(types.items())))

@@ -134,6 +134,8 @@ def _negates_simply(node: cst.BaseExpression) -> bool:
 _EXITS = (cst.Return, cst.Continue, cst.Break)
 # a path with more tests than this reads as noise, not as a condition
 MAX_PATH_TESTS = 3
+# a raise after hundreds of checks keeps the nearest ones (the list grows with each raise)
+MAX_PRIOR_CHECKS = 32
 
 Test = tuple[cst.BaseExpression, bool]  # an if-test and whether it held on the path
 
@@ -239,25 +241,44 @@ def _loop_header(statement: cst.CSTNode, inner: Sequence[cst.CSTNode] | None,
     return f"{target} in {condition(statement.iter, module)}"
 
 
-def guards_of(path: Sequence[Step], module: cst.Module) -> Conditions:
+# What each earlier statement says, by the statement's id: (guards, prior checks) texts.
+# One per function, so that its raises share the work.
+Said = dict[int, tuple[list[str], list[str]]]
+
+
+def _said_by(statement: cst.CSTNode, module: cst.Module, said: Said) -> tuple[list[str], list[str]]:
+    key = id(statement)
+    if key not in said:
+        exits: list[str] = []
+        checks: list[str] = []
+        for kind, tests in _leaving_paths(statement):
+            if len(tests) <= MAX_PATH_TESTS:
+                (checks if kind == "check" else exits).append(_not_all(tests, module))
+        said[key] = (exits, checks)
+    return said[key]
+
+
+def guards_of(path: Sequence[Step], module: cst.Module, said: Said | None = None) -> Conditions:
     """The conditions of a raise reached along `path` (outermost step first).
 
     guards: the headers of the enclosing `for` loops (`x in xs`), then the negated early
     exits before it in source order (`return`, and `continue`/`break` of an enclosing loop,
     also nested in an earlier `if`), then the enclosing if/elif/else tests, outermost first.
     prior_checks: the negated tests of the earlier `if ...: raise` checks (nested ones too)
-    of the enclosing blocks, in source order. Each list holds a text once, and a prior
-    check that is also a guard is left out.
+    of the enclosing blocks, in source order, the nearest MAX_PRIOR_CHECKS of them. Each
+    list holds a text once, and a prior check that is also a guard is left out. `said`
+    keeps what earlier statements say between the raises of one function.
     """
+    said = {} if said is None else said
     blocks = [step for step in path if isinstance(step, Block)]
     headers: list[str] = []
     exits: list[str] = []
     checks: list[str] = []
     for number, step in enumerate(blocks):
         for statement in step.statements[: step.index]:
-            for kind, tests in _leaving_paths(statement):
-                if len(tests) <= MAX_PATH_TESTS:
-                    (checks if kind == "check" else exits).append(_not_all(tests, module))
+            exited, checked = _said_by(statement, module, said)
+            exits += exited
+            checks += checked
         inner = blocks[number + 1].statements if number + 1 < len(blocks) else None
         header = _loop_header(step.statements[step.index], inner, module)
         if header is not None:
@@ -269,4 +290,5 @@ def guards_of(path: Sequence[Step], module: cst.Module) -> Conditions:
     ]
     guards = list(dict.fromkeys(headers + exits + tests))
     held = set(guards)
-    return Conditions(guards, [check for check in dict.fromkeys(checks) if check not in held])
+    prior = [check for check in dict.fromkeys(checks) if check not in held]
+    return Conditions(guards, prior[-MAX_PRIOR_CHECKS:])

@@ -28,7 +28,7 @@ from extractors.classes import (
 )
 from extractors.facts import FileExtraction, Memo, RaiseSite, Rules, ValidatorKind, memo_token
 from extractors.functions import Function, function_table
-from extractors.guards import Block, Branch, Step, guards_of
+from extractors.guards import Block, Branch, Said, Step, guards_of
 from extractors.messages import Message, message_of_args
 from extractors.segments import SegmentTable
 from extractors.validators import find_validators
@@ -44,16 +44,18 @@ class Skip(Exception):
 
 
 def extract_file(
-    path: str, text: str | bytes, rules: Rules, memo: Memo | None = None
+    path: str, text: str | bytes, rules: Rules, memo: Memo | None = None,
+    classes: FileClasses | None = None,
 ) -> FileExtraction:
     """The sites of one file, sorted by line; never raises (a file that cannot be analysed
     comes back with `skipped` set to a one-line reason).
 
     With a `memo`, segments of the file and validator functions whose text it has seen
-    before are not parsed again; the result is the same as without one.
+    before are not parsed again; the result is the same as without one. `classes` is the
+    file's `scan_file` when the caller has it already.
     """
     try:
-        return FileExtraction(filePath=path, sites=_extract(path, text, rules, memo))
+        return FileExtraction(filePath=path, sites=_extract(path, text, rules, memo, classes))
     except Skip as skip:
         return FileExtraction(filePath=path, skipped=str(skip))
     except (RecursionError, MemoryError):
@@ -63,9 +65,11 @@ def extract_file(
         return FileExtraction(filePath=path, skipped=reason)
 
 
-def _extract(path: str, text: str | bytes, rules: Rules, memo: Memo | None) -> list[RaiseSite]:
+def _extract(path: str, text: str | bytes, rules: Rules, memo: Memo | None,
+             classes: FileClasses | None) -> list[RaiseSite]:
     source = decode(text)
-    classes = scan_file(source)
+    if classes is None:
+        classes = scan_file(source)
     # the file's own error subclasses and configuration classes count as well
     rules = rules_for_file(rules, classes)
     hints = _hints(rules)
@@ -148,8 +152,9 @@ class _Hints:
         names = set(_DEF_NAME.findall(source))
         if any(name in self.method_names or self.name_pattern.search(name) for name in names):
             return True
-        holders = classes_defining(source, self.init_methods & names)
-        return bool(holders) and bool(holders & Hierarchy(classes.classes).config_classes(rules))
+        wanted = self.init_methods & names
+        configs = Hierarchy(classes.classes).config_classes(rules) if wanted else set()
+        return bool(configs) and bool(classes_defining(source, wanted) & configs)
 
 
 _DEF_NAME = re.compile(r"def[ \t]+(\w+)")
@@ -438,6 +443,7 @@ def _function_facts(fn: Function, rules: Rules, snippet: _Snippet) -> list[_Fact
     known_lines = sorted(fn.raise_lines) if len(fn.raise_lines) == len(found) else None
     facts: list[_Facts] = []
     seen: Counter[str] = Counter()
+    said: Said = {}  # what earlier statements say, shared by the function's raises
     for number, (node, steps, error_class) in enumerate(found):
         line = known_lines[number] if known_lines else snippet.line_of(node)
         if isinstance(node.exc, cst.Call):
@@ -445,7 +451,7 @@ def _function_facts(fn: Function, rules: Rules, snippet: _Snippet) -> list[_Fact
         else:
             message = Message()
         text = message.text()
-        conditions = guards_of(steps, module)
+        conditions = guards_of(steps, module, said)
         facts.append(
             _Facts(
                 line - fn.start,

@@ -364,3 +364,11 @@ PRIOR_CHECKS = [
 )
 def test_prior_checks(source, expected):
     assert prior_checks_of(source) == expected
+
+
+def test_prior_checks_keep_the_nearest_ones_after_many_checks():
+    lines = ["def validate_limits(self):"]
+    for n in range(40):
+        lines += [f"    if self.limit_{n} < 0:", f'        raise ValueError("limit_{n} < 0")']
+    (*_, last) = prior_checks_of("\n".join(lines) + "\n")
+    assert last == [f"self.limit_{n} >= 0" for n in range(7, 39)]

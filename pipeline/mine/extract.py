@@ -18,6 +18,7 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, ConfigDict
 
+from extractors.classes import FileClasses
 from extractors.facts import FileExtraction, MessageStatus, Rules
 from pipeline.console import Console, Tracker, line_of, skipped_markdown, workflow_command
 from pipeline.dataset.models import Site
@@ -104,9 +105,11 @@ def _open_memo(store_path: Path | None) -> MemoReader | None:
         return None
 
 
-def _extract_chunk(
-    items: list[tuple[str, bytes, Rules]]
-) -> tuple[list[FileExtraction], list[tuple[str, str]]]:
+# A file to analyse: its path, bytes, the rules in effect for it and its classes.
+_Item = tuple[str, bytes, Rules, FileClasses]
+
+
+def _extract_chunk(items: list[_Item]) -> tuple[list[FileExtraction], list[tuple[str, str]]]:
     """In a worker: the chunk's analyses, and the memo entries made on the way (for the
     parent to store)."""
     memo = _worker_memo
@@ -114,15 +117,13 @@ def _extract_chunk(
     return results, memo.take() if memo is not None else []
 
 
-def _extract_items(
-    items: list[tuple[str, bytes, Rules]], memo: MemoReader | None
-) -> list[FileExtraction]:
+def _extract_items(items: list[_Item], memo: MemoReader | None) -> list[FileExtraction]:
     from extractors.sites import extract_file
 
     results = []
-    for path, data, rules in items:
+    for path, data, rules, classes in items:
         try:
-            results.append(extract_file(path, data, rules, memo))
+            results.append(extract_file(path, data, rules, memo, classes))
         except Exception as exc:  # extract_file must not raise; one bad file stays one file
             reason = f"extractor error: {type(exc).__name__}: {exc}".splitlines()[0]
             results.append(FileExtraction(filePath=path, skipped=reason))
@@ -181,7 +182,7 @@ def extract_snapshot(
             file_rules = rules_of[blob]
             if is_candidate(data, [name.encode() for name in file_rules.error_classes]):
                 analysis.add(blob, paths_of[blob][0], data, len(paths_of[blob]), file_rules,
-                             token_of[blob])
+                             token_of[blob], classes.by_blob[blob])
             else:
                 plain.append((blob, None))
         classes.read.clear()
@@ -244,8 +245,8 @@ class _Analysis:
         self._workers = workers or os.cpu_count() or 1
         self._pooled = self._workers > 1 and expected >= _IN_PROCESS_BELOW
         self._pool: ProcessPoolExecutor | None = None
-        self._futures: dict[Future, list[tuple[str, bytes, Rules]]] = {}
-        self._items: list[tuple[str, bytes, Rules]] = []  # read, not yet handed to a worker
+        self._futures: dict[Future, list[_Item]] = {}
+        self._items: list[_Item] = []  # read, not yet handed to a worker
         self._batch_bytes = 0
         self._blob_of: dict[str, str] = {}
         self._weight: dict[str, int] = {}
@@ -267,10 +268,10 @@ class _Analysis:
             self._pool.shutdown(cancel_futures=True)
 
     def add(self, blob: str, path: str, data: bytes, weight: int, rules: Rules,
-            token: str) -> None:
+            token: str, classes: FileClasses) -> None:
         """A file to analyse under `rules` (stored under `token`): handed to a worker with
         the next batch."""
-        self._items.append((path, data, rules))
+        self._items.append((path, data, rules, classes))
         self._blob_of[path] = blob
         self._weight[path] = weight
         self._token[path] = token
