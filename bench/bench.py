@@ -1,5 +1,6 @@
 """`make bench`: cold extraction of vLLM and SGLang against semgrep, real-code checks, and the
-other bench sections (incremental, LLM throughput, explain speed, offline run) when present.
+other bench sections (incremental, LLM throughput, explain speed, offline run, hostile inputs)
+when present.
 
 Targets: a cold `vmine extract` of vLLM 0.33.0 takes at most 0.25x semgrep's wall time on the
 same tree, with a peak RSS (vmine and its worker processes together) under 1 GiB.
@@ -32,7 +33,8 @@ from pipeline.source.git import local_git_dir, run_git  # noqa: E402
 
 TOOLS = CACHE / "tools"
 SEMGREP_VERSION = "1.185.0"
-SECTIONS = ("incremental", "llm_throughput", "explain_speed", "run_offline", "ecosystem")
+SECTIONS = ("incremental", "llm_throughput", "explain_speed", "run_offline", "hostile",
+            "ecosystem")
 MAX_RATIO = 0.25
 MAX_RSS = 1024**3
 

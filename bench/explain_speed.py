@@ -267,28 +267,36 @@ def releases(runs: int) -> list[str]:
 SIX_HOLES = "{a} x {b} x {c} x {d} x {e} x {f}y"
 
 
+def hostile_pastes(out_dir: Path) -> tuple[Path, dict[str, str]]:
+    """A 50-record dataset under `out_dir` with two planted patterns (six holes, and a
+    hostile `(.|\\s)*X`), and the pastes of issue 12 by name (bench/hostile.py runs them
+    too)."""
+    root, messages = build_dataset(out_dir, 50)
+    lines = (root / "index.jsonl").read_text().splitlines()
+    planted = []
+    for number, (message, pattern) in enumerate(((SIX_HOLES, _pattern(SIX_HOLES)),
+                                                  ("anything X", "(.|\\s)*X"))):
+        entry = json.loads(lines[number])
+        entry.update(errorMessage=message, messagePattern=pattern)
+        planted.append(json.dumps(entry))
+    (root / "index.jsonl").write_text("\n".join(planted + lines[2:]) + "\n")
+    log = "INFO 08-14 12:00:01 [core.py:70] step done\n"
+    pastes = {
+        "6 holes, 2,400 chars": " x " * 800,
+        "6 holes, 20,000 chars": " x " * 6_667,
+        "planted (.|\\s)*X": "a" * 40,
+        "10 MB, no traceback": "noise " * 1_747_627,
+        "10 MB log, error at the end": log * (10 * 2**20 // len(log))
+                                       + "ValueError: " + _rendered(messages[-1]),
+        "200 KB pydantic item": "Value error, " + "x" * 200_000,
+    }
+    return root, pastes
+
+
 def hostile() -> list[str]:
     failures = []
     with tempfile.TemporaryDirectory(prefix="vmine-explain-hostile-") as tmp:
-        root, messages = build_dataset(Path(tmp) / "output", 50)
-        lines = (root / "index.jsonl").read_text().splitlines()
-        planted = []
-        for number, (message, pattern) in enumerate(((SIX_HOLES, _pattern(SIX_HOLES)),
-                                                      ("anything X", "(.|\\s)*X"))):
-            entry = json.loads(lines[number])
-            entry.update(errorMessage=message, messagePattern=pattern)
-            planted.append(json.dumps(entry))
-        (root / "index.jsonl").write_text("\n".join(planted + lines[2:]) + "\n")
-        log = "INFO 08-14 12:00:01 [core.py:70] step done\n"
-        pastes = {
-            "6 holes, 2,400 chars": " x " * 800,
-            "6 holes, 20,000 chars": " x " * 6_667,
-            "planted (.|\\s)*X": "a" * 40,
-            "10 MB, no traceback": "noise " * 1_747_627,
-            "10 MB log, error at the end": log * (10 * 2**20 // len(log))
-                                           + "ValueError: " + _rendered(messages[-1]),
-            "200 KB pydantic item": "Value error, " + "x" * 200_000,
-        }
+        root, pastes = hostile_pastes(Path(tmp) / "output")
         for name, text in pastes.items():
             timed = _explain(text, [root])
             ok = timed.wall < HOSTILE_TARGET

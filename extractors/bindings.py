@@ -27,6 +27,11 @@ class Bindings:
     def lookup(self, name: str) -> Message | None:
         return self.values.get(name)
 
+    def copy(self) -> Bindings:
+        twin = Bindings(self.module)
+        twin.values = dict(self.values)  # Messages are immutable
+        return twin
+
     def _bind(self, name: str, value: Message) -> None:
         if value.has_text():
             self.values[name] = value
@@ -157,11 +162,41 @@ def _own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 def lookup_at(path: Sequence[Step], module: cst.Module) -> Lookup:
     """The local-name lookup for a raise reached along `path` (outermost step first): the
     statements before it on every enclosing block are applied in source order."""
-    bindings = Bindings(module)
-    blocks = [step for step in path if isinstance(step, Block)]
-    for number, step in enumerate(blocks):
-        for statement in step.statements[: step.index]:
-            bindings.run(statement)
-        inner = blocks[number + 1].statements if number + 1 < len(blocks) else None
-        bindings.enter(step.statements[step.index], inner)
-    return bindings.lookup
+    return BindingsWalk(module).lookup_at(path)
+
+
+class _BlockState:
+    """Where the walk stands in one block: the bindings after `statements[:done]`."""
+
+    def __init__(self, statements: Sequence[cst.CSTNode], entry: Bindings) -> None:
+        self.statements = statements
+        self.entry = entry
+        self.current = entry.copy()
+        self.done = 0
+
+
+class BindingsWalk:
+    """`lookup_at` for every raise of one function in source order: each block remembers how
+    far it has been applied, so every statement runs once, not once per raise after it (a
+    validator with thousands of raises stays linear)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self._blocks: dict[int, _BlockState] = {}
+
+    def lookup_at(self, path: Sequence[Step]) -> Lookup:
+        blocks = [step for step in path if isinstance(step, Block)]
+        here = Bindings(self.module)
+        for number, step in enumerate(blocks):
+            state = self._blocks.get(id(step.statements))
+            if state is None or state.statements is not step.statements:
+                state = self._blocks[id(step.statements)] = _BlockState(step.statements, here)
+            if state.done > step.index:  # an earlier point than last time: start again
+                state.current, state.done = state.entry.copy(), 0
+            for statement in step.statements[state.done : step.index]:
+                state.current.run(statement)
+            state.done = step.index
+            here = state.current.copy()
+            inner = blocks[number + 1].statements if number + 1 < len(blocks) else None
+            here.enter(step.statements[step.index], inner)
+        return here.lookup

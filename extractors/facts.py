@@ -16,10 +16,12 @@ MessageStatus = Literal["literal", "template", "partial", "unresolved"]
 # 3: a message Hole spanning lines is joined as guards are (runs of spaces collapsed,
 # string literals kept as written) instead of by regular expressions, and the Hole of a
 # conditional `msg += ...` is joined too (it kept its line breaks and comments).
-# 4: `init` validators, the wider name rule, `post_init`, calls followed through class
+# 4: files over 2 MiB and expressions nested over 400 levels are skipped with a reason, a
+# site keeps at most 64 guards (the nearest), and MemoryError is no longer "nesting too deep".
+# 5: `init` validators, the wider name rule, `post_init`, calls followed through class
 # names, super(), properties and annotated members, and the file's own error subclasses;
 # guards for nested early exits, `continue`, loop headers, without duplicates; priorChecks.
-EXTRACTOR_VERSION = "4"
+EXTRACTOR_VERSION = "5"
 
 
 class Memo(Protocol):

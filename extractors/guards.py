@@ -134,7 +134,10 @@ def _negates_simply(node: cst.BaseExpression) -> bool:
 _EXITS = (cst.Return, cst.Continue, cst.Break)
 # a path with more tests than this reads as noise, not as a condition
 MAX_PATH_TESTS = 3
-# a raise after hundreds of checks keeps the nearest ones (the list grows with each raise)
+# A site keeps at most this many guards and prior checks, the nearest to its raise: beyond
+# it they explain nothing more and would make a hostile elif chain's (or a long run of
+# checks') output grow with the square of its length.
+MAX_GUARDS = 64
 MAX_PRIOR_CHECKS = 32
 
 Test = tuple[cst.BaseExpression, bool]  # an if-test and whether it held on the path
@@ -246,49 +249,94 @@ def _loop_header(statement: cst.CSTNode, inner: Sequence[cst.CSTNode] | None,
 Said = dict[int, tuple[list[str], list[str]]]
 
 
-def _said_by(statement: cst.CSTNode, module: cst.Module, said: Said) -> tuple[list[str], list[str]]:
-    key = id(statement)
-    if key not in said:
-        exits: list[str] = []
-        checks: list[str] = []
-        for kind, tests in _leaving_paths(statement):
-            if len(tests) <= MAX_PATH_TESTS:
-                (checks if kind == "check" else exits).append(_not_all(tests, module))
-        said[key] = (exits, checks)
-    return said[key]
+def guards_of(path: Sequence[Step], module: cst.Module) -> Conditions:
+    """The conditions of a raise reached along `path` (outermost step first); see
+    `GuardFinder.conditions`."""
+    return GuardFinder(module).conditions(path)
 
 
-def guards_of(path: Sequence[Step], module: cst.Module, said: Said | None = None) -> Conditions:
-    """The conditions of a raise reached along `path` (outermost step first).
+@dataclass
+class _Said:
+    """What the statements of one block say, worked out as far as `before` reaches."""
 
-    guards: the headers of the enclosing `for` loops (`x in xs`), then the negated early
-    exits before it in source order (`return`, and `continue`/`break` of an enclosing loop,
-    also nested in an earlier `if`), then the enclosing if/elif/else tests, outermost first.
-    prior_checks: the negated tests of the earlier `if ...: raise` checks (nested ones too)
-    of the enclosing blocks, in source order, the nearest MAX_PRIOR_CHECKS of them. Each
-    list holds a text once, and a prior check that is also a guard is left out. `said`
-    keeps what earlier statements say between the raises of one function.
-    """
-    said = {} if said is None else said
-    blocks = [step for step in path if isinstance(step, Block)]
-    headers: list[str] = []
-    exits: list[str] = []
-    checks: list[str] = []
-    for number, step in enumerate(blocks):
-        for statement in step.statements[: step.index]:
-            exited, checked = _said_by(statement, module, said)
-            exits += exited
-            checks += checked
-        inner = blocks[number + 1].statements if number + 1 < len(blocks) else None
-        header = _loop_header(step.statements[step.index], inner, module)
-        if header is not None:
-            headers.append(header)
-    tests = [
-        condition(step.test, module) if step.holds else negate(step.test, module)
-        for step in path
-        if isinstance(step, Branch)
-    ]
-    guards = list(dict.fromkeys(headers + exits + tests))
-    held = set(guards)
-    prior = [check for check in dict.fromkeys(checks) if check not in held]
-    return Conditions(guards, prior[-MAX_PRIOR_CHECKS:])
+    statements: Sequence[cst.CSTNode]
+    exits: list[str]  # negated early exits, in source order
+    checks: list[str]  # negated checks, in source order
+    before: list[tuple[int, int]]  # before[i]: how many of each come before statements[i]
+
+
+class GuardFinder:
+    """The conditions of every raise of one function: each statement is read for its exits
+    and checks once and each condition written once, so a validator with thousands of raises
+    costs time in proportion to its length, not to its square."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self._said: dict[int, _Said] = {}
+        self._written: dict[tuple[int, bool], str] = {}  # nodes live as long as the module
+
+    def conditions(self, path: Sequence[Step]) -> Conditions:
+        """guards: the headers of the enclosing `for` loops (`x in xs`), then the negated
+        early exits before the raise in source order (`return`, and `continue`/`break` of an
+        enclosing loop, also nested in an earlier `if`), then the enclosing if/elif/else
+        tests, outermost first; the nearest MAX_GUARDS of them.
+        prior_checks: the negated tests of the earlier `if ...: raise` checks (nested ones
+        too) of the enclosing blocks, in source order; the nearest MAX_PRIOR_CHECKS.
+        Each list holds a text once; a prior check that is also a guard is left out."""
+        blocks = [step for step in path if isinstance(step, Block)]
+        headers = [
+            header
+            for number, step in enumerate(blocks)
+            if (header := self._header(step, blocks[number + 1] if number + 1 < len(blocks)
+                                       else None)) is not None
+        ]
+        tests = [self._test(step) for step in path if isinstance(step, Branch)]
+        exits = self._nearest(blocks, 0, MAX_GUARDS)
+        guards = list(dict.fromkeys(headers + exits + tests))[-MAX_GUARDS:]
+        held = set(guards)
+        # a few more than kept, so that dropping repeats and guards still leaves enough
+        checks = self._nearest(blocks, 1, 2 * MAX_PRIOR_CHECKS)
+        prior = [check for check in dict.fromkeys(checks) if check not in held]
+        return Conditions(guards, prior[-MAX_PRIOR_CHECKS:])
+
+    def _nearest(self, blocks: list[Block], which: int, room: int) -> list[str]:
+        """The last `room` exits (which=0) or checks (which=1) before the raise."""
+        found: list[str] = []
+        for step in reversed(blocks):
+            if len(found) >= room:
+                break
+            said = self._scan(step)
+            texts = said.checks if which else said.exits
+            count = said.before[step.index][which]
+            found[:0] = texts[max(0, count - (room - len(found))) : count]
+        return found
+
+    def _scan(self, step: Block) -> _Said:
+        said = self._said.get(id(step.statements))
+        if said is None or said.statements is not step.statements:
+            said = self._said[id(step.statements)] = _Said(step.statements, [], [], [(0, 0)])
+        while len(said.before) <= step.index:
+            statement = said.statements[len(said.before) - 1]
+            for kind, tests in _leaving_paths(statement):
+                if len(tests) <= MAX_PATH_TESTS:
+                    text = _not_all(tests, self.module)
+                    (said.checks if kind == "check" else said.exits).append(text)
+            said.before.append((len(said.exits), len(said.checks)))
+        return said
+
+    def _header(self, step: Block, inner: Block | None) -> str | None:
+        statement = step.statements[step.index]
+        key = (id(statement), True)
+        if key not in self._written:
+            self._written[key] = _loop_header(
+                statement, inner.statements if inner is not None else None, self.module
+            ) or ""
+        return self._written[key] or None
+
+    def _test(self, step: Branch) -> str:
+        key = (id(step.test), step.holds)
+        text = self._written.get(key)
+        if text is None:
+            written = condition if step.holds else negate
+            text = self._written[key] = written(step.test, self.module)
+        return text

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from extractors.bindings import lookup_at
+from extractors.bindings import BindingsWalk
 from extractors.classes import (
     FileClasses,
     Hierarchy,
@@ -28,7 +28,8 @@ from extractors.classes import (
 )
 from extractors.facts import FileExtraction, Memo, RaiseSite, Rules, ValidatorKind, memo_token
 from extractors.functions import Function, function_table
-from extractors.guards import Block, Branch, Said, Step, guards_of
+from extractors.guards import Block, Branch, GuardFinder, Step
+from extractors.limits import depth_problem, size_problem
 from extractors.messages import Message, message_of_args
 from extractors.segments import SegmentTable
 from extractors.validators import find_validators
@@ -58,8 +59,10 @@ def extract_file(
         return FileExtraction(filePath=path, sites=_extract(path, text, rules, memo, classes))
     except Skip as skip:
         return FileExtraction(filePath=path, skipped=str(skip))
-    except (RecursionError, MemoryError):
+    except RecursionError:
         return FileExtraction(filePath=path, skipped="nesting too deep")
+    except MemoryError:
+        return FileExtraction(filePath=path, skipped="out of memory")
     except Exception as exc:  # a bug of ours must not stop the other files
         reason = f"extractor error: {type(exc).__name__}: {exc}".splitlines()[0]
         return FileExtraction(filePath=path, skipped=reason)
@@ -67,6 +70,10 @@ def extract_file(
 
 def _extract(path: str, text: str | bytes, rules: Rules, memo: Memo | None,
              classes: FileClasses | None) -> list[RaiseSite]:
+    size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
+    problem = size_problem(size)
+    if problem is not None:
+        raise Skip(problem)
     source = decode(text)
     if classes is None:
         classes = scan_file(source)
@@ -244,26 +251,48 @@ class _Snippet:
 
 
 def parse_function(lines: list[str], fn: Function, source: str) -> _Snippet:
-    """libcst tree of just this function (a few lines, not the whole file)."""
+    """libcst tree of just this function (a few lines, not the whole file), or Skip when it
+    nests deeper than libcst can take."""
     body = "\n".join(lines[fn.start - 1 : fn.end]) + "\n"
     if fn.indent:
         # a block under `if True:` may start at any indentation, so lines stay as written
         snippet, offset = "if True:\n" + body, fn.start - 2
     else:
         snippet, offset = body, fn.start - 1
-    try:
-        module = cst.parse_module(snippet)
-        function = _first_def(module)
-    except cst.ParserSyntaxError:
-        function = None
+    function = None
+    if _check_depth(fn, snippet, offset):
+        try:
+            module = cst.parse_module(snippet)
+            function = _first_def(module)
+        except cst.ParserSyntaxError:
+            pass
     if function is None:
         # the snippet did not stand on its own: parse the whole file (slow, rare)
+        problem = depth_problem(parse(source))
+        if problem is not None:
+            raise Skip(problem)
         wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
         function = _def_at(wrapper, fn.def_line)
         if function is None:
             raise Skip(f"libcst found no function at line {fn.def_line}")
         return _Snippet(function, wrapper.module, 0, standalone=False)
     return _Snippet(function, module, offset)
+
+
+def _check_depth(fn: Function, snippet: str, offset: int) -> bool:
+    """Skip when the function nests too deep for libcst; False when the snippet does not
+    parse on its own (the whole file is then checked and parsed instead)."""
+    if fn.node is not None:
+        tree, offset = fn.node, fn.def_line - fn.node.lineno
+    else:
+        try:
+            tree = ast.parse(snippet)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+    problem = depth_problem(tree, offset)
+    if problem is not None:
+        raise Skip(problem)
+    return True
 
 
 def _first_def(module: cst.Module) -> cst.FunctionDef | None:
@@ -443,15 +472,16 @@ def _function_facts(fn: Function, rules: Rules, snippet: _Snippet) -> list[_Fact
     known_lines = sorted(fn.raise_lines) if len(fn.raise_lines) == len(found) else None
     facts: list[_Facts] = []
     seen: Counter[str] = Counter()
-    said: Said = {}  # what earlier statements say, shared by the function's raises
+    # one of each per function: the raises share the work on the statements before them
+    walk, guards = BindingsWalk(module), GuardFinder(module)
     for number, (node, steps, error_class) in enumerate(found):
         line = known_lines[number] if known_lines else snippet.line_of(node)
         if isinstance(node.exc, cst.Call):
-            message = message_of_args(node.exc.args, module, lookup_at(steps, module))
+            message = message_of_args(node.exc.args, module, walk.lookup_at(steps))
         else:
             message = Message()
         text = message.text()
-        conditions = guards_of(steps, module, said)
+        conditions = guards.conditions(steps)
         facts.append(
             _Facts(
                 line - fn.start,

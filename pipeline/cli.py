@@ -20,6 +20,16 @@ class InputError(click.ClickException):
 
     exit_code = 2
 
+    def __init__(self, message: str) -> None:
+        from pipeline.console import printable
+
+        super().__init__(printable(message))  # it may quote a hostile path or value
+
+
+def _store_problem(error: Exception, hint: str) -> str:
+    """A cache file SQLite cannot use, and how to get past it."""
+    return f"{error}; remove it (it only saves time) or {hint}"
+
 
 def _one_line(error: Exception) -> str:
     """A pydantic ValidationError as one line: the first problem, with the value given."""
@@ -86,15 +96,19 @@ def _path_problem(error: OSError, path: Path | None = None) -> str:
 @click.option("--ci", is_flag=True, help="Plain progress lines (also when CI=true).")
 def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **options) -> None:
     """Mine SOURCE (a path, git URL, OWNER/NAME or pypi:NAME==VERSION) into explained records
-    under OUT/OWNER/NAME/SHA/. Exit codes: 0 done, 1 some files skipped or sites failed,
-    2 usage or input error, 3 a budget ran out (rerun to resume), 130/143 interrupted
-    (what finished is written and cached)."""
+    under OUT/OWNER/NAME/SHA/. The dataset is written whole beside the old one and swapped in,
+    and a run that leaves sites without a record keeps a complete dataset already there.
+    Exit codes: 0 done, 1 some files skipped or sites failed, 2 usage or input error
+    (also: another run is writing the same output), 3 a budget ran out (rerun to resume),
+    130/143 interrupted (what finished is written and cached)."""
     from pydantic import ValidationError
 
     from pipeline.console import Console
+    from pipeline.dataset.writer import DatasetBusy
     from pipeline.mine.config import ConfigError
     from pipeline.mine.run import RunError, RunOptions, run_dataset
     from pipeline.source import SourceError
+    from pipeline.store import StoreError
 
     console = Console.detect(ci or None)
     overrides = {key: value for key, value in options.items() if value is not None}
@@ -107,8 +121,10 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
             if len(args) != 1:
                 raise click.UsageError("give exactly one SOURCE (or --config FILE [TARGET...])")
             code = run_dataset(RunOptions(source=args[0], **overrides), console).exit_code
-    except (SourceError, RunError, ConfigError, ValidationError) as error:
+    except (SourceError, RunError, ConfigError, ValidationError, DatasetBusy) as error:
         raise InputError(_one_line(error)) from None
+    except StoreError as error:
+        raise InputError(_store_problem(error, "pass --cache PATH")) from None
     except OSError as error:  # an output or cache path that cannot be written
         raise InputError(_path_problem(error)) from None
     except KeyboardInterrupt:
@@ -132,8 +148,11 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
               help="For a pypi: SOURCE, the folder of the GitHub tree that holds the "
               "release's files (default: found from the sdist's layout and the project URL, "
               "e.g. src/).")
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the JSON Lines to this file (atomically) instead of stdout.")
+@click.option("-o", "--output", "output",
+              type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+              help="Write the JSON Lines to this file instead of stdout (- is stdout). A "
+              "regular file is replaced atomically; a device, FIFO or symlink is written "
+              "into.")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
               help="Cache directory for git mirrors, releases and store.sqlite (default: "
               "$VMINE_CACHE_DIR, else the user cache directory).")
@@ -162,6 +181,7 @@ def extract_command(source: str, rev: str | None, repo_name: str | None, tag: st
     from pipeline.console import Console
     from pipeline.mine.extract import run_extract
     from pipeline.source import SourceError
+    from pipeline.store import StoreError
 
     console = Console.detect(ci or None)
     try:
@@ -172,6 +192,8 @@ def extract_command(source: str, rev: str | None, repo_name: str | None, tag: st
         )
     except SourceError as error:
         raise InputError(_one_line(error)) from None
+    except StoreError as error:
+        raise InputError(_store_problem(error, "pass --no-cache or --cache-dir DIR")) from None
     except OSError as error:  # a cache directory or output file that cannot be written
         raise InputError(_path_problem(error)) from None
     except KeyboardInterrupt:
@@ -218,6 +240,7 @@ def diff_command(old: str, new: str, fmt: str, exit_code: bool, cache_dir: Path 
     from pipeline.diff.command import run_diff
     from pipeline.diff.sides import DiffInputError
     from pipeline.source import SourceError
+    from pipeline.store import StoreError
 
     console = Console.detect(ci or None)
     color = console.colours_stdout()
@@ -226,6 +249,8 @@ def diff_command(old: str, new: str, fmt: str, exit_code: bool, cache_dir: Path 
                                 cache_dir=cache_dir)
     except (DiffInputError, SourceError) as error:
         raise InputError(_one_line(error)) from None
+    except StoreError as error:
+        raise InputError(_store_problem(error, "pass --cache-dir DIR")) from None
     except OSError as error:  # a cache directory that cannot be written
         raise InputError(_path_problem(error)) from None
     click.echo(output, nl=False, color=color)
@@ -295,4 +320,6 @@ def render_command(dataset: Path, fmt: str, out_dir: Path) -> None:
         raise InputError(str(error)) from None
     except OSError as error:  # an output directory that cannot be written
         raise InputError(_path_problem(error)) from None
-    click.echo(f"wrote {len(written)} files to {out_dir}")
+    from pipeline.console import printable
+
+    click.echo(printable(f"wrote {len(written)} files to {out_dir}"))

@@ -47,6 +47,30 @@ def detect_mode(ci: bool | None = None, stream: TextIO | None = None) -> Mode:
     return "tty"
 
 
+# What a terminal may act on instead of showing: C0 controls but tab (ESC starts the sequences
+# that set the title, clear the screen or write the clipboard), DEL, C1 controls (U+009B is
+# an 8-bit CSI), the Unicode line and paragraph separators, and the bidi marks and overrides
+# that make text read other than it runs.
+_CONTROLS = r"\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_UNPRINTABLE = re.compile(f"[\\n{_CONTROLS}]")
+_UNPRINTABLE_KEEPING_LINES = re.compile(f"[{_CONTROLS}]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code == 0x0A:
+        return "\\n"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str, *, keep_newlines: bool = False) -> str:
+    """Text from a dataset, a repository or the user made safe for a terminal: every control
+    character written as an escape (`\\x1b`, `\\x0d`, `\\u2028`, `\\n`); with `keep_newlines`,
+    line breaks stay (pages, code blocks, multi-line reports). Tabs stay."""
+    pattern = _UNPRINTABLE_KEEPING_LINES if keep_newlines else _UNPRINTABLE
+    return pattern.sub(_escaped, text)
+
+
 def _escape_annotation(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
@@ -127,6 +151,8 @@ class Console:
         return self.mode == "tty" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
     def line(self, text: str) -> None:
+        """One line for the person running the command; control characters are escaped."""
+        text = printable(text)
         if self._progress is not None:
             self._progress.console.print(text, markup=False, highlight=False)
         else:
@@ -142,7 +168,7 @@ class Console:
         """Print a ready-made workflow command (`::notice file=...::...`) in github mode, on
         the console stream: the runner reads stderr too, and stdout stays data."""
         if self.mode == "github":
-            print(command, file=self.stream, flush=True)
+            print(printable(command), file=self.stream, flush=True)
 
     def step_summary(self, markdown: str) -> None:
         """Append Markdown to the GitHub job summary when running under Actions."""

@@ -7,10 +7,12 @@ transaction, so an interrupted run leaves what it finished and nothing half-writ
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -56,6 +58,32 @@ class CachedExplanation(BaseModel):
     analyzed_at: str
 
 
+class StoreError(Exception):
+    """A cache file SQLite cannot use (corrupt, not a database, locked for too long): one
+    line naming the file; the command adds how to get past it."""
+
+    def __init__(self, path: Path, error: sqlite3.Error) -> None:
+        super().__init__(f"{path}: cannot use this cache file ({error})")
+        self.path = path
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _guarded(method: Callable[P, R]) -> Callable[P, R]:
+    """A Store method whose SQLite errors become a StoreError naming the file."""
+
+    @functools.wraps(method)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except sqlite3.DatabaseError as error:
+            raise StoreError(args[0].path, error) from None  # type: ignore[attr-defined]
+
+    return guarded
+
+
 class Store:
     """The cache file. Safe to share between threads of one process; other processes
     may open the same file (SQLite serialises writers, WAL keeps readers unblocked)."""
@@ -64,12 +92,15 @@ class Store:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
-        with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
-            self._db.commit()
+        try:
+            self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+            with self._lock:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.executescript(_SCHEMA)
+                self._db.commit()
+        except sqlite3.DatabaseError as error:  # a damaged page further in fails its query
+            raise StoreError(self.path, error) from None
 
     def close(self) -> None:
         with self._lock:
@@ -83,6 +114,7 @@ class Store:
 
     # -- per-blob analyses -------------------------------------------------------------
 
+    @_guarded
     def get_files(self, blobs: Iterable[str], token: str) -> dict[str, FileExtraction | None]:
         """Cached analyses of these blobs under `token` (extractor version + rules); None for
         a blob known to hold nothing worth analysing."""
@@ -97,6 +129,7 @@ class Store:
                     found[blob] = None if text is None else FileExtraction.model_validate_json(text)
         return found
 
+    @_guarded
     def put_files(self, items: Iterable[tuple[str, FileExtraction | None]], token: str,
                   memo: Iterable[tuple[str, str]] = ()) -> None:
         """Store analyses (None: nothing worth analysing), with the memo entries made while
@@ -136,6 +169,7 @@ class Store:
 
     # -- explanations ------------------------------------------------------------------
 
+    @_guarded
     def get_explanation(self, key: str) -> CachedExplanation | None:
         with self._lock:
             row = self._db.execute(
@@ -149,6 +183,7 @@ class Store:
             analyzed_at=row[2],
         )
 
+    @_guarded
     def has_explanations(self, keys: Iterable[str]) -> set[str]:
         found: set[str] = set()
         with self._lock:
@@ -159,6 +194,7 @@ class Store:
                 found.update(key for (key,) in rows)
         return found
 
+    @_guarded
     def put_explanation(self, key: str, cached: CachedExplanation) -> None:
         """Keep the first explanation stored under a key (a rerun never rewrites it)."""
         with self._lock:

@@ -128,7 +128,11 @@ def test_a_line_separator_inside_a_message_keeps_its_line_whole(tmp_path: Path) 
     message = "--use-fast-decode\u2028requires --decode-backend flash"
     root = write_fixture_dataset(tmp_path / "output", [replace(
         CASES[1], errorMessage=message, messagePattern=message)])
-    assert "\u2028" in (root / "index.jsonl").read_text()  # written raw by the writer
+    # the writer escapes it; a dataset of an older vmine holds it raw
+    index = root / "index.jsonl"
+    assert "\u2028" not in index.read_text()
+    index.write_text(index.read_text().replace("\\u2028", "\u2028"))
+    assert "\u2028" in index.read_text()
     result = _explain(tmp_path / "output", message, "--all")
     assert result.exit_code == 0
     assert result.output.split()[1:3] == ["exact", "aaaa000000000002"]

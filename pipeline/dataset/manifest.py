@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.dataset.models import RepoName, Sha40, Timestamp
+from pipeline.dataset.jsonl import json_text
+from pipeline.dataset.models import LineNumber, RepoName, Sha40, Timestamp
 
 
 class _Strict(BaseModel):
@@ -40,7 +41,7 @@ class SiteProblem(_Strict):
     """A site without a record: it failed (`reason` says why) or is pending."""
 
     filePath: str
-    lineNumber: int
+    lineNumber: LineNumber
     qualname: str
     reason: str
 
@@ -48,7 +49,7 @@ class SiteProblem(_Strict):
 class GroundingWarning(_Strict):
     id: str
     filePath: str
-    lineNumber: int
+    lineNumber: LineNumber
     violations: list[str]
 
 
@@ -82,4 +83,4 @@ class Manifest(_Strict):
     tool: Tool
 
     def to_json(self) -> str:
-        return self.model_dump_json(indent=2) + "\n"
+        return json_text(self, indent=2) + "\n"

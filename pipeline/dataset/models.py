@@ -9,13 +9,17 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from extractors.facts import MessageStatus, RaiseSite, ValidatorKind
+from pipeline.dataset.jsonl import json_text
 
 SCHEMA_VERSION = 2
 
 # The formats of the checked string fields; sources, config and the JSON Schema use them too.
+# Use them with `fullmatch`: `$` also matches before a final newline. They are ECMAScript
+# too (the JSON Schema carries them), hence `^...$` and no `\Z`.
 TIMESTAMP_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 SHA40_RE = re.compile(r"^[0-9a-f]{40}$")
-REPO_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")  # owner/name
+# owner/name; a name of `.` or `..` would lead a dataset's folder out of the output directory
+REPO_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/(?!\.\.?$)[A-Za-z0-9_.-]+$")
 RECORD_ID_RE = re.compile(r"^[0-9a-f]{16}$")
 
 
@@ -34,7 +38,7 @@ def _check(pattern: re.Pattern[str], what: str, shape: str | None = None):
     """`shape` says in words what `pattern` wants, for values a user types."""
 
     def check(value: str) -> str:
-        if not pattern.match(value):
+        if not pattern.fullmatch(value):
             wanted = shape or f"match {pattern.pattern}"
             raise ValueError(f"{what} must {wanted}, got {value!r}")
         return value
@@ -52,6 +56,10 @@ RepoName = Annotated[str, _check(REPO_NAME_RE, "repo")]
 RecordId = Annotated[str, _check(RECORD_ID_RE, "id")]
 
 
+# Line numbers are 1-based; a dataset read back with 0, a negative number or "12" is refused.
+LineNumber = Annotated[int, Field(ge=1)]
+
+
 def github_url(repo: str, sha: str, file_path: str, start: int, end: int) -> str:
     return f"https://github.com/{repo}/blob/{sha}/{file_path}#L{start}-L{end}"
 
@@ -64,7 +72,7 @@ class Site(BaseModel):
     repo: RepoName
     analyzedSha: Sha40
     filePath: str
-    lineNumber: int
+    lineNumber: LineNumber
     qualname: str
     validatorKind: ValidatorKind
     errorClass: str
@@ -74,8 +82,8 @@ class Site(BaseModel):
     guards: list[str]
     priorChecks: list[str] = Field(default_factory=list)
     sourceCode: str
-    sourceCodeStart: int
-    sourceCodeEnd: int
+    sourceCodeStart: LineNumber
+    sourceCodeEnd: LineNumber
     githubUrl: str
     functionSource: str = Field(exclude=True)
     occurrence: int = Field(default=0, exclude=True)
@@ -105,7 +113,7 @@ class Site(BaseModel):
 
     def to_json_line(self) -> str:
         """One line of `vmine extract` output: the site table's fields, in its order."""
-        return self.model_dump_json()
+        return json_text(self)
 
 
 class Explanation(BaseModel):
@@ -143,10 +151,10 @@ class ErrorRecord(BaseModel):
     httpStatus: None = None
     severity: Literal["error"] = "error"
     filePath: str
-    lineNumber: int
+    lineNumber: LineNumber
     sourceCode: str
-    sourceCodeStart: int
-    sourceCodeEnd: int
+    sourceCodeStart: LineNumber
+    sourceCodeEnd: LineNumber
     githubUrl: str
     documentation: str
     triggerScenarios: str
@@ -183,7 +191,7 @@ class IndexEntry(BaseModel):
     id: RecordId
     slug: str
     filePath: str
-    lineNumber: int
+    lineNumber: LineNumber
     qualname: str
     validatorKind: ValidatorKind
     errorClass: str

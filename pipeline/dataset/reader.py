@@ -4,12 +4,14 @@ that names the file and the problem."""
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
+from pipeline.dataset.jsonl import jsonl_lines
 from pipeline.dataset.layout import MANIFEST, index_path, manifest_path, records_dir
 from pipeline.dataset.manifest import Manifest
 from pipeline.dataset.models import (
@@ -47,11 +49,14 @@ class Dataset:
         return self.manifest.datasetVersion
 
 
-def _problem(error: ValidationError) -> str:
+def validation_problem(error: ValidationError) -> str:
+    """A ValidationError of a dataset file as one line: the first field and what is wrong
+    with it (never the file's contents, which pydantic's own text quotes)."""
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"]) or "(top level)"
     more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
-    return f"{where}: {first['msg']}{more}"
+    message = " ".join(first["msg"].split())
+    return f"{where}: {message}{more}"
 
 
 def _missing(model: type[BaseModel], data: object, where: str) -> str | None:
@@ -83,9 +88,9 @@ def _missing(model: type[BaseModel], data: object, where: str) -> str | None:
 
 def _parse(model: type[M], text: str, where: str) -> M:
     try:
-        parsed = model.model_validate_json(text)
+        parsed = model.model_validate_json(text, strict=True)  # no "12" for 12
     except ValidationError as exc:
-        raise DatasetError(f"{where}: {_problem(exc)}") from None
+        raise DatasetError(f"{where}: {validation_problem(exc)}") from None
     problem = _missing(model, json.loads(text), "")
     if problem:
         raise DatasetError(f"{where}: {problem}")
@@ -101,9 +106,42 @@ def _read(path: Path) -> str:
         raise DatasetError(f"{path}: cannot read: {exc}") from None
 
 
+# A writer swaps a whole new dataset in (pipeline/dataset/writer.py): a read that straddles a
+# swap is made again, this many times at most.
+_READS = 3
+
+
 def load_dataset(path: Path) -> Dataset:
-    """The dataset in `path` (the directory holding `manifest.json`)."""
+    """The dataset in `path` (the directory holding `manifest.json`). A dataset swapped in
+    while it was being read is read again, so the result is never a mix of two."""
     root = Path(path)
+    for attempt in range(_READS):
+        try:
+            before = root.stat().st_ino
+        except OSError:  # not there, or between the two renames of a swap
+            if attempt + 1 < _READS and root.parent.is_dir():
+                time.sleep(0.01)
+                continue
+            raise DatasetError(f"{root}: not a directory") from None
+        try:
+            dataset = _load(root)
+        except DatasetError:
+            if attempt + 1 < _READS and _swapped(root, before):
+                continue
+            raise
+        if not _swapped(root, before):
+            return dataset
+    return dataset
+
+
+def _swapped(root: Path, inode: int) -> bool:
+    try:
+        return root.stat().st_ino != inode
+    except OSError:
+        return True
+
+
+def _load(root: Path) -> Dataset:
     if not root.is_dir():
         raise DatasetError(f"{root}: not a directory")
     manifest_file = manifest_path(root)
@@ -111,7 +149,7 @@ def load_dataset(path: Path) -> Dataset:
 
     index_file = index_path(root)
     entries: list[IndexEntry] = []
-    for number, line in enumerate(_read(index_file).splitlines(), start=1):
+    for number, line in enumerate(jsonl_lines(_read(index_file)), start=1):
         entries.append(_parse(IndexEntry, line, f"{index_file}:{number}"))
 
     records: dict[str, ErrorRecord] = {}

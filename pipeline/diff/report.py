@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from pipeline.console import workflow_command
+from pipeline.console import printable, workflow_command
 from pipeline.dataset.models import IndexEntry
 from pipeline.diff.changes import Change, Changed, DatasetDiff, ErrorSet, Reworded
 from pipeline.site.markdown import md_code
@@ -126,10 +126,11 @@ def annotation(change: Change) -> str:
 
 
 def render_text(diff: DatasetDiff, color: bool = False) -> str:
-    """One line per change, grouped by kind, then the summary line."""
-    lines = [f"{diff.old.title} -> {diff.new.title}"]
+    """One line per change, grouped by kind, then the summary line (what comes from the
+    datasets has its control characters escaped: this goes to a terminal)."""
+    lines = [printable(f"{diff.old.title} -> {diff.new.title}")]
     for change in diff.changes:
-        line = one_line(change)
+        line = printable(one_line(change))
         lines.append(click.style(line, fg=_COLOURS[change.kind]) if color else line)
     summary = diff.summary()
     lines.append(click.style(summary, bold=True) if color else summary)
@@ -141,12 +142,13 @@ def _table(rows: list[str]) -> list[str]:
 
 
 def render_markdown(diff: DatasetDiff, max_rows: int = MARKDOWN_MAX_ROWS) -> str:
-    """A heading, the summary in bold, a table of the changes; moves folded away."""
+    """A heading, the summary in bold, a table of the changes; moves folded away. Control
+    characters are escaped (it is printed on terminals too)."""
     lines = [f"### vmine diff: `{diff.old.title}` → `{diff.new.title}`", "",
              f"**{diff.summary()}**", ""]
     if not diff.changes:
         lines.append("No error was added, removed, reworded, moved or changed.")
-        return "\n".join(lines) + "\n"
+        return printable("\n".join(lines) + "\n", keep_newlines=True)
     main = [change for change in diff.changes if change.kind != "moved"]
     moved = [change for change in diff.changes if change.kind == "moved"]
     budget = max_rows
@@ -165,7 +167,7 @@ def render_markdown(diff: DatasetDiff, max_rows: int = MARKDOWN_MAX_ROWS) -> str
     left_out = len(diff.changes) - (max_rows - budget)
     if left_out > 0:
         lines += [f"… and {left_out} more changes (run `vmine diff --format json` for all).", ""]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    return printable("\n".join(lines).rstrip("\n") + "\n", keep_newlines=True)
 
 
 def _urls(diff: DatasetDiff, change: Change) -> Mapping[str, str]:

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from extractors.patterns import pattern_fragments
 from pipeline.dataset.layout import index_path, manifest_path, record_path
 from pipeline.dataset.models import Envelope, IndexEntry
-from pipeline.dataset.reader import DatasetError, datasets_under
+from pipeline.dataset.reader import DatasetError, datasets_under, validation_problem
 from pipeline.lookup.fragments import fold
 from pipeline.lookup.wording import Word, template_words, word_keys
 
@@ -67,11 +69,11 @@ class IndexedPattern:
     def entry(self) -> IndexEntry:
         if self._entry is None:
             try:
-                self._entry = IndexEntry.model_validate(self.raw)
-            except ValueError as error:
+                self._entry = IndexEntry.model_validate(self.raw, strict=True)
+            except ValidationError as error:
                 where = index_path(self.dataset.root)
                 raise ExplainError(f"{where}: invalid entry {self.raw.get('id')!r}: "
-                                   f"{str(error).splitlines()[0]}") from None
+                                   f"{validation_problem(error)}") from None
         return self._entry
 
     @cached_property
@@ -124,7 +126,9 @@ class IndexedDataset:
     def envelope(self, record_id: str) -> Envelope:
         path = record_path(self.root, record_id)
         try:
-            return Envelope.model_validate_json(path.read_text(encoding="utf-8"))
+            return Envelope.model_validate_json(path.read_text(encoding="utf-8"), strict=True)
+        except ValidationError as error:
+            raise ExplainError(f"{path}: invalid record: {validation_problem(error)}") from None
         except (OSError, ValueError, RecursionError) as error:
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise ExplainError(f"{path}: cannot read the record: {reason}") from None

@@ -7,26 +7,15 @@ import json
 import re
 from pathlib import Path
 
+from pipeline.console import printable as console_printable
 from pipeline.dataset.models import Envelope, IndexEntry
 from pipeline.lookup.match import Lookup, Match
 from pipeline.site.pages import numbered_excerpt, page_title, pinned_ref
 
-# Control characters (ESC, CR, BEL, the C1 set), line and paragraph separators and bidi
-# overrides change what a terminal shows: printed escaped. Newlines and tabs are kept.
-_UNPRINTABLE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]"
-)
-
 
 def printable(text: str) -> str:
-    """`text` safe to print to a terminal: every control character written as `\\xNN` or
-    `\\uNNNN`, newlines and tabs kept."""
-    return _UNPRINTABLE.sub(lambda found: _escaped(found.group()), text)
-
-
-def _escaped(char: str) -> str:
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    """A page safe to print to a terminal: control characters escaped, newlines kept."""
+    return console_printable(text, keep_newlines=True)
 
 
 def format_candidates(found: Lookup) -> str:

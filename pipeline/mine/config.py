@@ -76,7 +76,7 @@ class Target(_Strict):
     @field_validator("repo")
     @classmethod
     def _owner_name(cls, value: str) -> str:
-        if not REPO_NAME_RE.match(value):
+        if not REPO_NAME_RE.fullmatch(value):
             raise ValueError(f"expected owner/name, got {value!r}")
         return value
 
@@ -97,7 +97,7 @@ class Target(_Strict):
     @field_validator("release")
     @classmethod
     def _pinned(cls, value: str | None) -> str | None:
-        if value is not None and not _RELEASE.match(value):
+        if value is not None and not _RELEASE.fullmatch(value):
             raise ValueError(f"expected NAME==VERSION, got {value!r}")
         return value
 
@@ -139,7 +139,7 @@ class PipelineConfig(_Strict):
     @classmethod
     def _names(cls, value: dict[str, Target]) -> dict[str, Target]:
         for name in value:
-            if not _TARGET_NAME.match(name):
+            if not _TARGET_NAME.fullmatch(name):
                 raise ValueError(f"target name {name!r} must be letters, digits, '.', '_', '-'")
         return value
 

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import signal
-import sqlite3
-import sys
+import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import nullcontext
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -20,16 +15,18 @@ from pydantic import BaseModel, ConfigDict
 
 from extractors.classes import FileClasses
 from extractors.facts import FileExtraction, MessageStatus, Rules
+from extractors.limits import size_problem
 from pipeline.console import Console, Tracker, line_of, skipped_markdown, workflow_command
 from pipeline.dataset.models import Site
-from pipeline.dataset.writer import write_atomic
 from pipeline.keys import analysis_token
 from pipeline.mine.classes import scan_tree
+from pipeline.mine.workers import FILE_TIMEOUT, FileResult, Item, WorkerPool
+from pipeline.output import write_output
 from pipeline.source import Snapshot, open_source, resolve_cache_dir
-from pipeline.store import MemoReader, Store, default_store_path
+from pipeline.store import Store, default_store_path
 
-# Below this many files to analyse, starting worker processes costs more than it saves.
-_IN_PROCESS_BELOW = 24
+# Below this many files to analyse, starting more than one worker costs more than it saves.
+_ONE_WORKER_BELOW = 24
 # Files go to a worker in batches of about this many bytes: small enough to keep both
 # workers busy to the end, big enough that IPC stays cheap.
 _BATCH_BYTES = 256 * 1024
@@ -83,53 +80,6 @@ def is_candidate(data: bytes, needles: Sequence[bytes]) -> bool:
     return b"raise" in data and any(needle in data for needle in needles)
 
 
-# The memo of a worker process, opened when it starts.
-_worker_memo: MemoReader | None = None
-
-
-def _start_worker(store_path: Path | None) -> None:
-    global _worker_memo
-    # Ctrl-C is the parent's to handle: it stops handing out chunks and keeps what finished.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    import extractors.sites  # noqa: F401  (while the parent still reads blobs)
-
-    _worker_memo = _open_memo(store_path)
-
-
-def _open_memo(store_path: Path | None) -> MemoReader | None:
-    if store_path is None:
-        return None
-    try:
-        return MemoReader(store_path)
-    except sqlite3.Error:  # the memo only saves time: go without it
-        return None
-
-
-# A file to analyse: its path, bytes, the rules in effect for it and its classes.
-_Item = tuple[str, bytes, Rules, FileClasses]
-
-
-def _extract_chunk(items: list[_Item]) -> tuple[list[FileExtraction], list[tuple[str, str]]]:
-    """In a worker: the chunk's analyses, and the memo entries made on the way (for the
-    parent to store)."""
-    memo = _worker_memo
-    results = _extract_items(items, memo)
-    return results, memo.take() if memo is not None else []
-
-
-def _extract_items(items: list[_Item], memo: MemoReader | None) -> list[FileExtraction]:
-    from extractors.sites import extract_file
-
-    results = []
-    for path, data, rules, classes in items:
-        try:
-            results.append(extract_file(path, data, rules, memo, classes))
-        except Exception as exc:  # extract_file must not raise; one bad file stays one file
-            reason = f"extractor error: {type(exc).__name__}: {exc}".splitlines()[0]
-            results.append(FileExtraction(filePath=path, skipped=reason))
-    return results
-
-
 class _Silent:
     """A tracker for library callers that passed no console."""
 
@@ -150,8 +100,10 @@ def extract_snapshot(
     exclude: Sequence[str] = (),
     workers: int | None = None,
     console: Console | None = None,
+    file_timeout: float = FILE_TIMEOUT,
 ) -> Extraction:
-    """Every site of the snapshot's `.py` files, analysing only blobs the store lacks."""
+    """Every site of the snapshot's `.py` files, analysing only blobs the store lacks; a file
+    that takes longer than `file_timeout` seconds is skipped."""
     repo = snapshot.require_repo()
     prefix = snapshot.path_prefix
     files = [f for f in snapshot.files if selected(prefix + f.path, include, exclude)]
@@ -177,16 +129,17 @@ def extract_snapshot(
     # Workers are forked before the blob reader and the progress display start threads (the
     # class scan's reader has finished); they analyse the first files while the rest, when
     # the scan did not need them, are still being read.
-    with _Analysis(workers, store_path, len(unknown)) as analysis:
+    with _Analysis(rules, workers, store_path, len(unknown), file_timeout) as analysis:
         for blob, data in _contents(snapshot, unknown, classes.read):
             file_rules = rules_of[blob]
             if is_candidate(data, [name.encode() for name in file_rules.error_classes]):
-                analysis.add(blob, paths_of[blob][0], data, len(paths_of[blob]), file_rules,
-                             token_of[blob], classes.by_blob[blob])
+                analysis.add(blob, paths_of[blob][0], data, len(paths_of[blob]),
+                             (file_rules, classes.by_blob[blob]), token_of[blob])
             else:
                 plain.append((blob, None))
         classes.read.clear()
-        analysis.submit()
+        if unknown:
+            analysis.submit()
         if store is not None and plain:
             for token, blobs in _by_token({blob: token_of[blob] for blob, _ in plain}).items():
                 store.put_files([(blob, None) for blob in blobs], token)
@@ -238,100 +191,92 @@ def _contents(snapshot: Snapshot, blobs: list[str],
 
 
 class _Analysis:
-    """blob -> FileExtraction for blobs not in the cache, in worker processes when many."""
+    """blob -> FileExtraction for blobs not in the cache, in worker processes (one for a few
+    files): a file that crashes, hangs or exhausts its worker loses only itself."""
 
-    def __init__(self, workers: int | None, store_path: Path | None, expected: int) -> None:
-        self._store_path = store_path
-        self._workers = workers or os.cpu_count() or 1
-        self._pooled = self._workers > 1 and expected >= _IN_PROCESS_BELOW
-        self._pool: ProcessPoolExecutor | None = None
-        self._futures: dict[Future, list[_Item]] = {}
-        self._items: list[_Item] = []  # read, not yet handed to a worker
+    def __init__(self, rules: Rules, workers: int | None, store_path: Path | None,
+                 expected: int, file_timeout: float) -> None:
+        size = 1 if expected < _ONE_WORKER_BELOW else workers or os.cpu_count() or 1
+        self._pool = WorkerPool(rules, size, store_path, file_timeout=file_timeout) \
+            if expected else None
+        self._items: list[Item] = []  # read, not yet handed to a worker
         self._batch_bytes = 0
         self._blob_of: dict[str, str] = {}
         self._weight: dict[str, int] = {}
         self._token: dict[str, str] = {}  # path -> the store token of its rules
+        self._arrived: list[FileResult] = []
         self.weight = 0  # files (paths) to analyse, a blob counting once per path
 
     def __enter__(self) -> _Analysis:
-        if self._pooled:
-            context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-            self._pool = ProcessPoolExecutor(
-                max_workers=self._workers, mp_context=context, initializer=_start_worker,
-                initargs=(self._store_path,),
-            )
-            self._pool.submit(int)  # forks every worker now, before any thread starts
+        if self._pool is not None:
+            self._pool.__enter__()  # forks every worker now, before any thread starts
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
+            self._pool.close()
 
-    def add(self, blob: str, path: str, data: bytes, weight: int, rules: Rules,
-            token: str, classes: FileClasses) -> None:
-        """A file to analyse under `rules` (stored under `token`): handed to a worker with
-        the next batch."""
-        self._items.append((path, data, rules, classes))
+    def add(self, blob: str, path: str, data: bytes, weight: int,
+            context: tuple[Rules, FileClasses], token: str) -> None:
+        """A file to analyse under the rules in effect for it and with its classes (stored
+        under `token`): handed to a worker with the next batch."""
         self._blob_of[path] = blob
         self._weight[path] = weight
         self._token[path] = token
         self.weight += weight
+        problem = size_problem(len(data))
+        if problem is not None:  # not worth sending to a worker
+            self._arrived.append(FileResult(path, FileExtraction(filePath=path, skipped=problem)))
+            return
+        self._items.append((path, data, *context))
         self._batch_bytes += len(data)
-        if self._pool is not None and self._batch_bytes >= _BATCH_BYTES:
+        if self._batch_bytes >= _BATCH_BYTES:
             self.submit()
 
     def submit(self) -> None:
         """Hand the files read so far to a worker."""
-        if self._pool is not None and self._items:
-            chunk, self._items, self._batch_bytes = self._items, [], 0
-            future = self._pool.submit(_extract_chunk, chunk)
-            self._futures[future] = chunk
+        assert self._pool is not None
+        chunk, self._items, self._batch_bytes = self._items, [], 0
+        self._pool.submit(chunk)
+        self._arrived += self._pool.poll()
 
     def collect(
         self, tracker: Tracker | _Silent, store: Store | None
     ) -> dict[str, FileExtraction]:
         results: dict[str, FileExtraction] = {}
-        if self._pool is None:
-            memo = _open_memo(self._store_path)
-            done = []
-            try:
-                for item in self._items:
-                    (extraction,) = _extract_items([item], memo)
-                    done.append((item[0], extraction))
-                    tracker.advance(self._weight[item[0]])
-            finally:
-                if memo is not None:
-                    memo.close()
-            results.update((self._blob_of[path], extraction) for path, extraction in done)
-            if store is not None and done:
-                self._store(store, done, memo.take() if memo is not None else [])
-            return results
-        for future in as_completed(self._futures):
-            chunk = self._futures[future]
-            crashed = False
-            made: list[tuple[str, str]] = []
-            try:
-                extractions, made = future.result()
-            except BrokenProcessPool as exc:
-                crashed = True
-                reason = f"extractor crashed: {exc}".splitlines()[0]
-                extractions = [FileExtraction(filePath=item[0], skipped=reason) for item in chunk]
-            done = [(item[0], extraction)
-                    for extraction, item in zip(extractions, chunk, strict=True)]
-            results.update((self._blob_of[path], extraction) for path, extraction in done)
-            if store is not None and not crashed:  # a crash says nothing lasting about a file
-                self._store(store, done, made)
-            tracker.advance(sum(self._weight[item[0]] for item in chunk))
-        return results
+        unsaved: list[FileResult] = []
+        saved_at = time.monotonic()
+        try:
+            arrived, self._arrived = self._arrived, []
+            while True:
+                for result in arrived:
+                    results[self._blob_of[result.path]] = result.extraction
+                    tracker.advance(self._weight[result.path])
+                unsaved += arrived
+                # Stored every second or so, so an interrupted run keeps what it finished.
+                if store is not None and unsaved and time.monotonic() - saved_at > 1.0:
+                    self._save(unsaved, store)
+                    unsaved, saved_at = [], time.monotonic()
+                if self._pool is None or not self._pool.busy:
+                    return results
+                arrived = self._pool.poll(timeout=1.0)
+        finally:
+            if store is not None and unsaved:
+                self._save(unsaved, store)
 
-    def _store(self, store: Store, done: list[tuple[str, FileExtraction]],
-               made: list[tuple[str, str]]) -> None:
-        """Analyses (path, extraction) under their tokens, with the memo entries made."""
+    def _save(self, results: list[FileResult], store: Store) -> None:
+        """Lasting analyses under their tokens, with the memo entries made (one transaction
+        per token; the memo goes with the first)."""
         groups: dict[str, list[tuple[str, FileExtraction]]] = {}
-        for path, extraction in done:
-            groups.setdefault(self._token[path], []).append((self._blob_of[path], extraction))
+        for result in results:
+            if result.lasting:
+                groups.setdefault(self._token[result.path], []).append(
+                    (self._blob_of[result.path], result.extraction))
+        memo = [entry for result in results for entry in result.memo]
+        if not groups:
+            store.put_memo(memo)
         for index, (token, items) in enumerate(groups.items()):
-            store.put_files(items, token, made if index == 0 else ())
+            store.put_files(items, token, memo if index == 0 else ())
 
 
 def extract_source(
@@ -404,8 +349,8 @@ def run_extract(
     **options: Any,
 ) -> tuple[int, str | None]:
     """The `extract` command's job: extract SOURCE at REV (options as `extract_source`), report
-    skipped files, then write the JSON Lines to `output` atomically, or hand them back for
-    stdout. Returns (exit code, text to print or None). With `strict`, a skipped file means
+    skipped files, then write the JSON Lines to `output` (see `pipeline.output`), or hand
+    them back for stdout (no `output`, or `-`). Returns (exit code, text to print or None). With `strict`, a skipped file means
     exit 1 and nothing written. SourceError for bad input; OSError naming the path that
     cannot be written."""
     extraction = extract_source(source, rev, console=console, **options)
@@ -415,9 +360,9 @@ def run_extract(
                      "no output written")
         return 1, None
     text = extraction.jsonl()
-    if output is not None:
+    if output is not None and str(output) != "-":
         try:
-            write_atomic(output, text)
+            write_output(output, text)
         except OSError as error:  # name the file the user gave, not a temp file beside it
             raise OSError(error.errno, error.strerror, str(output)) from None
         text = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -11,17 +12,23 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from extractors.facts import Rules
 from pipeline.console import Console, line_of, skipped_markdown
+from pipeline.dataset.layout import dataset_dir
 from pipeline.dataset.manifest import (
     Manifest,
 )
 from pipeline.dataset.models import Timestamp, now_timestamp
-from pipeline.dataset.writer import write_dataset
+from pipeline.dataset.writer import (
+    dataset_lock,
+    has_complete_dataset,
+    is_complete,
+    write_dataset,
+)
 from pipeline.explainers.base import Explainer
 from pipeline.explainers.grounding import RepoGrounding
 from pipeline.mine.assemble import assemble, build_manifest, distinct
 from pipeline.mine.enrich import EnrichOutcome, enrich, plan
 from pipeline.mine.extract import extract_snapshot
-from pipeline.source import open_source, resolve_cache_dir
+from pipeline.source import Snapshot, open_source, resolve_cache_dir
 from pipeline.store import Store, default_store_path
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_BUDGET = 0, 1, 2, 3
@@ -113,7 +120,15 @@ def run_dataset(
         tag=options.tag,
         path_prefix=options.path_prefix,
     )
-    snapshot.require_repo()
+    root = dataset_dir(options.out_dir, snapshot.require_repo(), snapshot.sha)
+    with ExitStack() as held:
+        if not options.dry_run:  # a second run on the same output stops here, in one line
+            held.enter_context(dataset_lock(root))
+        return _mine(options, snapshot, root, explainer, cache_dir, console)
+
+
+def _mine(options: RunOptions, snapshot: Snapshot, root: Path, explainer: Explainer,
+          cache_dir: Path, console: Console) -> RunOutcome:
     with Store(options.cache or default_store_path(cache_dir)) as store:
         extraction = extract_snapshot(
             snapshot,
@@ -156,9 +171,13 @@ def run_dataset(
         dataset_version=options.dataset_version or now_timestamp(),
         clashes=clashes,
     )
-    root = write_dataset(options.out_dir, snapshot.repo, snapshot.sha, records, entries, manifest)
+    # A dataset is replaced only by a complete one: a run that left sites without a record (a
+    # budget, a signal, an explainer given up on, failures) keeps a complete dataset.
+    kept = not is_complete(manifest) and has_complete_dataset(root)
+    if not kept:
+        write_dataset(options.out_dir, snapshot.repo, snapshot.sha, records, entries, manifest)
     code = exit_code(manifest, enriched)
-    report(console, manifest, root, enriched)
+    report(console, manifest, root, enriched, kept=kept)
     return RunOutcome(code, root, manifest)
 
 
@@ -176,8 +195,10 @@ def exit_code(manifest: Manifest, outcome: EnrichOutcome) -> int:
     return EXIT_OK
 
 
-def report(console: Console, manifest: Manifest, root: Path, outcome: EnrichOutcome) -> None:
-    """Warnings for what went wrong, then the summary lines (stderr, and the CI summary)."""
+def report(console: Console, manifest: Manifest, root: Path, outcome: EnrichOutcome,
+           kept: bool = False) -> None:
+    """Warnings for what went wrong, then the summary lines (stderr, and the CI summary);
+    `kept` says the complete dataset in `root` was kept instead of this run's."""
     for skipped in manifest.skippedFiles:
         console.warn(f"skipped: {skipped.reason}", file=skipped.filePath,
                       line=line_of(skipped.reason))
@@ -190,8 +211,12 @@ def report(console: Console, manifest: Manifest, root: Path, outcome: EnrichOutc
             console.warn(f"grounding: {violation}", file=warning.filePath, line=warning.lineNumber)
     counts, llm = manifest.counts, manifest.llm
     status = counts.byStatus
+    if kept:
+        written = f"not written: kept the complete dataset in {root}"
+    else:
+        written = f"written to {root}"
     lines = [
-        f"records: {counts.records} written to {root} "
+        f"records: {counts.records} {written} "
         f"(literal {status.literal}, template {status.template}, partial {status.partial}, "
         f"unresolved {status.unresolved})",
         f"explainer: {llm.provider}/{llm.model} ({llm.promptVersion}): {llm.requests} requests, "
@@ -210,6 +235,10 @@ def report(console: Console, manifest: Manifest, root: Path, outcome: EnrichOutc
         )
     elif counts.pending:
         lines.append("budget ran out: what finished is written and cached; rerun to resume")
+    if kept:
+        lines.append(f"{counts.pending + counts.failedSites} sites without a record: the "
+                     "complete dataset stays until a rerun explains them all (what finished "
+                     "is cached)")
     for line in lines:
         console.line(line)
     console.step_summary(

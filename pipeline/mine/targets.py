@@ -10,9 +10,11 @@ from typing import Any
 
 from extractors.facts import Rules
 from pipeline.console import Console
+from pipeline.dataset.writer import DatasetBusy
 from pipeline.mine.config import ConfigError, PipelineConfig, Target, load_config
 from pipeline.source import SourceError
 from pipeline.source.git import git_env, run_git
+from pipeline.store import StoreError
 
 # Exit codes from best to worst: a target that could not be mined at all (2) is worse than
 # one whose budget ran out (3), which is worse than one with skipped files (1).
@@ -94,6 +96,9 @@ def run_target(name: str, target: Target, defaults: Mapping[str, Any], console: 
     try:
         outcome = runner(RunOptions(**git_options(target, defaults)), console)
         return TargetResult(name, outcome.exit_code, target.source_url, outcome.dataset_dir)
+    except (DatasetBusy, StoreError) as error:
+        console.line(f"target {name}: error: {error}")
+        return TargetResult(name, 2, target.source_url)
     except SourceError as error:
         if target.release is None or remote_reachable(target.source_url):
             console.line(f"target {name}: error: {error}")
@@ -106,7 +111,7 @@ def run_target(name: str, target: Target, defaults: Mapping[str, Any], console: 
     try:
         outcome = runner(RunOptions(**release_options(target, defaults)), console)
         return TargetResult(name, outcome.exit_code, release, outcome.dataset_dir)
-    except SourceError as error:
+    except (SourceError, DatasetBusy, StoreError) as error:
         console.line(f"target {name}: error: {error}")
         return TargetResult(name, 2, release)
 

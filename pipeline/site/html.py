@@ -21,6 +21,7 @@ from pipeline.site.pages import (
     analysed_ref,
     analysis_label,
     group_entries,
+    links_to_github,
     page_title,
     pinned_ref,
     related_errors,
@@ -31,7 +32,6 @@ _RECORD_FILE = re.compile(r"^[0-9a-f]{16}\.(html|json)$")
 # Nothing leaves the page: no remote scripts, styles, fonts, images or connections.
 _CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         "base-uri 'none'; form-action 'none'")
-_GITHUB = "https://github.com/"
 
 
 def h(text: object) -> str:
@@ -92,7 +92,7 @@ def source_block(record: ErrorRecord) -> str:
 def github_link(url: str) -> str:
     """A link to the pinned source; a URL that is not GitHub's is shown, not linked."""
     label = f"View on GitHub (pinned to {h(pinned_ref(url))})"
-    if not url.startswith(_GITHUB):
+    if not links_to_github(url):
         return f'<p class="github muted">{label}: {h(url)}</p>\n'
     return f'<p><a class="github" href="{h(url)}" rel="noopener noreferrer">{label}</a></p>\n'
 
@@ -250,7 +250,7 @@ def render_site(dataset: Dataset, out_dir: Path) -> list[Path]:
     keep = set(written)
     for folder in (errors, api):
         for path in folder.iterdir():
-            if _RECORD_FILE.match(path.name) and path not in keep:
+            if _RECORD_FILE.fullmatch(path.name) and path not in keep:
                 path.unlink()
     return written
 

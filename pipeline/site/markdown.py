@@ -15,6 +15,7 @@ from pipeline.site.pages import (
     analysed_ref,
     analysis_label,
     group_entries,
+    links_to_github,
     page_title,
     pinned_ref,
     related_errors,
@@ -58,6 +59,14 @@ def _md_prose(text: str) -> str:
     return text.replace("<", "\\<").replace(">", "\\>")
 
 
+def github_link(url: str) -> str:
+    """A link to the pinned source; a URL that is not GitHub's is shown, not linked."""
+    label = f"View on GitHub (pinned to {md_text(pinned_ref(url))})"
+    if not links_to_github(url):
+        return f"{label}: {md_code(url, spaced=True)}"
+    return f"[{label}]({md_url(url)})"
+
+
 def markdown_page(record: ErrorRecord, entry: IndexEntry, entries: list[IndexEntry],
                   manifest: Manifest) -> str:
     """One record as a Markdown page in the layout of the reference pages; empty sections are
@@ -74,8 +83,7 @@ def markdown_page(record: ErrorRecord, entry: IndexEntry, entries: list[IndexEnt
         "## Source",
         f"Thrown at {md_code(f'{record.filePath}:{record.lineNumber}')}",
         md_fence(record.sourceCode, "python"),
-        f"[View on GitHub (pinned to {md_text(pinned_ref(record.githubUrl))})]"
-        f"({md_url(record.githubUrl)})",
+        github_link(record.githubUrl),
     ]
     if any(s.strip() for s in record.solutions):
         blocks += ["## Solutions", "\n".join(

@@ -24,11 +24,20 @@ def summary_line(message: str) -> str:
     return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1].rstrip() + "…"
 
 
+GITHUB = "https://github.com/"
+
+
+def links_to_github(url: str) -> bool:
+    """Whether a record's githubUrl may be a link: only to GitHub (the dataset is untrusted:
+    a `javascript:` URL would run when clicked). Others are shown as text."""
+    return url.startswith(GITHUB)
+
+
 def pinned_ref(github_url: str) -> str:
     """What a githubUrl is pinned to: a commit's first 10 hex digits, or a release tag."""
     parts = github_url.split("/blob/", 1)
     ref = parts[1].split("/", 1)[0] if len(parts) == 2 else ""
-    return ref[:SHORT_SHA] if SHA40_RE.match(ref) else ref
+    return ref[:SHORT_SHA] if SHA40_RE.fullmatch(ref) else ref
 
 
 def numbered_excerpt(record: ErrorRecord) -> str:

@@ -41,7 +41,7 @@ def resolve_cache_dir(cache_dir: Path | None) -> Path:
 
 
 def check_repo_name(name: str) -> str:
-    if not REPO_NAME_RE.match(name):
+    if not REPO_NAME_RE.fullmatch(name):
         raise SourceError(f"--repo-name must be OWNER/NAME, got {name!r}")
     return name
 
@@ -103,7 +103,7 @@ def remote_url(source: str) -> str:
     """The git URL a SOURCE that is no local path names (OWNER/NAME means GitHub)."""
     if _is_url(source):
         return source
-    if REPO_NAME_RE.match(source) and not source.startswith("."):
+    if REPO_NAME_RE.fullmatch(source) and not source.startswith("."):
         return f"https://github.com/{source}.git"
     if _SCHEME.match(source):
         raise SourceError(f"unsupported URL scheme in {source!r}: use https://, ssh:// or file://")

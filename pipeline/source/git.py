@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pipeline.console import Console
-from pipeline.dataset.models import SHA40_RE
+from pipeline.dataset.models import REPO_NAME_RE, SHA40_RE
 from pipeline.source.snapshot import Snapshot, SourceError, TreeFile
 
 # Seconds a git command that talks to a remote may take before it counts as unreachable;
@@ -68,9 +68,11 @@ def error_line(data: bytes) -> str:
 
 
 def repo_from_url(url: str) -> str | None:
-    """`owner/name` of a GitHub URL (https or ssh forms), else None."""
+    """`owner/name` of a GitHub URL (https or ssh forms), else None (also for a name that is
+    no repository's, such as `..`: the URL comes from an untrusted repository's config)."""
     match = _GITHUB.match(url.strip())
-    return f"{match['owner']}/{match['name']}" if match else None
+    repo = f"{match['owner']}/{match['name']}" if match else None
+    return repo if repo is not None and REPO_NAME_RE.fullmatch(repo) else None
 
 
 def local_git_dir(path: Path) -> Path:
@@ -100,7 +102,7 @@ def resolve_rev(git_dir: Path, rev: str, *, where: str) -> str:
                    f"{rev}^{{commit}}")
     if done.returncode == 0:
         return done.stdout.decode().strip()
-    if _ABBREV.match(rev):
+    if _ABBREV.fullmatch(rev):
         ambiguous = run_git(git_dir, "rev-parse", "--verify", "--end-of-options", rev)
         if b"ambiguous" in ambiguous.stderr:
             raise SourceError(f"REV {rev!r} is ambiguous in {where}: give more digits")
@@ -256,17 +258,17 @@ def open_remote(url: str, source: str, rev: str | None, repo_name: str | None,
     _init_mirror(git_dir, url)
     repo = repo_name or repo_from_url(url)
     wanted = rev or "HEAD"
-    if SHA40_RE.match(wanted) and _has_commit(git_dir, wanted):
+    if SHA40_RE.fullmatch(wanted) and _has_commit(git_dir, wanted):
         return make_snapshot(git_dir, wanted, repo=repo, origin="git", source=source)
     if console is not None:
         console.line(f"fetching {url} at {wanted}")
     # Asking for the refs first fails fast (ASK_TIMEOUT) on a remote that cannot be reached.
     refs = _remote_refs(git_dir, url)
-    if SHA40_RE.match(wanted):
+    if SHA40_RE.fullmatch(wanted):
         sha = wanted
     else:
         sha = _ref_sha(refs, wanted)
-        if sha is None and _ABBREV.match(wanted):
+        if sha is None and _ABBREV.fullmatch(wanted):
             sha = _resolve_abbrev(cache_dir, url, wanted, refs)
         if sha is None:
             raise SourceError(

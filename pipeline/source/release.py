@@ -54,7 +54,7 @@ def canonical_name(name: str) -> str:
 
 def parse_spec(spec: str) -> tuple[str, str]:
     """`pypi:NAME==VERSION` -> (canonical name, version)."""
-    match = _SPEC.match(spec)
+    match = _SPEC.fullmatch(spec)
     if not match:
         raise SourceError(f"a release SOURCE must read pypi:NAME==VERSION, got {spec!r}")
     return canonical_name(match["name"]), match["version"]

@@ -1,0 +1,69 @@
+"""A cache file SQLite cannot use stops `run`, `extract` and `diff` in one line (exit 2) that
+says how to get past it, instead of a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from click.testing import CliRunner
+
+from extractors.facts import FileExtraction
+from pipeline.cli import main
+from pipeline.store import Store, StoreError
+from tests.conftest import make_git_repo
+
+
+@pytest.fixture
+def engine(tmp_path):
+    repo = make_git_repo(tmp_path / "engine", {
+        "engine/config.py": "def check(n):\n    if n < 0:\n        raise ValueError('negative')\n",
+    })
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "store.sqlite").write_bytes(b"this is not an SQLite file\n" * 100)
+    return repo, cache
+
+
+def test_a_corrupt_cache_file_stops_run_in_one_line(engine, tmp_path):
+    repo, cache = engine
+    result = CliRunner().invoke(main, ["run", str(repo), "--repo-name", "acme/engine", "-o",
+                                       str(tmp_path / "out"), "--cache-dir", str(cache),
+                                       "--llm", "offline"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == (
+        f"Error: {cache / 'store.sqlite'}: cannot use this cache file (file is not a "
+        "database); remove it (it only saves time) or pass --cache PATH"
+    )
+
+
+def test_a_corrupt_cache_file_stops_extract_and_diff_in_one_line(engine):
+    repo, cache = engine
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    where = f"Error: {cache / 'store.sqlite'}: cannot use this cache file (file is not a database)"
+    extract = CliRunner().invoke(main, ["extract", str(repo), "--repo-name", "acme/engine",
+                                        "--cache-dir", str(cache)])
+    assert extract.exit_code == 2
+    assert extract.stderr.splitlines()[-1] == (
+        f"{where}; remove it (it only saves time) or pass --no-cache or --cache-dir DIR")
+    diff = CliRunner().invoke(main, ["diff", f"{repo}@{sha}", f"{repo}@{sha}", "--cache-dir",
+                                     str(cache)])
+    assert diff.exit_code == 2
+    assert diff.stderr.splitlines()[-1] == (
+        f"{where}; remove it (it only saves time) or pass --cache-dir DIR")
+
+
+def test_a_cache_damaged_past_its_first_page_is_caught_when_read(tmp_path):
+    path = tmp_path / "store.sqlite"
+    blobs = [f"{number:040x}" for number in range(200)]
+    with Store(path) as store:
+        store.put_files([(blob, FileExtraction(filePath="p" * 2000)) for blob in blobs], "t")
+    data = bytearray(path.read_bytes())
+    data[8192:16384] = b"\xff" * 8192  # a page of the analyses table
+    path.write_bytes(bytes(data))
+    with pytest.raises(StoreError, match="cannot use this cache file"):
+        with Store(path) as store:
+            store.get_files(blobs, "t")
+
+
