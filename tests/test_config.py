@@ -200,6 +200,14 @@ def test_rev_on_the_command_line_is_refused_with_config(tmp_path):
     assert str(caught.value) == "--rev does not apply with --config: each target pins its own"
 
 
+@pytest.mark.parametrize(("key", "flag"), [("tag", "--tag-format"),
+                                           ("path_prefix", "--path-prefix")])
+def test_release_mapping_flags_are_refused_with_config(tmp_path, key, flag):
+    with pytest.raises(ConfigError) as caught:
+        _run(tmp_path, [], "x", Recorder(), {key: "v{version}"})
+    assert str(caught.value) == f"{flag} does not apply with --config: each target pins its own"
+
+
 def test_exit_code_is_the_worst_of_the_targets(tmp_path):
     code, output = _run(tmp_path, [], "x", Recorder({"acme/engine": 1, "acme/serving": 3}))
     assert code == 3

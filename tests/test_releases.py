@@ -380,3 +380,20 @@ LAYOUTS = [
                          ids=[case[0] for case in LAYOUTS])
 def test_sdist_layout_prefix(wheel: list[str], sdist: list[str], prefix: str) -> None:
     assert sdist_prefix(wheel, sdist) == prefix
+
+
+def test_run_takes_the_release_mapping_flags_too(index: Path, tmp_path: Path) -> None:
+    _src_layout_release(index, "Project-URL: Source, https://github.com/acme/ports\n")
+    result = CliRunner().invoke(main, [
+        "run", "pypi:acme-ports==1.0", "--llm", "offline", "--tag-format", "ports-{version}",
+        "--path-prefix", "lib/", "--cache-dir", str(tmp_path / "cache"),
+        "-o", str(tmp_path / "out"),
+    ])
+    assert result.exit_code == 0, result.stderr
+    (index_file,) = (tmp_path / "out").rglob("index.jsonl")
+    (record_file,) = index_file.parent.glob("records/*.json")
+    record = json.loads(record_file.read_text())["record"]
+    assert (record["repo"], record["filePath"], record["githubUrl"]) == (
+        "acme/ports", "lib/acme_ports/options.py",
+        "https://github.com/acme/ports/blob/ports-1.0/lib/acme_ports/options.py#L1-L10",
+    )
