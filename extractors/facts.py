@@ -18,10 +18,13 @@ MessageStatus = Literal["literal", "template", "partial", "unresolved"]
 # conditional `msg += ...` is joined too (it kept its line breaks and comments).
 # 4: files over 2 MiB and expressions nested over 400 levels are skipped with a reason, a
 # site keeps at most 64 guards (the nearest), and MemoryError is no longer "nesting too deep".
-# 5: `init` validators, the wider name rule, `post_init`, calls followed through class
+# 5: messages built from parts (conditional pieces, joined lists, tuples, several branches,
+# same-file helpers) and literal braces doubled in errorMessage; sites carry
+# messageFragments.
+# 6: `init` validators, the wider name rule, `post_init`, calls followed through class
 # names, super(), properties and annotated members, and the file's own error subclasses;
 # guards for nested early exits, `continue`, loop headers, without duplicates; priorChecks.
-EXTRACTOR_VERSION = "5"
+EXTRACTOR_VERSION = "6"
 
 
 class Memo(Protocol):
@@ -81,6 +84,9 @@ class RaiseSite(BaseModel):
     errorMessage: str
     messagePattern: str
     messageStatus: MessageStatus
+    # the literal pieces a message built from parts may show, in source order (see
+    # extractors/parts.py); [] for any other message
+    messageFragments: list[str] = Field(default_factory=list)
     guards: list[str] = Field(default_factory=list)
     # the negated tests of the earlier `if ...: raise` checks of the function that passed
     priorChecks: list[str] = Field(default_factory=list)

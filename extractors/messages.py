@@ -1,10 +1,11 @@
-"""A raise's message as literal Text and run-time Hole parts, reconstructed from libcst nodes.
+"""A raise's message as parts (extractors/parts.py), reconstructed from libcst nodes.
 
 Each message form (string literal, f-string, implicit and `+` concatenation, `%`
-formatting, `.format(...)`, `str(x)`, a local name) is one small function below that
-returns a Message, or None when the node is not of its form; whatever no form claims
-becomes one unknown Hole written with the expression's exact source. Nothing is invented:
-a run-time part we cannot know stays a Hole and the status says so.
+formatting, `.format(...)`, `str(x)`, a local name, a conditional expression, `sep.join`
+of a list, a tuple or list shown by `str()`, a same-file helper's return) is one small
+function below that returns a Message, or None when the node is not of its form; whatever
+no form claims becomes one unknown Hole written with the expression's exact source.
+Nothing is invented: a run-time part we cannot know stays a Hole and the status says so.
 
 Choices a reader of the output should know:
 - `{x=}` in an f-string is written as what it renders, `x={x!r}` (the literal `x=`, then
@@ -15,6 +16,7 @@ Choices a reader of the output should know:
 - `str(x)` -> `{x}`, `repr(x)` -> `{x!r}`.
 - A formatted value whose own text is known (a string literal, a name that `lookup`
   resolves to text) is written out instead of a Hole when no conversion or spec applies.
+- `ValueError("a", x)` is what Python prints for it, the tuple `('a', {x!r})`.
 """
 
 from __future__ import annotations
@@ -22,101 +24,107 @@ from __future__ import annotations
 import _string  # the parser behind string.Formatter, as str.format itself parses fields
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
 
 import libcst as cst
 
 from extractors.one_line import one_line as join_lines
-from extractors.patterns import HOLE_PATTERN, escape_literal
+from extractors.parts import (
+    EMPTY,
+    Choice,
+    Entry,
+    Hole,
+    Items,
+    Message,
+    Part,
+    Repeat,
+    Shown,
+    Text,
+    choice,
+    displayed,
+    joined,
+    merge_items,
+    repr_of,
+    unknown_items,
+)
+
+__all__ = [
+    "Choice", "Hole", "Items", "Message", "Part", "Repeat", "Shown", "Text", "Value",
+    "Lookup", "Helpers", "Reader", "FORMS", "message_of", "message_of_args", "value_of",
+    "one_line", "merge_values",
+]  # fmt: skip
+
+# What a local name can hold that a message can be made of: text, or a list or tuple of it.
+Value = Message | Items
+Lookup = Callable[[str], "Value | None"]
 
 
-@dataclass(frozen=True)
-class Text:
-    """Literal text of the message, as a reader sees it at run time (escapes decoded)."""
+class Helpers(Protocol):
+    """The same-file helpers a validator may call for its message (extractors/helpers.py)."""
 
-    value: str
+    def knows(self, call: cst.Call) -> bool:
+        """Whether `call` calls one of these helpers (a cheap test)."""
+        ...
 
-
-@dataclass(frozen=True)
-class Hole:
-    """A run-time part of the message, written `{expr}` with the expression's source.
-
-    `formatted` is True for a value formatted into known text (f-string field, `%`,
-    `.format`, `str(x)`), False for text we cannot know (an unresolved name, a call).
-    """
-
-    expr: str
-    formatted: bool
+    def inline(self, call: cst.Call, reader: Reader) -> Value | None:
+        """The value `call` returns, read from the helper's returns, or None when `call`
+        is not a call of a helper whose every return is a message."""
+        ...
 
 
-Part = Text | Hole
-Lookup = Callable[[str], "Message | None"]
-
-
-@dataclass(frozen=True)
-class Message:
-    """The parts of a message; adjacent Texts are merged and empty Texts dropped."""
-
-    parts: tuple[Part, ...] = ()
-
-    def __post_init__(self) -> None:
-        merged: list[Part] = []
-        for part in self.parts:
-            if isinstance(part, Text):
-                if not part.value:
-                    continue
-                if merged and isinstance(merged[-1], Text):
-                    merged[-1] = Text(merged[-1].value + part.value)
-                    continue
-            merged.append(part)
-        object.__setattr__(self, "parts", tuple(merged))
-
-    def text(self) -> str:
-        """errorMessage: literal text as is, each Hole written `{expr}`."""
-        return "".join(p.value if isinstance(p, Text) else "{" + p.expr + "}" for p in self.parts)
-
-    def status(self) -> str:
-        """literal | template | partial | unresolved (see docs/architecture.md)."""
-        holes = [p for p in self.parts if isinstance(p, Hole)]
-        if not holes:
-            return "literal"
-        if len(holes) == len(self.parts):
-            return "unresolved"
-        return "template" if all(h.formatted for h in holes) else "partial"
-
-    def pattern(self) -> str:
-        """messagePattern: escaped literal text, `(.*?)` per Hole, no anchors."""
-        return "".join(
-            escape_literal(p.value) if isinstance(p, Text) else HOLE_PATTERN for p in self.parts
-        )
-
-    def has_text(self) -> bool:
-        """Whether any literal text is known."""
-        return any(isinstance(p, Text) for p in self.parts)
-
-    def __add__(self, other: Message) -> Message:
-        return Message(self.parts + other.parts)
-
-
-def message_of(expr: cst.BaseExpression, module: cst.Module, lookup: Lookup) -> Message:
+def message_of(
+    expr: cst.BaseExpression,
+    module: cst.Module,
+    lookup: Lookup,
+    helpers: Helpers | None = None,
+    renames: Mapping[str, cst.BaseExpression] | None = None,
+) -> Message:
     """The message that `expr` evaluates to at run time, as far as the source tells."""
-    return Reader(module, lookup).message(expr)
+    return Reader(module, lookup, helpers, renames).message(expr)
 
 
-def message_of_args(args: Sequence[cst.Arg], module: cst.Module, lookup: Lookup) -> Message:
+def value_of(
+    expr: cst.BaseExpression,
+    module: cst.Module,
+    lookup: Lookup,
+    helpers: Helpers | None = None,
+    renames: Mapping[str, cst.BaseExpression] | None = None,
+) -> Value:
+    """What `expr` evaluates to when that is a list or tuple of messages, else its message."""
+    return Reader(module, lookup, helpers, renames).value(expr)
+
+
+def message_of_args(
+    args: Sequence[cst.Arg], module: cst.Module, lookup: Lookup, helpers: Helpers | None = None
+) -> Message:
     """The message of `ValueError(*args)`.
 
     No argument (`raise ValueError`, `ValueError()`) is the empty literal message; one
-    positional argument is its message; several are rendered as `str(tuple)` at run time,
-    which we do not reconstruct: one unknown Hole with the arguments' source.
+    positional argument is its message; several are `str()` of the tuple of them, as
+    Python prints the error. A starred or keyword argument leaves one unknown Hole with
+    the arguments' source.
     """
-    reader = Reader(module, lookup)
+    reader = Reader(module, lookup, helpers)
     if not args:
         return Message()
-    if len(args) == 1 and not args[0].star and args[0].keyword is None:
+    if any(arg.star or arg.keyword is not None for arg in args):
+        return _unknown(", ".join(reader.arg_source(arg) for arg in args))
+    if len(args) == 1:
         return reader.message(args[0].value)
-    return _unknown(", ".join(reader.arg_source(arg) for arg in args))
+    shown = displayed(Items(tuple(reader.entry(arg.value) for arg in args), "()"))
+    assert shown is not None  # a tuple of plain arguments has a known length
+    return shown
+
+
+def merge_values(values: Sequence[Value]) -> Value | None:
+    """One of `values` at run time, as one value; None when they are not all text or all
+    lists (a name that holds a string on one branch and a list on another is unknown)."""
+    if all(isinstance(v, Message) for v in values):
+        return choice(values)  # type: ignore[arg-type]
+    if all(isinstance(v, Items) for v in values):
+        return merge_items(values)  # type: ignore[arg-type]
+    return None
 
 
 def _unknown(source: str) -> Message:
@@ -131,12 +139,38 @@ def _joined(messages: Sequence[Message]) -> Message:
     return Message(tuple(part for message in messages for part in message.parts))
 
 
-class Reader:
-    """One reconstruction: the module (for source text) and the local-name lookup."""
+class _Renamer(cst.CSTTransformer):
+    """An inlined helper's parameters written as the caller's arguments."""
 
-    def __init__(self, module: cst.Module, lookup: Lookup) -> None:
+    def __init__(self, renames: Mapping[str, cst.BaseExpression]) -> None:
+        self.renames = renames
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        return self.renames.get(original.value, updated)
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        return updated.with_changes(attr=original.attr)  # `x.name`: not the parameter
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword)  # `f(name=...)` neither
+
+
+class Reader:
+    """One reconstruction: the module (for source text), the local-name lookup, the
+    same-file helpers it may inline, and (inside an inlined helper) the parameters to
+    write as the caller's arguments."""
+
+    def __init__(
+        self,
+        module: cst.Module,
+        lookup: Lookup,
+        helpers: Helpers | None = None,
+        renames: Mapping[str, cst.BaseExpression] | None = None,
+    ) -> None:
         self.module = module
         self.lookup = lookup
+        self.helpers = helpers
+        self.renames = renames or {}
 
     def message(self, expr: cst.BaseExpression) -> Message:
         for form in FORMS:
@@ -145,7 +179,69 @@ class Reader:
                 return found
         return _unknown(self.source(expr))
 
+    def value(self, expr: cst.BaseExpression) -> Value:
+        """A list or tuple of messages where `expr` is one (a display, a name or a helper
+        that holds one), else the message of `expr`."""
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            items = self.items(expr)
+            if items is not None:
+                return items
+        elif isinstance(expr, cst.Name):
+            found = self.lookup(expr.value)
+            if isinstance(found, Items):
+                return found
+        elif isinstance(expr, cst.Call) and self.helpers is not None:
+            if self.helpers.knows(expr):
+                found = self.helpers.inline(expr, self)
+                if isinstance(found, Items) or (found is not None and found.has_text()):
+                    return found
+        elif isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            left, right = self.value(expr.left), self.value(expr.right)
+            if isinstance(left, Items) and isinstance(right, Items):
+                return left.extended(right.entries)  # list + list
+        return self.message(expr)
+
+    def items(self, expr: cst.BaseExpression) -> Items | None:
+        """The entries of a list or tuple display, or of a name that holds a list."""
+        if isinstance(expr, cst.Name):
+            found = self.lookup(expr.value)
+            return found if isinstance(found, Items) else None
+        if not isinstance(expr, (cst.List, cst.Tuple)):
+            return None
+        entries = []
+        for element in expr.elements:
+            if isinstance(element, cst.StarredElement):
+                entries.append(unknown_items(self.source(element.value)))
+            else:
+                entries.append(self.entry(element.value))
+        return Items(tuple(entries), "[]" if isinstance(expr, cst.List) else "()")
+
+    def entry(self, expr: cst.BaseExpression) -> Entry:
+        """An item of a list or tuple: its str() and its repr()."""
+        nested = self.items(expr)
+        if nested is not None:  # a list's repr is its str
+            shown_list = displayed(nested)
+            if shown_list is not None:
+                return Entry(shown_list, shown_list)
+        value = self.message(expr)
+        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)) or (
+            isinstance(expr, cst.Name) and expr.value in ("True", "False", "None")
+        ):
+            return Entry(value, _literal(self.source(expr)))  # not a str: repr is the source
+        shown = repr_of(value) if value.has_text() else None
+        if shown is None:
+            shown = Message((Hole(self.source(expr) + "!r", True),))
+        return Entry(value, shown)
+
+    def written(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """`node` as the message writes it (an inlined helper's parameters renamed)."""
+        if not self.renames:
+            return node
+        return node.visit(_Renamer(self.renames))  # type: ignore[return-value]
+
     def source(self, node: cst.CSTNode) -> str:
+        if self.renames:
+            node = node.visit(_Renamer(self.renames))
         return one_line(self.module.code_for_node(node))
 
     def arg_source(self, arg: cst.Arg) -> str:
@@ -156,8 +252,13 @@ class Reader:
         """A value formatted into the message; `suffix` is its `!conv:spec` as written."""
         if not suffix:
             # str() of a value whose text we know is that text: write it out.
+            constant = self.written(expr)
+            if isinstance(constant, (cst.Integer, cst.Float)):
+                return _literal(str(constant.evaluated_value))
+            if isinstance(constant, cst.Name) and constant.value in ("None", "True", "False"):
+                return _literal(constant.value)
             inner = self.message(expr)
-            if inner.has_text():
+            if inner.has_text() or inner.literal() is not None:
                 return inner
         return Message((Hole(self.source(expr) + suffix, True),))
 
@@ -228,8 +329,11 @@ def plus_concatenation(reader: Reader, expr: cst.BaseExpression) -> Message | No
     """'a' + x + str(n) -> the parts of each operand; two unknowns added stay one Hole."""
     if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add)):
         return None
+    if reader.items(expr.left) is not None or reader.items(expr.right) is not None:
+        return None  # lists added: not text
     joined = reader.message(expr.left) + reader.message(expr.right)
-    if not joined.has_text() and not any(p.formatted for p in joined.parts):
+    formatted = any(isinstance(p, Hole) and p.formatted for p in joined.parts)
+    if not joined.has_text() and not formatted:
         return None  # nothing says these are strings (could be numbers): one Hole
     return joined
 
@@ -247,17 +351,73 @@ def str_call(reader: Reader, expr: cst.BaseExpression) -> Message | None:
 
 
 def local_name(reader: Reader, expr: cst.BaseExpression) -> Message | None:
-    """A name -> what `lookup` says it holds, else an unknown Hole with the name."""
+    """A name -> what `lookup` says it holds (a list: as `str()` prints it), else an
+    unknown Hole with the name."""
     if not isinstance(expr, cst.Name):
         return None
+    if expr.value in ("None", "True", "False"):
+        return _literal(expr.value)  # what str() gives for them
     found = reader.lookup(expr.value)
-    return found if found is not None else _unknown(expr.value)
+    if isinstance(found, Items):
+        found = displayed(found)
+    return found if found is not None else _unknown(reader.source(expr))
+
+
+def conditional_expression(reader: Reader, expr: cst.BaseExpression) -> Message | None:
+    """`f" since {r}" if r else ""` -> the optional piece `{? since {r}}`; `"a" if c else
+    "b"` -> `{?a|b}`. With no known text on either side it stays one Hole."""
+    if not isinstance(expr, cst.IfExp):
+        return None
+    found = choice([reader.message(expr.body), reader.message(expr.orelse)])
+    return found if found.has_text() else None
+
+
+def join_call(reader: Reader, expr: cst.BaseExpression) -> Message | None:
+    """`" ".join(parts)` of a list or tuple whose items are known (a display, or a local
+    list built with `append`), with a known separator -> the items with separators between
+    them; an item appended under a condition may be absent (`{?...}`)."""
+    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)):
+        return None
+    if expr.func.attr.value != "join" or len(expr.args) != 1:
+        return None
+    (arg,) = expr.args
+    if arg.star or arg.keyword is not None:
+        return None
+    separator = reader.message(expr.func.value).literal()
+    items = reader.items(arg.value)
+    if separator is None or items is None:
+        return None
+    if not items.entries:
+        return EMPTY
+    return joined(separator, items) if items.has_text() else None
+
+
+def sequence_display(reader: Reader, expr: cst.BaseExpression) -> Message | None:
+    """A tuple or list display as a message is what `str()` prints for it:
+    `("a", f"b {x}")` -> `('a', 'b {x}')`."""
+    if not isinstance(expr, (cst.Tuple, cst.List)):
+        return None
+    items = reader.items(expr)
+    return displayed(items) if items is not None else None
+
+
+def helper_call(reader: Reader, expr: cst.BaseExpression) -> Message | None:
+    """`_msg(x)` of a same-file helper whose every return is a message (`def _msg(name):
+    return f"bad {name}"`) -> its returns with the arguments written in, one level deep."""
+    if not isinstance(expr, cst.Call) or reader.helpers is None:
+        return None
+    if not reader.helpers.knows(expr):
+        return None
+    found = reader.helpers.inline(expr, reader)
+    if isinstance(found, Items):
+        found = displayed(found)
+    return found if found is not None and found.has_text() else None
 
 
 def _known_template(reader: Reader, expr: cst.BaseExpression) -> str | None:
     """The text of a format string whose every character is known, else None."""
-    template = reader.message(expr)
-    return template.text() if template.status() == "literal" and template.has_text() else None
+    template = reader.message(expr).literal()
+    return template or None
 
 
 _PRINTF = re.compile(
@@ -435,6 +595,10 @@ FORMS: tuple[Callable[[Reader, cst.BaseExpression], Message | None], ...] = (
     percent_format,
     str_call,
     format_call,
+    conditional_expression,
+    join_call,
+    sequence_display,
+    helper_call,
 )
 
 

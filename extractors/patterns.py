@@ -1,5 +1,6 @@
 """A message's literal text and run-time holes -> the regex that fully matches it (messagePattern),
-and back: the literal fragments of such a pattern, and the literal text of an errorMessage."""
+and back: the literal fragments of such a pattern; and how an errorMessage reads: its literal
+text, the text a page shows, the part of it that stands for each hole of the pattern."""
 
 from __future__ import annotations
 
@@ -52,17 +53,162 @@ def pattern_fragments(pattern: str) -> tuple[str, ...] | None:
     return tuple(fragments)
 
 
-def literal_text(message: str) -> str:
-    """An errorMessage with every `{expr}` placeholder (nested braces included) replaced by a
-    space: the words a reader sees whatever the run-time values."""
-    kept: list[str] = []
-    depth = 0
-    for char in message:
+# --- errorMessage -------------------------------------------------------------------------
+# Literal braces are doubled (`{{`, `}}`, as in an f-string body); every run-time part is in
+# braces: `{expr}`, or a piece that may or may not appear, `{?a|b}` / `{*a}`, whose text
+# is message text again (extractors/parts.py writes them).
+
+
+def _message_tokens(message: str, greedy: bool = True) -> tuple[list[tuple[bool, str]], bool]:
+    """(is_placeholder, text) runs of an errorMessage: literal text with braces undoubled,
+    and each top-level placeholder as written; and whether every placeholder closed (one
+    that does not takes the rest of the message)."""
+    tokens: list[tuple[bool, str]] = []
+    text: list[str] = []
+    index, size, closed = 0, len(message), True
+    while index < size:
+        pair = message[index : index + 2]
+        if pair in ("{{", "}}"):
+            text.append(pair[0])
+            index += 2
+        elif message[index] == "{":
+            end = _placeholder_end(message, index, greedy)
+            closed = end is not None
+            end = size if end is None else end
+            if text:
+                tokens.append((False, "".join(text)))
+                text = []
+            tokens.append((True, message[index:end]))
+            index = end
+        else:
+            text.append(message[index])
+            index += 1
+    if text:
+        tokens.append((False, "".join(text)))
+    return tokens, closed
+
+
+def _placeholder_end(message: str, start: int, greedy: bool) -> int | None:
+    """Where the placeholder opening at `start` ends (past its `}`); None when it never
+    does. Inside a piece (`{?`, `{*`) a doubled brace is literal text, read greedily
+    unless `greedy` is off (then `}}` closes a nested piece and this one). A loop, not
+    recursion: a hostile message may nest pieces without end."""
+    size, index, pieces = len(message), start, 0
+    while True:  # `index` is at a `{` that opens a placeholder
+        if message[index + 1 : index + 2] in ("?", "*"):
+            pieces += 1
+            index += 2
+        else:
+            end = _expression_end(message, index)
+            if end is None:
+                return None
+            if pieces == 0:
+                return end
+            index = end
+        while True:  # the text of the innermost open piece
+            if index >= size:
+                return None
+            pair = message[index : index + 2]
+            if pair == "{{" or (pair == "}}" and greedy):
+                index += 2
+            elif message[index] == "{":
+                break
+            elif message[index] == "}":
+                pieces -= 1
+                index += 1
+                if pieces == 0:
+                    return index
+            else:
+                index += 1
+
+
+def _expression_end(message: str, start: int) -> int | None:
+    """Past the `}` that closes the expression placeholder opening at `start`."""
+    depth, index, size = 0, start, len(message)
+    while index < size:  # an expression's braces, counted, not those of its strings
+        char = message[index]
         if char == "{":
             depth += 1
-            kept.append(" ")
-        elif char == "}" and depth:
+        elif char == "}":
             depth -= 1
-        elif not depth:
-            kept.append(char)
-    return "".join(kept)
+            if depth == 0:
+                return index + 1
+        elif char in "'\"":
+            index = _string_end(message, index)
+            continue
+        index += 1
+    return None
+
+
+def _string_end(message: str, start: int) -> int:
+    """Past the string literal of an expression that opens at `start` (`"{".join(x)`);
+    just past the quote when it never closes (a quote in a format spec, `{x:'^9}`)."""
+    quote, index = message[start], start + 1
+    while index < len(message):
+        if message[index] == "\\":
+            index += 2
+        elif message[index] == quote:
+            return index + 1
+        else:
+            index += 1
+    return start + 1
+
+
+def _tokens(message: str) -> list[tuple[bool, str]]:
+    tokens, closed = _message_tokens(message)
+    if not closed:
+        again, closed = _message_tokens(message, greedy=False)
+        tokens = again if closed else tokens
+    return tokens
+
+
+def literal_text(message: str) -> str:
+    """An errorMessage with every run-time part (`{expr}`, an optional piece) replaced by a
+    space and doubled braces undoubled: the words a reader sees whatever the run-time
+    values."""
+    return "".join(" " if hole else text for hole, text in _tokens(message))
+
+
+def shown_message(message: str) -> str:
+    """An errorMessage as a page shows it: a message with no run-time part as the exact
+    text it prints (`{{` is a brace there), any other as written."""
+    tokens = _tokens(message)
+    if any(hole for hole, _ in tokens):
+        return message
+    return "".join(text for _, text in tokens)
+
+
+def placeholders(message: str) -> list[str]:
+    """The run-time parts of an errorMessage as written, in order (`{n}`, `{?a|b}`); doubled
+    braces are literal text, not placeholders."""
+    return [text for hole, text in _tokens(message) if hole]
+
+
+def holes_in_message(message: str, pattern: str) -> list[str] | None:
+    """The part of an errorMessage that stands for each hole of its messagePattern, in
+    order (`{n}` for the hole of `got (.*?)` in `got {n}`); None when they do not line up
+    (a pattern not of vmine's form, or not the message's). Found without backtracking:
+    each literal fragment, braces doubled as the message writes them, is searched for in
+    turn."""
+    fragments = pattern_fragments(pattern)
+    if fragments is None:
+        return None
+    written = [f.replace("{", "{{").replace("}", "}}") for f in fragments]
+    first, last = written[0], written[-1]
+    if len(written) == 1:
+        return [] if message == first else None
+    if not message.startswith(first) or not message.endswith(last):
+        return None
+    stop = len(message) - len(last)
+    if stop < len(first):
+        return None
+    found: list[str] = []
+    position = len(first)
+    for fragment in written[1:-1]:
+        at = message.find(fragment, position, stop)
+        if at < 0:
+            return None
+        found.append(message[position:at])
+        position = at + len(fragment)
+    found.append(message[position:stop])
+    return found

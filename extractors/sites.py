@@ -29,6 +29,7 @@ from extractors.classes import (
 from extractors.facts import FileExtraction, Memo, RaiseSite, Rules, ValidatorKind, memo_token
 from extractors.functions import Function, function_table
 from extractors.guards import Block, Branch, GuardFinder, Step
+from extractors.helpers import HelperTable, ValidatorHelpers
 from extractors.limits import depth_problem, size_problem
 from extractors.messages import Message, message_of_args
 from extractors.segments import SegmentTable
@@ -95,9 +96,12 @@ def _extract(path: str, text: str | bytes, rules: Rules, memo: Memo | None,
     if table is not None:
         table.store()  # after the validator pass: it may have filled in calls
     candidates = [fn for fn in functions if fn.raise_lines and fn.qualname in kinds]
+    helpers = HelperTable(functions, lambda fn: _parsed(parse_function(lines, fn, source)),
+                          lines)
     sites: list[RaiseSite] = []
     for fn in candidates:
-        sites += function_sites(path, lines, fn, kinds[fn.qualname], rules, source, memo)
+        sites += function_sites(path, lines, fn, kinds[fn.qualname], rules, source, memo,
+                                helpers.for_validator(fn))
     sites.sort(key=lambda site: site.lineNumber)
     return sites
 
@@ -295,6 +299,10 @@ def _check_depth(fn: Function, snippet: str, offset: int) -> bool:
     return True
 
 
+def _parsed(snippet: _Snippet) -> tuple[cst.FunctionDef, cst.Module]:
+    return snippet.function, snippet.module
+
+
 def _first_def(module: cst.Module) -> cst.FunctionDef | None:
     node: cst.CSTNode | None = module.body[0] if module.body else None
     if isinstance(node, cst.If):
@@ -393,6 +401,7 @@ class _Facts(NamedTuple):
     guards: list[str]
     priorChecks: list[str]
     occurrence: int
+    messageFragments: list[str]
 
 
 def function_sites(
@@ -403,12 +412,14 @@ def function_sites(
     rules: Rules,
     source: str,
     memo: Memo | None = None,
+    helpers: ValidatorHelpers | None = None,
 ) -> list[RaiseSite]:
-    """The sites of one validator function, placed in the file (line, window, source)."""
+    """The sites of one validator function, placed in the file (line, window, source);
+    `helpers` are the same-file functions its messages may come from."""
     if memo is None:
-        facts = _function_facts(fn, rules, parse_function(lines, fn, source))
+        facts = _function_facts(fn, rules, parse_function(lines, fn, source), helpers)
     else:
-        facts = _remembered_facts(lines, fn, kind, rules, source, memo)
+        facts = _remembered_facts(lines, fn, kind, rules, source, memo, helpers)
     text_of_function = function_source(lines, fn)
     sites = []
     for fact in facts:
@@ -424,6 +435,7 @@ def function_sites(
                 errorMessage=fact.errorMessage,
                 messagePattern=fact.messagePattern,
                 messageStatus=fact.messageStatus,
+                messageFragments=fact.messageFragments,
                 guards=fact.guards,
                 priorChecks=fact.priorChecks,
                 sourceCode="\n".join(lines[start - 1 : end]),
@@ -437,16 +449,24 @@ def function_sites(
 
 
 def _remembered_facts(
-    lines: list[str], fn: Function, kind: ValidatorKind, rules: Rules, source: str, memo: Memo
+    lines: list[str],
+    fn: Function,
+    kind: ValidatorKind,
+    rules: Rules,
+    source: str,
+    memo: Memo,
+    helpers: ValidatorHelpers | None = None,
 ) -> list[_Facts]:
     """`_function_facts`, not parsed again when this function's text was analysed before.
 
-    What is remembered depends on the function's text alone: lines relative to its first
-    line, and neither the file's path nor the lines around the function.
+    What is remembered depends on the function's text alone (and on the text of the
+    same-file helpers it calls): lines relative to its first line, and neither the file's
+    path nor the lines around the function.
     """
     written = "\n".join(lines[fn.start - 1 : fn.end])
+    called = helpers.texts(lines, written) if helpers is not None else []
     key = "function:" + hashlib.sha256(
-        f"{memo_token(rules)}\0{fn.qualname}\0{kind}\0{written}".encode(
+        "\0".join([memo_token(rules), fn.qualname, kind, written, *called]).encode(
             "utf-8", "surrogatepass"
         )
     ).hexdigest()
@@ -454,13 +474,15 @@ def _remembered_facts(
     if entry is not None:
         return [_Facts(*row) for row in json.loads(entry)]
     snippet = parse_function(lines, fn, source)
-    facts = _function_facts(fn, rules, snippet)
+    facts = _function_facts(fn, rules, snippet, helpers)
     if snippet.standalone:  # a whole-file parse may render code differently
         memo.put(key, json.dumps(facts))
     return facts
 
 
-def _function_facts(fn: Function, rules: Rules, snippet: _Snippet) -> list[_Facts]:
+def _function_facts(
+    fn: Function, rules: Rules, snippet: _Snippet, helpers: ValidatorHelpers | None = None
+) -> list[_Facts]:
     """The facts of every raise of a configured class in the function, in source order."""
     module = snippet.module
     found = [
@@ -473,11 +495,11 @@ def _function_facts(fn: Function, rules: Rules, snippet: _Snippet) -> list[_Fact
     facts: list[_Facts] = []
     seen: Counter[str] = Counter()
     # one of each per function: the raises share the work on the statements before them
-    walk, guards = BindingsWalk(module), GuardFinder(module)
+    walk, guards = BindingsWalk(module, helpers), GuardFinder(module)
     for number, (node, steps, error_class) in enumerate(found):
         line = known_lines[number] if known_lines else snippet.line_of(node)
         if isinstance(node.exc, cst.Call):
-            message = message_of_args(node.exc.args, module, walk.lookup_at(steps))
+            message = message_of_args(node.exc.args, module, walk.lookup_at(steps), helpers)
         else:
             message = Message()
         text = message.text()
@@ -492,6 +514,7 @@ def _function_facts(fn: Function, rules: Rules, snippet: _Snippet) -> list[_Fact
                 conditions.guards,
                 conditions.prior_checks,
                 seen[text],
+                message.fragments(),
             )
         )
         seen[text] += 1

@@ -61,6 +61,10 @@ class Identified(Protocol):
     occurrence: int
 
 
+class Slugged(Identified, Protocol):
+    messageFragments: list[str]
+
+
 def record_id(site: Identified) -> str:
     """16 hex digits over where the raise is and what it says; moving code keeps the id."""
     key = dumps_key(
@@ -74,11 +78,19 @@ def record_id(site: Identified) -> str:
     return _sha256(key)[:16]
 
 
-def identities(sites: Sequence[Identified]) -> list[tuple[str, str]]:
+def identities(sites: Sequence[Slugged]) -> list[tuple[str, str]]:
     """(id, slug) of each site, in order; slugs are unique among these sites."""
     ids = [record_id(site) for site in sites]
-    slug_of = slugs(dict(zip(ids, (site.errorMessage for site in sites), strict=True)))
+    slug_of = slugs(dict(zip(ids, map(_slug_source, sites), strict=True)))
     return [(rid, slug_of[rid]) for rid in ids]
+
+
+def _slug_source(site: Slugged) -> str:
+    """The message a slug is made of: a message built from parts with the words of its
+    optional pieces too (its fragments, braces doubled as an errorMessage writes them)."""
+    if site.messageFragments:
+        return " ".join(f.replace("{", "{{").replace("}", "}}") for f in site.messageFragments)
+    return site.errorMessage
 
 
 def _slug_word(word: str) -> str:

@@ -43,6 +43,7 @@ def _site(sha: str, line: int, message: str, pattern: str, status: str, guard: s
         "errorMessage": message,
         "messagePattern": pattern,
         "messageStatus": status,
+        "messageFragments": [],
         "guards": [guard],
         "priorChecks": prior,
         "sourceCode": window,

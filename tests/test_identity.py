@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.keys import SLUG_MAX, base_slug, record_id, slugs
+from pipeline.keys import SLUG_MAX, base_slug, identities, record_id, slugs
 from tests.site_factory import make_site
 
 RID = "abcdef0123456789"
@@ -50,6 +50,9 @@ SLUG_CASES = [
     ("{message}", f"error-{RID[:8]}"),
     ("数据无效", f"error-{RID[:8]}"),
     ("a" * 60, "a" * 50),
+    # literal braces are doubled: their words count; an optional piece's do not
+    ('expected JSON like {{"mode": 1}}', "expected-json-like-mode-1"),
+    ("bad size{? ({hint})}", "bad-size"),
 ]
 
 
@@ -87,3 +90,10 @@ def test_suffixed_slug_stays_within_the_limit():
     assert result["aaaa"] == "-".join(["word"] * 10)
     assert result["bbbb"] == "-".join(["word"] * 9) + "-2"
     assert all(len(slug) <= SLUG_MAX for slug in result.values())
+
+
+def test_slug_of_a_message_built_from_parts_has_the_words_of_its_pieces():
+    built = make_site("{?tp must be positive}{?; pp needs spec}", status="partial")
+    built = built.model_copy(update={"messageFragments": ["tp must be positive", "pp needs spec"]})
+    ((rid, slug),) = identities([built])
+    assert (rid, slug) == (record_id(built), "tp-must-be-positive-pp-needs-spec")

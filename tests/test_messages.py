@@ -6,30 +6,41 @@ must fully match what the code would really say at run time.
 
 from __future__ import annotations
 
+import ast
 import re
+import textwrap
 from types import SimpleNamespace
 
 import libcst as cst
 import pytest
 
+from extractors.facts import Rules
+from extractors.functions import function_table
+from extractors.helpers import HelperTable
 from extractors.messages import (
     FORMS,
     Hole,
     Message,
     Reader,
     Text,
+    conditional_expression,
     format_call,
     fstring,
+    helper_call,
     implicit_concatenation,
+    join_call,
     local_name,
     message_of,
     message_of_args,
     one_line,
     percent_format,
     plus_concatenation,
+    sequence_display,
     str_call,
     string_literal,
 )
+from extractors.patterns import shown_message
+from extractors.sites import extract_file
 
 # Local names the (stand-in) binding lookup knows; any other name is unknown to it.
 KNOWN = {"prefix": "Invalid value: ", "hint": "see --help"}
@@ -132,7 +143,7 @@ IMPLICIT_CONCATENATION = [
     ),
     (
         '(\n    "first line, "\n    "second {x}"\n)',
-        "first line, second {x}",
+        "first line, second {{x}}",
         "literal",
         r"first line, second \{x\}",
     ),
@@ -152,7 +163,8 @@ FSTRINGS = [
     ('f"{ratio:.2f} is out of range"', "{ratio:.2f} is out of range", "template",
      "(.*?) is out of range"),
     ('f"padded {x:>{width}}|"', "padded {x:>{width}}|", "template", r"padded (.*?)\|"),
-    ('f"{{braces}} around {n}"', "{braces} around {n}", "template", r"\{braces\} around (.*?)"),
+    ('f"{{braces}} around {n}"', "{{braces}} around {n}", "template",
+     r"\{braces\} around (.*?)"),
     ('f"{n=}"', "n={n!r}", "template", "n=(.*?)"),
     ('f"{ ratio = :.1f}!"', " ratio = {ratio:.1f}!", "template", " ratio = (.*?)!"),
     ('f"{x=!s} end"', "x={x!s} end", "template", "x=(.*?) end"),
@@ -162,7 +174,7 @@ FSTRINGS = [
     ("f\"{'literal'} and {n}\"", "literal and {n}", "template", "literal and (.*?)"),
     ('F"upper {n}"', "upper {n}", "template", "upper (.*?)"),
     # Escapes are decoded after the braces are read: `\x7b` is a brace, never a field.
-    (r'f"\x7b\x7b {n}"', "{{ {n}", "template", r"\{\{ (.*?)"),
+    (r'f"\x7b\x7b {n}"', "{{{{ {n}", "template", r"\{\{ (.*?)"),
     ('f"{describe(x)} is bad"', "{describe(x)} is bad", "template", "(.*?) is bad"),
     (
         "f\"\"\"items: {', '.join(\n    items\n)}\"\"\"",
@@ -236,7 +248,7 @@ FORMAT_CALLS = [
     ('"{:>{}}|".format(x, width)', "{x:>{width}}|", "template", r"(.*?)\|"),
     ('"{a} and {b}".format(a=x, **kwargs)', "{x} and {b}", "partial", "(.*?) and (.*?)"),
     ('"{} and {}".format(*args)', "{} and {}", "partial", "(.*?) and (.*?)"),
-    ('"{{literal}} {}".format(n)', "{literal} {n}", "template", r"\{literal\} (.*?)"),
+    ('"{{literal}} {}".format(n)', "{{literal}} {n}", "template", r"\{literal\} (.*?)"),
     ('"{}".format(prefix)', "Invalid value: ", "literal", "Invalid value: "),
     ('"{".format(x)', '{"{".format(x)}', "unresolved", "(.*?)"),
     ("reason.format(x)", "{reason.format(x)}", "unresolved", "(.*?)"),
@@ -283,7 +295,6 @@ OTHER_EXPRESSIONS = [
     ("cfg.mode", "{cfg.mode}", "unresolved", "(.*?)"),
     ("describe(x)", "{describe(x)}", "unresolved", "(.*?)"),
     ('d["k"]', '{d["k"]}', "unresolved", "(.*?)"),
-    ('"a" if c else "b"', '{"a" if c else "b"}', "unresolved", "(.*?)"),
     ("describe(\n    x,  # the value\n    n,\n)", "{describe(x, n)}", "unresolved", "(.*?)"),
 ]
 
@@ -305,42 +316,6 @@ ALL_EXPRESSION_CASES = (
     + OTHER_EXPRESSIONS
 )
 
-# The case table of each message form of extractors/messages.py.
-FORM_TABLES = {
-    string_literal: STRING_LITERALS,
-    implicit_concatenation: IMPLICIT_CONCATENATION,
-    fstring: FSTRINGS,
-    local_name: LOCAL_NAMES,
-    plus_concatenation: PLUS_CONCATENATION,
-    percent_format: PERCENT_FORMATTING,
-    str_call: STR_CALLS,
-    format_call: FORMAT_CALLS,
-}
-
-
-def claimed_by(source: str):
-    """The form that claims the expression `source` (None: it is one unknown Hole)."""
-    module = cst.parse_module(f"_ = {source}\n")
-    expr = module.body[0].body[0].value
-    reader = Reader(module, lookup)
-    return next((form for form in FORMS if form(reader, expr) is not None), None)
-
-
-def test_every_message_form_has_a_case_table():
-    assert [form.__name__ for form in FORMS if form not in FORM_TABLES] == []
-    assert [form.__name__ for form in FORM_TABLES if form not in FORMS] == []
-
-
-@pytest.mark.parametrize("form", FORMS, ids=lambda form: form.__name__)
-def test_each_form_claims_cases_of_its_own_table(form):
-    claims = [case[0] for case in FORM_TABLES[form] if claimed_by(case[0]) is form]
-    assert claims, f"no case of its table is claimed by {form.__name__}"
-
-
-def test_no_form_claims_the_other_expressions():
-    assert [case[0] for case in OTHER_EXPRESSIONS if claimed_by(case[0]) is not None] == []
-
-
 @pytest.mark.parametrize(
     "source,pattern",
     [(c[0], c[3]) for c in ALL_EXPRESSION_CASES if c[0] not in NOT_EVALUABLE],
@@ -355,7 +330,8 @@ RAISE_ARGUMENTS = [
     ("raise ValueError()", "", "literal", ""),
     ('raise ValueError("one argument")', "one argument", "literal", "one argument"),
     ('raise ValueError(f"got {n}") from exc', "got {n}", "template", "got (.*?)"),
-    ('raise ValueError("bad value:", x)', '{"bad value:", x}', "unresolved", "(.*?)"),
+    ('raise ValueError("bad value:", *errors)', '{"bad value:", *errors}', "unresolved",
+     "(.*?)"),
     ("raise ValueError(*errors)", "{*errors}", "unresolved", "(.*?)"),
 ]
 
@@ -373,6 +349,332 @@ def test_raise_arguments_pattern_matches_str_of_the_error(source, pattern):
 
 def test_bare_raise_has_the_empty_literal_message():
     check(message_of_args([], cst.parse_module(""), lookup), "", "literal", "")
+
+
+# --- messages built from parts -----------------------------------------------------------
+# Each case: source, errorMessage, messageStatus, messagePattern, messageFragments. The
+# sources are evaluated under every namespace of VARIANTS (so each branch is taken) and the
+# pattern must fully match what Python prints.
+
+VARIANTS = [
+    NAMESPACE,
+    {**NAMESPACE, "c": False, "n": 1, "reason": "", "args": ()},
+    {**NAMESPACE, "c": False, "n": 0, "x": "it's \"quoted\"", "args": ("only",)},
+]
+
+
+def check_parts(message: Message, text: str, status: str, pattern: str, fragments) -> None:
+    assert (message.text(), message.status(), message.pattern(), message.fragments()) == (
+        text, status, pattern, fragments
+    )
+
+
+def check_every_variant(source: str, pattern: str) -> None:
+    for namespace in VARIANTS:
+        rendered = str(eval(source, dict(namespace)))  # trusted: the tables below
+        assert re.fullmatch(pattern, rendered, re.DOTALL), (source, pattern, rendered)
+
+
+CONDITIONAL_EXPRESSIONS = [
+    ("f\"bad value{f' since {reason}' if reason else ''}.\"", "bad value{? since {reason}}.",
+     "partial", r"bad value(.*?)\.", ["bad value", " since "]),
+    ('"a" if c else "b"', "{?a|b}", "partial", "(.*?)", ["a", "b"]),
+    ('"too large" if c else "too small"', "too {?large|small}", "partial", "too (.*?)",
+     ["too ", "large", "small"]),
+    ("f\"{n} item{'s' if n != 1 else ''}\"", "{n} item{?s}", "partial", "(.*?) item(.*?)",
+     [" item", "s"]),
+    ('"mode " + ("fast" if c else cfg.mode)', "mode {?fast|{cfg.mode}}", "partial",
+     "mode (.*?)", ["mode ", "fast"]),
+    ('"a" if c else ("b" if n else "")', "{?a|b|}", "partial", "(.*?)", ["a", "b"]),
+    ("f\"{'on' if c else 'off'}: {x}\"", "{?on|off}: {x}", "partial", "(.*?): (.*?)",
+     ["on", "off"]),
+    ("x if c else reason", "{x if c else reason}", "unresolved", "(.*?)", []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("source", "text", "status", "pattern", "fragments"),
+                         CONDITIONAL_EXPRESSIONS)
+def test_conditional_expression_is_a_choice_of_its_sides(source, text, status, pattern,
+                                                         fragments):
+    check_parts(reconstruct(source), text, status, pattern, fragments)
+
+
+JOIN_CALLS = [
+    ('", ".join(["a", f"b {n}"])', "a, b {n}", "template", "a, b (.*?)", []),
+    ('" ".join(("first", "second"))', "first second", "literal", "first second", []),
+    ('"; ".join(["fast" if c else "slow", "done"])', "{?fast|slow}; done", "partial",
+     "(.*?); done", ["fast", "slow", "done"]),
+    # an unknown run of items takes the separators around it into its hole
+    ('", ".join([*args, "x"])', "{*args}x", "partial", "(.*?)x", []),
+    ('"\\n".join([])', "", "literal", "", []),
+    ('", ".join(items)', '{", ".join(items)}', "unresolved", "(.*?)", []),
+    ('reason.join(["a", "b"])', '{reason.join(["a", "b"])}', "unresolved", "(.*?)", []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("source", "text", "status", "pattern", "fragments"), JOIN_CALLS)
+def test_join_call_of_known_items_joins_them(source, text, status, pattern, fragments):
+    check_parts(reconstruct(source), text, status, pattern, fragments)
+
+
+SEQUENCE_DISPLAYS = [
+    ('("fixed", x)', "('fixed', {x!r})", "template", r"\('fixed', (.*?)\)", []),
+    ('["p?", f"q {n}"]', "['p?', 'q {n}']", "template", r"\['p\?', (.*?)q (.*?)\]", []),
+    ("f\"one of {['fast', 'slow']}\"", "one of ['fast', 'slow']", "literal",
+     r"one of \['fast', 'slow'\]", []),
+    ('f"shape {(a, n)}"', "shape ({a!r}, {n!r})", "template", r"shape \((.*?), (.*?)\)", []),
+    ('str(("a",))', "('a',)", "literal", r"\('a',\)", []),
+    ("()", "()", "literal", r"\(\)", []),
+    ('("a" if c else "b", n)', "('{?a|b}', {n!r})", "partial", r"\('(.*?)', (.*?)\)",
+     ["a", "b"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("source", "text", "status", "pattern", "fragments"), SEQUENCE_DISPLAYS)
+def test_sequence_display_is_what_str_prints(source, text, status, pattern, fragments):
+    check_parts(reconstruct(source), text, status, pattern, fragments)
+
+
+# ValueError(a, b) prints str((a, b)): the reprs of the arguments in parentheses.
+SEVERAL_ARGUMENTS = [
+    ('raise ValueError("bad value:", x)', "('bad value:', {x!r})", "template",
+     r"\('bad value:', (.*?)\)", []),
+    # the quote of a repr depends on the run-time parts: shown as `'`, matched by a hole
+    ('raise ValueError("a", f"b {n}")', "('a', 'b {n}')", "template",
+     r"\('a', (.*?)b (.*?)\)", []),
+    ('raise ValueError(("a", "b"))', "('a', 'b')", "literal", r"\('a', 'b'\)", []),
+    ("raise ValueError(\"it's\", 3)", "(\"it's\", 3)", "literal", "\\(\"it's\", 3\\)", []),
+    # a literal `"` settles the quote; a literal `'` alone leaves quote and escape open
+    ("raise ValueError(f'\"{n}\" is bad', None)", "('\"{n}\" is bad', None)", "template",
+     "\\('\"(.*?)\" is bad', None\\)", []),
+    ("raise ValueError(\"a\", f\"can't {n}\")", "('a', {f\"can't {n}\"!r})", "template",
+     r"\('a', (.*?)\)", []),
+    ('raise ValueError("tab\\there", n)', "('tab\\there', {n!r})", "template",
+     r"\('tab\\there', (.*?)\)", []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("source", "text", "status", "pattern", "fragments"), SEVERAL_ARGUMENTS)
+def test_several_arguments_are_the_tuple_python_prints(source, text, status, pattern,
+                                                      fragments):
+    check_parts(reconstruct_raise(source), text, status, pattern, fragments)
+
+
+@pytest.mark.parametrize(
+    "source,pattern",
+    [(c[0], c[3]) for c in CONDITIONAL_EXPRESSIONS + JOIN_CALLS + SEQUENCE_DISPLAYS]
+    + [(f"str({c[0].removeprefix('raise ')})", c[3]) for c in SEVERAL_ARGUMENTS],
+)
+def test_pattern_of_a_built_message_matches_every_branch(source, pattern):
+    check_every_variant(source, pattern)
+
+
+# A same-file helper that returns the message is read at its call, one level deep.
+HELPER_CALLS = [
+    (
+        "a helper's f-string with the caller's argument written in",
+        """
+        def _bad(name, limit=8):
+            return f"{name!r} must be at most {limit}"
+
+        def validate(cfg):
+            raise ValueError(_bad(cfg.mode))
+        """,
+        ("{cfg.mode!r} must be at most 8", "template", "(.*?) must be at most 8", []),
+    ),
+    (
+        "a helper with several returns is a choice between them",
+        """
+        def _hint(n):
+            if n < 0:
+                return f"{n} is negative"
+            return f"{n} is too large"
+
+        def validate(size):
+            msg = _hint(size + 1)
+            raise ValueError(msg)
+        """,
+        ("{(size + 1)} is {?negative|too large}", "partial", "(.*?) is (.*?)",
+         [" is ", "negative", "too large"]),
+    ),
+    (
+        "a method of the class that builds a list is inlined through self",
+        """
+        class Config:
+            def _unsupported(self):
+                found = []
+                if self.pp > 1:
+                    found.append("pipeline parallelism")
+                if self.spec:
+                    found.append(f"speculative method {self.spec!r}")
+                return found
+
+            def __post_init__(self):
+                unsupported = self._unsupported()
+                if unsupported:
+                    raise ValueError(f"not supported: {', '.join(unsupported)}")
+        """,
+        ("not supported: {?pipeline parallelism}{?, speculative method {self.spec!r}}",
+         "partial", "not supported: (.*?)",
+         ["not supported: ", "pipeline parallelism", "speculative method "]),
+    ),
+    (
+        "(ok, message) returned by a helper, unpacked: the message of each return",
+        """
+        def _check_group_size(group_size, supported=(32, 64)):
+            if group_size not in supported:
+                return False, f"group_size = {group_size} is not one of {supported}"
+            return True, None
+
+        def verify_group_size(group_size):
+            ok, err_msg = _check_group_size(group_size)
+            if not ok:
+                raise ValueError(err_msg)
+        """,
+        ("{?group_size = {group_size} is not one of (32, 64)|None}", "partial", "(.*?)",
+         ["group_size = ", " is not one of (32, 64)", "None"]),
+    ),
+    (
+        "a parameter the helper assigns again is the helper's own value",
+        """
+        def _describe(capability=None):
+            if capability is None:
+                capability = current_capability()
+            return f"compute capability {capability} is too old"
+
+        def verify_capability():
+            raise ValueError(_describe())
+        """,
+        ("compute capability {capability} is too old", "template",
+         "compute capability (.*?) is too old", []),
+    ),
+    (
+        "a helper that may return None is not a message",
+        """
+        def _problem(n):
+            if n > 8:
+                return f"{n} is too large"
+
+        def validate(n):
+            raise ValueError(_problem(n))
+        """,
+        ("{_problem(n)}", "unresolved", "(.*?)", []),
+    ),
+    (
+        "helpers of helpers are not followed",
+        """
+        def _inner(n):
+            return f"{n} is bad"
+
+        def _outer(n):
+            return _inner(n) + "!"
+
+        def validate(n):
+            raise ValueError(_outer(n))
+        """,
+        ("{_inner(n)}!", "partial", "(.*?)!", []),
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "expected"), [c[1:] for c in HELPER_CALLS],
+                         ids=[c[0] for c in HELPER_CALLS])
+def test_helper_call_is_inlined_one_level(source, expected):
+    extraction = extract_file("pkg/config.py", textwrap.dedent(source), Rules())
+    (site,) = extraction.sites
+    assert (site.errorMessage, site.messageStatus, site.messagePattern,
+            site.messageFragments) == expected
+
+
+# Literal braces are doubled in errorMessage, as in an f-string, so `{x}` always reads as a
+# run-time part; the status of a plain string stays literal and a page shows its text.
+LITERAL_BRACES = [
+    ('"got {x}"', "got {{x}}", "literal", r"got \{x\}", "got {x}"),
+    ('\'expected JSON like {"a": 1}\'', 'expected JSON like {{"a": 1}}', "literal",
+     r'expected JSON like \{"a": 1\}', 'expected JSON like {"a": 1}'),
+    ('f"in {{4, 8}}, got {n}"', "in {{4, 8}}, got {n}", "template", r"in \{4, 8\}, got (.*?)",
+     "in {{4, 8}}, got {n}"),
+    ('f"axes {{{x}}}"', "axes {{{x}}}", "template", r"axes \{(.*?)\}", "axes {{{x}}}"),
+    ('f"{ {1: x}[1] }"', "{ {1: x}[1]}", "unresolved", "(.*?)", "{ {1: x}[1]}"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("source", "text", "status", "pattern", "shown"), LITERAL_BRACES)
+def test_literal_braces_are_doubled_and_shown_as_text(source, text, status, pattern, shown):
+    message = reconstruct(source)
+    assert (message.text(), message.status(), message.pattern()) == (text, status, pattern)
+    assert shown_message(message.text()) == shown
+    check_run_time(source, pattern)
+
+
+# --- every form has its table ---------------------------------------------------------------
+
+# The case table of each message form of extractors/messages.py.
+FORM_TABLES = {
+    string_literal: STRING_LITERALS,
+    implicit_concatenation: IMPLICIT_CONCATENATION,
+    fstring: FSTRINGS,
+    local_name: LOCAL_NAMES,
+    plus_concatenation: PLUS_CONCATENATION,
+    percent_format: PERCENT_FORMATTING,
+    str_call: STR_CALLS,
+    format_call: FORMAT_CALLS,
+    conditional_expression: CONDITIONAL_EXPRESSIONS,
+    join_call: JOIN_CALLS,
+    sequence_display: SEQUENCE_DISPLAYS,
+    helper_call: HELPER_CALLS,
+}
+
+
+def claimed_by(source: str):
+    """The form that claims the expression `source` (None: it is one unknown Hole)."""
+    module = cst.parse_module(f"_ = {source}\n")
+    expr = module.body[0].body[0].value
+    reader = Reader(module, lookup)
+    return next((form for form in FORMS if form(reader, expr) is not None), None)
+
+
+def claimed_in_file(source: str):
+    """The form that claims the message of a file's one raise, the file's helpers at hand."""
+    code = textwrap.dedent(source)
+    module = cst.parse_module(code)
+    defs, raises = {}, []
+
+    class Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            defs[node.name.value] = node
+
+        def visit_Raise(self, node: cst.Raise) -> None:
+            raises.append(node)
+
+    module.visit(Finder())
+    functions = function_table(ast.parse(code), ("ValueError",))
+    table = HelperTable(functions, lambda fn: (defs[fn.name], module), code.splitlines())
+    (validator,) = [fn for fn in functions if fn.raise_lines]
+    reader = Reader(module, lookup, table.for_validator(validator))
+    expr = raises[0].exc.args[0].value
+    return next((form for form in FORMS if form(reader, expr) is not None), None)
+
+
+def claimed(case: tuple, form) -> bool:
+    if form is helper_call:  # whole files: (name, source, facts)
+        return claimed_in_file(case[1]) is form
+    return claimed_by(case[0]) is form
+
+
+def test_every_message_form_has_a_case_table():
+    assert [form.__name__ for form in FORMS if form not in FORM_TABLES] == []
+    assert [form.__name__ for form in FORM_TABLES if form not in FORMS] == []
+
+
+@pytest.mark.parametrize("form", FORMS, ids=lambda form: form.__name__)
+def test_each_form_claims_cases_of_its_own_table(form):
+    claims = [case[0] for case in FORM_TABLES[form] if claimed(case, form)]
+    assert claims, f"no case of its table is claimed by {form.__name__}"
+
+
+def test_no_form_claims_the_other_expressions():
+    assert [case[0] for case in OTHER_EXPRESSIONS if claimed_by(case[0]) is not None] == []
 
 
 # --- the Message itself ------------------------------------------------------------------

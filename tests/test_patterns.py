@@ -14,7 +14,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from extractors.messages import Hole, Message, Text, message_of
-from extractors.patterns import HOLE_PATTERN, escape_literal, matches
+from extractors.parts import Choice, Repeat, Shown
+from extractors.patterns import (
+    HOLE_PATTERN,
+    escape_literal,
+    holes_in_message,
+    literal_text,
+    matches,
+    pattern_fragments,
+    placeholders,
+    shown_message,
+)
 
 ESCAPES = [
     # As in the reference records: parentheses escaped, `-`, `/`, spaces kept.
@@ -119,7 +129,7 @@ def test_source_message_pattern_matches_its_evaluation(form, pieces, values, num
     # Every field is a formatted value: nothing here is unknown text.
     assert message.status() != "partial", source
     if message.status() == "literal":
-        assert message.text() == rendered
+        assert shown_message(message.text()) == rendered
 
 
 # --- the same in ECMAScript --------------------------------------------------------------
@@ -151,14 +161,50 @@ def _random_text(rng: random.Random) -> str:
     )
 
 
+def render(message: Message, fill) -> str:
+    """One run-time rendering of `message`: `fill(kind)` picks a hole's text (kind "hole"),
+    an option of a Choice ("choice", with the count) and a Repeat's count ("repeat")."""
+    out = []
+    for part in message.parts:
+        if isinstance(part, Text):
+            out.append(part.value)
+        elif isinstance(part, (Hole, Shown)):
+            out.append(fill("hole", 0))
+        elif isinstance(part, Choice):
+            out.append(render(part.options[fill("choice", len(part.options))], fill))
+        else:
+            out.extend(render(part.piece, fill) for _ in range(fill("repeat", 0)))
+    return "".join(out)
+
+
 def _subjects(message: Message, rng: random.Random) -> list[str]:
     """Renderings of `message` (that must match) and near misses (that must not)."""
     fillers = ["", "\n", "(.*?)", "x\r\ny", "\u2028", "\U0001f600", "$1 \\"]
-    renderings = [
-        "".join(p.value if isinstance(p, Text) else rng.choice(fillers) for p in message.parts)
-        for _ in range(3)
-    ]
+
+    def fill(kind: str, count: int):
+        if kind == "hole":
+            return rng.choice(fillers)
+        return rng.randrange(count) if kind == "choice" else rng.randint(0, 3)
+
+    renderings = [render(message, fill) for _ in range(3)]
     return renderings + [r + "!" for r in renderings] + ["X" + r for r in renderings]
+
+
+def _random_message(rng: random.Random, depth: int) -> Message:
+    """Text, holes and (down to `depth`) pieces that may or may not appear."""
+    parts = []
+    for _ in range(rng.randint(0, 5)):
+        roll = rng.random()
+        if roll < 0.5 or depth == 0:
+            parts.append(Text(_random_text(rng)) if roll < 0.35 else Hole("v", roll < 0.2))
+        elif roll < 0.75:
+            options = [_random_message(rng, depth - 1) for _ in range(rng.randint(1, 3))]
+            parts.append(Choice((*options, Message())))
+        elif roll < 0.9:
+            parts.append(Repeat(_random_message(rng, depth - 1)))
+        else:
+            parts.append(Shown("'"))
+    return Message(tuple(parts))
 
 
 def test_patterns_match_the_same_strings_in_python_and_ecmascript():
@@ -168,11 +214,7 @@ def test_patterns_match_the_same_strings_in_python_and_ecmascript():
     rng = random.Random(20260101)
     messages = list(TRICKY_MESSAGES)
     for _ in range(300):
-        parts = [
-            Text(_random_text(rng)) if rng.random() < 0.6 else Hole("v", rng.random() < 0.5)
-            for _ in range(rng.randint(0, 5))
-        ]
-        messages.append(Message(tuple(parts)))
+        messages.append(_random_message(rng, depth=2))
     cases = [(m.pattern(), _subjects(m, rng)) for m in messages]
     result = subprocess.run(
         [node, "-e", NODE_SCRIPT],
@@ -191,3 +233,112 @@ def test_patterns_match_the_same_strings_in_python_and_ecmascript():
     assert in_ecmascript == in_python
     # The renderings (first three subjects) match in both; the test is not vacuous.
     assert all(all(row[:3]) for row in in_python)
+
+
+# --- messages built from parts: every rendering matches --------------------------------------
+
+PIECE_TEXT = st.text(alphabet=st.sampled_from(list("ab .,:;|?*()[]\\\n'\"")), max_size=6)
+
+
+def _pieces(children):
+    messages = st.lists(children, max_size=4).map(lambda parts: Message(tuple(parts)))
+    return st.one_of(
+        st.lists(messages, min_size=1, max_size=3).map(lambda options: Choice(tuple(options))),
+        st.lists(messages, min_size=1, max_size=2).map(
+            lambda options: Choice((*options, Message()))
+        ),
+        messages.map(Repeat),
+    )
+
+
+PIECE_PART = st.recursive(
+    st.one_of(PIECE_TEXT.map(Text), st.builds(Hole, st.just("v"), st.booleans()),
+              st.just(Shown("'"))),
+    _pieces,
+    max_leaves=8,
+)
+BUILT_PART = st.one_of(ANY_TEXT.map(Text), st.builds(Hole, st.just("n"), st.booleans()),
+                       PIECE_PART)
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(BUILT_PART, max_size=6), st.data())
+def test_pattern_of_a_built_message_matches_every_rendering(parts, data):
+    message = Message(tuple(parts))
+
+    def fill(kind: str, count: int):
+        if kind == "hole":
+            return data.draw(ANY_TEXT)
+        if kind == "choice":
+            return data.draw(st.integers(min_value=0, max_value=count - 1))
+        return data.draw(st.integers(min_value=0, max_value=3))
+
+    for _ in range(3):
+        assert re.fullmatch(message.pattern(), render(message, fill), re.DOTALL)
+    # vmine's own form: escaped literal fragments and holes, nothing else
+    assert pattern_fragments(message.pattern()) is not None
+
+
+@given(st.lists(BUILT_PART, max_size=6))
+def test_error_message_lines_up_with_its_pattern(parts):
+    message = Message(tuple(parts))
+    text, pattern = message.text(), message.pattern()
+    found = holes_in_message(text, pattern)
+    assert found is not None
+    fragments = pattern_fragments(pattern)
+    doubled = [f.replace("{", "{{").replace("}", "}}") for f in fragments]
+    assert "".join(f + h for f, h in zip(doubled, [*found, ""], strict=True)) == text
+    # every run-time part is inside braces: the literal text is the message's own
+    top = "".join(p.value if isinstance(p, (Text, Shown)) else " " for p in message.parts)
+    if not any(isinstance(p, Text) and p.value.startswith("}") for p in message.parts):
+        assert literal_text(text) == top
+    if message.status() == "literal":
+        assert shown_message(text) == message.literal()
+
+
+# errorMessage -> (literal text, as a page shows it)
+ERROR_MESSAGES = [
+    ("got {x} and {{y}}", "got   and {y}", "got {x} and {{y}}"),
+    ('expected JSON like {{"a": 1}}', 'expected JSON like {"a": 1}', 'expected JSON like {"a": 1}'),
+    ("bad value{? since {reason}}.", "bad value .", "bad value{? since {reason}}."),
+    ("{?a|b}; done", " ; done", "{?a|b}; done"),
+    ("Unknown names:{*\n- {name!r}}", "Unknown names: ", "Unknown names:{*\n- {name!r}}"),
+    ('a {"{".join(x)} b', "a   b", 'a {"{".join(x)} b'),  # braces in a hole's strings
+    ("{ {1: x}[1]}", " ", "{ {1: x}[1]}"),
+    ("never closed {x", "never closed  ", "never closed {x"),
+    ("", "", ""),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("message", "literal", "shown"), ERROR_MESSAGES)
+def test_error_message_reads_as_literal_text_and_as_shown(message, literal, shown):
+    assert (literal_text(message), shown_message(message)) == (literal, shown)
+
+
+PLACEHOLDERS = [
+    ("got {n} of {{x}}", r"got (.*?) of \{x\}", ["{n}"]),
+    ("{a}{b}!", "(.*?)(.*?)!", ["", "{a}{b}"]),  # side by side: lazily, as a regex would
+    ("base{? A}{?, B}", "base(.*?)", ["{? A}{?, B}"]),
+    ("('a', 'b {n}')", r"\('a', (.*?)b (.*?)\)", ["'", "{n}'"]),
+    ("got {n}", "other (.*?)", None),
+    ("got {n}", "got [0-9]+", None),  # not vmine's form
+]
+
+
+@pytest.mark.parametrize(("message", "pattern", "expected"), PLACEHOLDERS)
+def test_holes_in_message_pair_the_message_with_the_pattern_holes(message, pattern, expected):
+    assert holes_in_message(message, pattern) == expected
+
+
+@pytest.mark.parametrize(("message", "expected"), [
+    ("got {n} and {{x}}", ["{n}"]),
+    ("a {d[{1: 2}[1]]} b{? since {r}}.", ["{d[{1: 2}[1]]}", "{? since {r}}"]),
+    ("{?a|b}{*, {c}}", ["{?a|b}", "{*, {c}}"]),
+])
+def test_placeholders_are_the_run_time_parts_as_written(message, expected):
+    assert placeholders(message) == expected
+
+
+def test_deeply_nested_pieces_read_in_linear_time_without_recursion():
+    message = "{?" * 100_000 + "x" + "}" * 100_000 + " tail"
+    assert literal_text(message) == "  tail"

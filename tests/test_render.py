@@ -182,6 +182,9 @@ TITLE_CASES = [
      "--enable-linear-cache is not supported under PD disaggregati"),
     ("first line only\nsecond line", "first line only"),
     ("cut at sixty " + "x" * 47 + " and trailing", "cut at sixty " + "x" * 47),
+    # no run-time part: the text it prints, braces and all; else as written
+    ('expected JSON like {{"a": 1}}', 'expected JSON like {"a": 1}'),
+    ("axes {{{names}}} are unknown", "axes {{{names}}} are unknown"),
 ]
 
 
@@ -267,6 +270,33 @@ def test_markdown_escapes_dataset_text(tmp_path: Path) -> None:
     prose = re.sub(r"^```.*?^```$", "", page, flags=re.MULTILINE | re.DOTALL)
     prose = re.sub(r"(`+).*?\1", "", prose)
     assert "<" not in prose.replace("\\<", "")  # only code holds a raw `<`
+
+
+BRACES = Case(
+    id="bbbb000000000001",
+    slug="expected-json-like-a-1",
+    filePath="serve/config/loader.py",
+    lineNumber=12,
+    qualname="LoaderConfig.check_json",
+    validatorKind="name",
+    errorMessage='expected JSON like {{"a": 1}}',
+    messagePattern='expected JSON like \\{"a": 1\\}',
+    messageStatus="literal",
+    guards=[],
+    source=CASES[3].source,
+    sourceStart=10,
+    explanation=CASES[0].explanation,
+)
+
+
+def test_pages_show_a_literal_message_with_braces_as_its_text(tmp_path: Path) -> None:
+    root = write_fixture_dataset(tmp_path / "output", [BRACES])
+    render(root, "markdown", tmp_path / "md")
+    render(root, "html", tmp_path / "site")
+    page = (tmp_path / "md" / "bbbb000000000001.md").read_text()
+    assert '## Error message\n\n```text\nexpected JSON like {"a": 1}\n```' in page
+    html = (tmp_path / "site" / "errors" / "bbbb000000000001.html").read_text()
+    assert "<code>expected JSON like {&quot;a&quot;: 1}</code>" in html
 
 
 # --- html ---------------------------------------------------------------------------------

@@ -183,6 +183,7 @@ def test_site_fields_of_a_decorated_method():
         "errorMessage": "max_num_seqs must be >= 1, got {self.max_num_seqs}",
         "messagePattern": "max_num_seqs must be >= 1, got (.*?)",
         "messageStatus": "template",
+        "messageFragments": [],
         "guards": ["self.max_num_seqs < 1"],
         "priorChecks": [],
         "sourceCode": source.rstrip("\n"),

@@ -79,6 +79,7 @@ class Site(BaseModel):
     errorMessage: str
     messagePattern: str
     messageStatus: MessageStatus
+    messageFragments: list[str] = Field(default_factory=list)
     guards: list[str]
     priorChecks: list[str] = Field(default_factory=list)
     sourceCode: str

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from extractors import patterns
+
 # Pieces shorter than this (", ", ": ") occur anywhere: they cover nothing worth counting.
 MIN_PIECE = 3
 
@@ -75,17 +77,6 @@ def covered_in_order(pieces: tuple[str, ...], text: str) -> int:
 
 
 def placeholders(message: str) -> list[str]:
-    """The `{expr}` placeholders of an errorMessage in order, nested braces included (a scan,
-    not a regex, so a hostile message costs linear time)."""
-    found: list[str] = []
-    depth, start = 0, 0
-    for at, char in enumerate(message):
-        if char == "{":
-            if depth == 0:
-                start = at
-            depth += 1
-        elif char == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                found.append(message[start : at + 1])
-    return found
+    """The run-time parts of an errorMessage in order (`{expr}`, `{?a|b}`; a doubled brace is
+    a literal one): extractors.patterns reads the notation, in linear time."""
+    return patterns.placeholders(message)

@@ -20,8 +20,9 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
+from extractors.patterns import holes_in_message
 from pipeline.dataset.models import IndexEntry
-from pipeline.lookup.fragments import Folded, covered_in_order, fold, fullmatch, placeholders
+from pipeline.lookup.fragments import Folded, covered_in_order, fold, fullmatch
 from pipeline.lookup.index import IndexedDataset, IndexedPattern
 from pipeline.lookup.tracebacks import Candidate, candidates
 from pipeline.lookup.wording import Wording, compare, words
@@ -94,8 +95,8 @@ class Match:
             return []
         folded = Folded.of(self.candidate.message)
         holes = fullmatch(fragments, folded.text)
-        names = placeholders(self.pattern.message)
-        if holes is None or len(names) != len(holes):
+        names = holes_in_message(self.pattern.message, self.pattern.raw["messagePattern"])
+        if holes is None or names is None or len(names) != len(holes):
             return []
         return [(name, folded.span(self.candidate.message, start, end))
                 for name, (start, end) in zip(names, holes, strict=True)]

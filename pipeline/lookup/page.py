@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+from extractors.patterns import shown_message
 from pipeline.console import printable as console_printable
 from pipeline.dataset.models import Envelope, IndexEntry
 from pipeline.lookup.match import Lookup, Match
@@ -181,7 +182,7 @@ def format_page(envelope: Envelope, entry: IndexEntry, dataset_root: Path,
     """A record as plain text for a terminal; `values` pairs each run-time part of the
     message with its text in the message the user pasted."""
     record = envelope.record
-    sections: list[tuple[str, str]] = [("Error message", record.errorMessage)]
+    sections: list[tuple[str, str]] = [("Error message", shown_message(record.errorMessage))]
     if values:
         sections.append((
             "In your message",

@@ -13,6 +13,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from extractors.patterns import shown_message
 from pipeline.dataset.manifest import Manifest
 from pipeline.dataset.models import Envelope, ErrorRecord, IndexEntry
 from pipeline.dataset.reader import Dataset
@@ -107,7 +108,9 @@ def record_page(envelope: Envelope, entry: IndexEntry, entries: list[IndexEntry]
         f'<p class="kicker">{h(record.repo)} · error · {h(record.errorClass)}</p>\n',
         f"<h1>{h(title)}</h1>\n",
         "<h2>Error message</h2>\n",
-        _code_block(f'<pre class="message"><code>{h(record.errorMessage)}</code></pre>'),
+        _code_block(
+            f'<pre class="message"><code>{h(shown_message(record.errorMessage))}</code></pre>'
+        ),
     ]
     if record.documentation.strip():
         parts += ["<h2>What it means</h2>\n", f"<p>{h(record.documentation)}</p>\n"]
@@ -181,7 +184,7 @@ def search_index(entries: list[IndexEntry], records: dict[str, ErrorRecord]) -> 
         {
             "id": e.id,
             "slug": e.slug,
-            "message": e.errorMessage,
+            "message": shown_message(e.errorMessage),
             "file": f"{e.filePath}:{e.lineNumber}",
             "qualname": e.qualname,
             "tags": records[e.id].tags,

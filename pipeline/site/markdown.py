@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
+from extractors.patterns import shown_message
 from pipeline.dataset.manifest import Manifest
 from pipeline.dataset.models import ErrorRecord, IndexEntry
 from pipeline.dataset.reader import Dataset
@@ -75,7 +76,7 @@ def markdown_page(record: ErrorRecord, entry: IndexEntry, entries: list[IndexEnt
         f"{md_text(record.repo)} · error · {md_text(record.errorClass)}",
         f"# {md_text(page_title(record.errorMessage))}",
         "## Error message",
-        md_fence(record.errorMessage, "text"),
+        md_fence(shown_message(record.errorMessage), "text"),
     ]
     if record.documentation.strip():
         blocks += ["## What it means", _md_prose(record.documentation)]

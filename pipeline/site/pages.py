@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from extractors.patterns import shown_message
 from pipeline.dataset.manifest import Manifest
 from pipeline.dataset.models import SHA40_RE, ErrorRecord, IndexEntry
 
@@ -14,13 +15,15 @@ SUMMARY_CHARS = 120
 SHORT_SHA = 10
 RELATED_SAME_FILE = 10
 def page_title(message: str) -> str:
-    """The first line of the message, cut to ~60 characters (no ellipsis, as the reference pages)."""
-    return message.split("\n", 1)[0][:TITLE_CHARS].rstrip()
+    """The first line of the message (as a page shows it), cut to ~60 characters (no
+    ellipsis, as the reference pages)."""
+    return shown_message(message).split("\n", 1)[0][:TITLE_CHARS].rstrip()
 
 
 def summary_line(message: str) -> str:
-    """The first line of the message, up to ~120 characters, for lists and links."""
-    line = message.split("\n", 1)[0]
+    """The first line of the message (as a page shows it), up to ~120 characters, for lists
+    and links."""
+    line = shown_message(message).split("\n", 1)[0]
     return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1].rstrip() + "…"
 
 

@@ -12,7 +12,7 @@ import textwrap
 from dataclasses import dataclass
 
 from extractors import ops
-from extractors.patterns import HOLE_PATTERN, pattern_fragments
+from extractors.patterns import holes_in_message, pattern_fragments
 from pipeline.dataset.models import Site
 from pipeline.explainers.flags import find_flags, flag_for, string_literals
 from pipeline.explainers.offline.conditions import (
@@ -255,12 +255,8 @@ def fragments(pattern: str) -> tuple[str, ...]:
 
 def holes(site: Site) -> list[str]:
     """The `{expr}` parts of the message, in order."""
-    pieces = fragments(site.messagePattern)
-    if not pieces:
-        return []
-    regex = HOLE_PATTERN.join(re.escape(p) for p in pieces)
-    match = re.fullmatch(regex, site.errorMessage, flags=re.DOTALL)
-    return [h for h in match.groups() if h] if match else []
+    found = holes_in_message(site.errorMessage, site.messagePattern)
+    return [h for h in found if h] if found else []
 
 
 def longest_fragment(pattern: str) -> str | None:

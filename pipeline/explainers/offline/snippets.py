@@ -7,6 +7,7 @@ import ast
 import re
 
 from extractors import ops
+from extractors.patterns import shown_message
 from pipeline.dataset.models import Site
 from pipeline.explainers.grounding import syntax_error
 from pipeline.explainers.offline.checks import (
@@ -174,7 +175,7 @@ def _indent_condition(condition: str, width: int) -> str:
 
 def _message_literal(site: Site) -> str:
     if site.messageStatus == "literal" and site.errorMessage:
-        return py_literal(site.errorMessage)
+        return py_literal(shown_message(site.errorMessage))
     pieces = fragments(site.messagePattern)
     if any(p.strip() for p in pieces):
         return py_literal("...".join(pieces))
