@@ -100,6 +100,11 @@ def test_classes_of_other_files_make_sites_and_a_change_of_them_reanalyses(tmp_p
             ("DotEnvSource._validate_encoding", "name", "EnvParsingError"),
             ("check_path", "name", "ValueError"),
         ]
+        # sources.py was analysed under its own classes' rules while the rest was read, then
+        # again under the tree's: it counts once, with the second analysis
+        assert first.stats.model_dump() == {
+            "files_total": 3, "files_candidate": 1, "files_parsed": 1, "files_reused": 0,
+        }
         again = _sites(root, tmp_path, store)
         assert again.sites == first.sites
         assert again.stats.files_parsed == 0

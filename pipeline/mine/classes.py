@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 from extractors.classes import ClassRules, FileClasses, rules_for_file, scan_file
 from extractors.facts import Rules
-from pipeline.source import Snapshot
 from pipeline.store import Store
 
 # Part of the store key of a blob's scan: bumped when extractors/classes.py reads files
@@ -24,11 +23,9 @@ def _key(blob: str) -> str:
 
 @dataclass
 class TreeClasses:
-    """Every blob's classes, and the bytes of the blobs that had to be read to know them
-    (handed on to the analysis, so no blob is read twice)."""
+    """Every blob's classes, for the rules in effect for each file."""
 
     by_blob: dict[str, FileClasses]
-    read: dict[str, bytes]
 
     def rules_by_blob(self, rules: Rules) -> dict[str, Rules]:
         """The rules in effect for each blob's file (the same object for most of them)."""
@@ -46,30 +43,30 @@ class TreeClasses:
         return result
 
 
-def scan_tree(snapshot: Snapshot, blobs: Iterable[str], store: Store | None) -> TreeClasses:
-    """The classes of these blobs: from the store where it has them, else read and scanned
-    (and then stored)."""
-    wanted = list(dict.fromkeys(blobs))
-    by_blob: dict[str, FileClasses] = {}
+def stored_classes(store: Store | None, blobs: Iterable[str]) -> dict[str, FileClasses]:
+    """The classes of the blobs the store has scanned before."""
+    if store is None:
+        return {}
+    return {
+        key.rsplit(":", 1)[1]: FileClasses.from_row(json.loads(value))
+        for key, value in store.get_memos(_key(blob) for blob in blobs).items()
+    }
+
+
+def scan_blob(data: bytes) -> FileClasses:
+    """The classes of one blob's file."""
+    # a scan only needs the ASCII of `class` lines; a file in another encoding that is not
+    # UTF-8 keeps those readable under surrogate escapes
+    return scan_file(data.decode("utf-8", "surrogateescape"))
+
+
+def store_classes(store: Store | None, by_blob: dict[str, FileClasses],
+                  blobs: Iterable[str]) -> None:
+    """Keep these blobs' scans in the store."""
     if store is not None:
-        for key, value in store.get_memos(_key(blob) for blob in wanted).items():
-            by_blob[key.rsplit(":", 1)[1]] = FileClasses.from_row(json.loads(value))
-    missing = [blob for blob in wanted if blob not in by_blob]
-    read: dict[str, bytes] = {}
-    for blob, data in snapshot.read_blobs(missing):
-        read[blob] = data
-        by_blob[blob] = scan_file(_text(data))
-    if store is not None and missing:
-        store.put_memo(_rows(missing, by_blob))
-    return TreeClasses(by_blob, read)
+        store.put_memo(_rows(list(blobs), by_blob))
 
 
 def _rows(blobs: list[str], by_blob: dict[str, FileClasses]) -> Iterator[tuple[str, str]]:
     for blob in blobs:
         yield _key(blob), json.dumps(by_blob[blob].to_row(), separators=(",", ":"))
-
-
-def _text(data: bytes) -> str:
-    # a scan only needs the ASCII of `class` lines; a file in another encoding that is not
-    # UTF-8 keeps those readable under surrogate escapes
-    return data.decode("utf-8", "surrogateescape")

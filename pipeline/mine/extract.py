@@ -13,13 +13,13 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-from extractors.classes import FileClasses
+from extractors.classes import FileClasses, rules_for_file
 from extractors.facts import FileExtraction, MessageStatus, Rules
 from extractors.limits import size_problem
 from pipeline.console import Console, Tracker, line_of, skipped_markdown, workflow_command
 from pipeline.dataset.models import Site
 from pipeline.keys import analysis_token
-from pipeline.mine.classes import scan_tree
+from pipeline.mine.classes import TreeClasses, scan_blob, store_classes, stored_classes
 from pipeline.mine.workers import FILE_TIMEOUT, FileResult, Item, WorkerPool
 from pipeline.output import write_output
 from pipeline.source import Snapshot, open_source, resolve_cache_dir
@@ -80,6 +80,10 @@ def is_candidate(data: bytes, needles: Sequence[bytes]) -> bool:
     return b"raise" in data and any(needle in data for needle in needles)
 
 
+def _raises_one_of(data: bytes, rules: Rules) -> bool:
+    return is_candidate(data, [name.encode() for name in rules.error_classes])
+
+
 class _Silent:
     """A tracker for library callers that passed no console."""
 
@@ -112,36 +116,62 @@ def extract_snapshot(
     for tree_file in files:
         paths_of.setdefault(tree_file.blob, []).append(tree_file.path)
 
-    # Which classes are error classes or configuration classes depends on the whole tree:
-    # each file is analysed under the rules in effect for it (and cached under them).
-    classes = scan_tree(snapshot, paths_of, store)
-    rules_of = classes.rules_by_blob(rules)
-    token_of = {blob: analysis_token(rules_of[blob]) for blob in paths_of}
-    # Every blob seen before is known without reading it: its analysis, or that it holds
-    # nothing worth analysing (None).
-    known: dict[str, FileExtraction | None] = {}
-    if store is not None:
-        for token, blobs in _by_token(token_of).items():
-            known.update(store.get_files(blobs, token))
-    unknown = [blob for blob in paths_of if blob not in known]
-    plain: list[tuple[str, None]] = []
+    # Which classes are error classes or configuration classes depends on the whole tree, so
+    # each file is analysed (and cached) under the rules in effect for it, which every file's
+    # class scan decides. Blobs the store has scanned before are not read for it.
+    by_blob = stored_classes(store, paths_of)
+    new = [blob for blob in paths_of if blob not in by_blob]
+    rules_of: dict[str, Rules] = {}
+    if new:
+        # A blob whose scan the store lacks is new to it: it is analysed at once under the
+        # rules its own classes give while the rest is read (almost always the rules in
+        # effect), and again in the few cases the other files' classes change them.
+        own_of = {blob: rules_for_file(rules, facts) for blob, facts in by_blob.items()}
+        known = _stored(store, {blob: analysis_token(own_of[blob]) for blob in by_blob})
+        expected = len(new) + sum(1 for blob in by_blob if blob not in known)
+    else:
+        rules_of = TreeClasses(by_blob).rules_by_blob(rules)
+        known = _stored(store, {blob: analysis_token(rules_of[blob]) for blob in by_blob})
+        expected = sum(1 for blob in paths_of if blob not in known)
     store_path = store.path if store is not None else None
-    # Workers are forked before the blob reader and the progress display start threads (the
-    # class scan's reader has finished); they analyse the first files while the rest, when
-    # the scan did not need them, are still being read.
-    with _Analysis(rules, workers, store_path, len(unknown), file_timeout) as analysis:
-        for blob, data in _contents(snapshot, unknown, classes.read):
-            file_rules = rules_of[blob]
-            if is_candidate(data, [name.encode() for name in file_rules.error_classes]):
+    # Workers are forked before the blob reader and the progress display start threads;
+    # they analyse the first files while the rest are still being read.
+    with _Analysis(rules, workers, store_path, expected, file_timeout) as analysis:
+        read: dict[str, bytes] = {}
+        for blob, data in snapshot.read_blobs(new):
+            read[blob] = data
+            by_blob[blob] = facts = scan_blob(data)
+            own_of[blob] = own = rules_for_file(rules, facts)
+            if _raises_one_of(data, own):
+                analysis.add(blob, paths_of[blob][0], data, len(paths_of[blob]), (own, facts),
+                             analysis_token(own))
+        if new:
+            store_classes(store, by_blob, new)
+            rules_of = TreeClasses(by_blob).rules_by_blob(rules)
+        token_of = {blob: analysis_token(rules_of[blob]) for blob in paths_of}
+        # Blobs whose rules are not those they were looked up or analysed under: their
+        # stored analyses, if any, are under the tokens of the rules in effect.
+        changed = [blob for blob in paths_of
+                   if new and analysis_token(own_of[blob]) != token_of[blob]]
+        for blob in changed:
+            known.pop(blob, None)
+        known.update(_stored(store, {blob: token_of[blob] for blob in changed}))
+        # Every blob seen before is known without reading it: its analysis, or that it
+        # holds nothing worth analysing (None).
+        again = set(changed)
+        unknown = [blob for blob in paths_of
+                   if blob not in known and (blob not in read or blob in again)]
+        plain = [blob for blob in read if blob not in again and blob not in analysis]
+        for blob, data in _contents(snapshot, unknown, read):
+            if _raises_one_of(data, rules_of[blob]):
                 analysis.add(blob, paths_of[blob][0], data, len(paths_of[blob]),
-                             (file_rules, classes.by_blob[blob]), token_of[blob])
+                             (rules_of[blob], by_blob[blob]), token_of[blob])
             else:
-                plain.append((blob, None))
-        classes.read.clear()
-        if unknown:
-            analysis.submit()
+                plain.append(blob)
+        read.clear()
+        analysis.submit()
         if store is not None and plain:
-            for token, blobs in _by_token({blob: token_of[blob] for blob, _ in plain}).items():
+            for token, blobs in _by_token({blob: token_of[blob] for blob in plain}).items():
                 store.put_files([(blob, None) for blob in blobs], token)
         reused = [blob for blob, extraction in known.items() if extraction is not None]
         stats.files_reused = sum(len(paths_of[blob]) for blob in reused)
@@ -180,6 +210,15 @@ def _by_token(token_of: dict[str, str]) -> dict[str, list[str]]:
     return groups
 
 
+def _stored(store: Store | None, token_of: dict[str, str]) -> dict[str, FileExtraction | None]:
+    """The analyses the store has of these blobs, each under its token."""
+    known: dict[str, FileExtraction | None] = {}
+    if store is not None:
+        for token, blobs in _by_token(token_of).items():
+            known.update(store.get_files(blobs, token))
+    return known
+
+
 def _contents(snapshot: Snapshot, blobs: list[str],
               read: dict[str, bytes]) -> Iterator[tuple[str, bytes]]:
     """The blobs' bytes in order: those read already, then the rest from git."""
@@ -202,6 +241,7 @@ class _Analysis:
         self._items: list[Item] = []  # read, not yet handed to a worker
         self._batch_bytes = 0
         self._blob_of: dict[str, str] = {}
+        self._blobs: set[str] = set()
         self._weight: dict[str, int] = {}
         self._token: dict[str, str] = {}  # path -> the store token of its rules
         self._arrived: list[FileResult] = []
@@ -218,23 +258,32 @@ class _Analysis:
 
     def add(self, blob: str, path: str, data: bytes, weight: int,
             context: tuple[Rules, FileClasses], token: str) -> None:
-        """A file to analyse under the rules in effect for it and with its classes (stored
-        under `token`): handed to a worker with the next batch."""
+        """A file to analyse under the rules in effect for it (their store token is `token`)
+        and with its classes: handed to a worker with the next batch. A file added again
+        under other rules is analysed again, and only the last analysis counts."""
+        if path not in self._blob_of:
+            self.weight += weight
+        self._blobs.add(blob)
         self._blob_of[path] = blob
         self._weight[path] = weight
         self._token[path] = token
-        self.weight += weight
         problem = size_problem(len(data))
         if problem is not None:  # not worth sending to a worker
-            self._arrived.append(FileResult(path, FileExtraction(filePath=path, skipped=problem)))
+            self._arrived.append(FileResult(path, FileExtraction(filePath=path, skipped=problem),
+                                            rules=context[0]))
             return
         self._items.append((path, data, *context))
         self._batch_bytes += len(data)
         if self._batch_bytes >= _BATCH_BYTES:
             self.submit()
 
+    def __contains__(self, blob: str) -> bool:
+        return blob in self._blobs
+
     def submit(self) -> None:
         """Hand the files read so far to a worker."""
+        if not self._items:
+            return
         assert self._pool is not None
         chunk, self._items, self._batch_bytes = self._items, [], 0
         self._pool.submit(chunk)
@@ -249,6 +298,8 @@ class _Analysis:
         try:
             arrived, self._arrived = self._arrived, []
             while True:
+                # an analysis under rules the file was added again under is left out
+                arrived = [result for result in arrived if self._current(result)]
                 for result in arrived:
                     results[self._blob_of[result.path]] = result.extraction
                     tracker.advance(self._weight[result.path])
@@ -263,6 +314,9 @@ class _Analysis:
         finally:
             if store is not None and unsaved:
                 self._save(unsaved, store)
+
+    def _current(self, result: FileResult) -> bool:
+        return result.rules is None or analysis_token(result.rules) == self._token[result.path]
 
     def _save(self, results: list[FileResult], store: Store) -> None:
         """Lasting analyses under their tokens, with the memo entries made (one transaction

@@ -42,6 +42,7 @@ class FileResult:
     path: str
     extraction: FileExtraction
     memo: list[tuple[str, str]] = field(default_factory=list)
+    rules: Rules | None = None  # the rules the file was analysed under
 
     @property
     def lasting(self) -> bool:
@@ -156,7 +157,8 @@ class WorkerPool:
         try:
             while worker.batch is not None and worker.conn.poll():
                 extraction, memo = worker.conn.recv()
-                results.append(FileResult(worker.batch[worker.done][0], extraction, memo))
+                item = worker.batch[worker.done]
+                results.append(FileResult(item[0], extraction, memo, item[2]))
                 worker.done += 1
                 worker.since = time.monotonic()
                 if worker.done == len(worker.batch):
@@ -179,13 +181,13 @@ class WorkerPool:
         """The file `worker` was on is given up; the rest of its batch goes back in the queue
         and a new process takes its place."""
         assert worker.batch is not None
-        path = worker.batch[worker.done][0]
+        path, _, rules, _ = worker.batch[worker.done]
         rest = worker.batch[worker.done + 1 :]
         if rest:
             self._queue.appendleft(rest)
         worker.batch = None
         self._replace(worker)
-        return FileResult(path, FileExtraction(filePath=path, skipped=reason))
+        return FileResult(path, FileExtraction(filePath=path, skipped=reason), rules=rules)
 
     def _replace(self, worker: _Worker) -> None:
         worker.conn.close()
