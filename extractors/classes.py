@@ -1,7 +1,6 @@
 """The classes a file defines, read from its text, and the class rules that span a repository:
 which classes are configuration classes and which derive from a configured error class.
-Also read from the text, when asked: a class's annotated attributes, and which classes
-define a given method.
+Also read from the text, when asked: a class's annotated attributes.
 
 The scan is textual on purpose: it runs over every file of a tree (a parse of each costs
 25x more), and a class-looking line inside a string only adds a name nobody raises or
@@ -13,14 +12,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from extractors.facts import Rules
 
 # Patterns start with a literal so the regex engine can scan fast (a leading `^` with
 # MULTILINE makes them several times slower); `_indent` then checks the line's start.
 _HEADER = re.compile(r"class[ \t]+([A-Za-z_]\w*)[ \t]*([(:])")
-_BLOCK = re.compile(r"(def|class)[ \t]+([A-Za-z_]\w*)")
+# a `def` or `class` at the start of a line (the text is searched with a newline in front)
+_BLOCK = re.compile(r"\n([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)")
 _RAISED = re.compile(r"raise[ \t(]+(?:builtins[ \t]*\.[ \t]*)?([A-Za-z_]\w*)")
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:[ \t]*\.[ \t]*[A-Za-z_]\w*)*$")
 _DECORATOR = re.compile(r"@[ \t]*([A-Za-z_][\w.]*)")
@@ -32,19 +32,22 @@ _OPEN, _CLOSE = "([{", ")]}"
 
 @dataclass(frozen=True)
 class ClassFact:
-    """One `class` statement: its name, and its base and decorator names."""
+    """One `class` statement: its name, its base and decorator names, and the names of the
+    methods its body defines (by indentation: a `def` belongs to the nearest `class` or `def`
+    above it that is indented less)."""
 
     name: str
     bases: tuple[str, ...] = ()
     decorators: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
 
     def to_row(self) -> list:
-        return [self.name, list(self.bases), list(self.decorators)]
+        return [self.name, list(self.bases), list(self.decorators), list(self.methods)]
 
     @classmethod
     def from_row(cls, row: list) -> ClassFact:
-        name, bases, decorators = row
-        return cls(name, tuple(bases), tuple(decorators))
+        name, bases, decorators, methods = row
+        return cls(name, tuple(bases), tuple(decorators), tuple(methods))
 
 
 @dataclass(frozen=True)
@@ -79,20 +82,35 @@ def scan_classes(source: str) -> list[ClassFact]:
         return []
     lines = source.split("\n")
     where = _LineOf(source)
-    facts = []
-    for match in _HEADER.finditer(source):
-        indent = _indent(source, match.start())
-        if indent is None:
+    facts: list[ClassFact] = []
+    methods: dict[int, list[str]] = {}  # index in facts -> its methods so far
+    stack: list[tuple[int, int | None]] = []  # (indent, index in facts, or None for a def)
+    for match in _BLOCK.finditer("\n" + source):
+        written, kind, name = match.groups()
+        indent = len(written.expandtabs() if "\t" in written else written)
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        if kind == "def":
+            owner = stack[-1][1] if stack else None
+            if owner is not None:
+                methods[owner].append(name)
+            stack.append((indent, None))
+            continue
+        start = match.start(2) - 1  # in `source`
+        header = _HEADER.match(source, start)
+        if header is None:  # `class` not followed by `(` or `:`: no class statement
             continue
         bases: tuple[str, ...] = ()
-        if match[2] == "(":
-            closing = _closing(source, match.end(2))
+        if header[2] == "(":
+            closing = _closing(source, header.end(2))
             if closing is None:
                 continue
-            bases = _base_names(source[match.end(2) : closing])
-        decorators = _decorators(lines, where(match.start()), indent)
-        facts.append(ClassFact(match[1], bases, decorators))
-    return facts
+            bases = _base_names(source[header.end(2) : closing])
+        methods[len(facts)] = []
+        stack.append((indent, len(facts)))
+        facts.append(ClassFact(header[1], bases, _decorators(lines, where(start), written)))
+    return [replace(fact, methods=tuple(dict.fromkeys(methods[index])))
+            for index, fact in enumerate(facts)]
 
 
 def class_annotations(source: str, name: str) -> tuple[tuple[str, str], ...]:
@@ -113,29 +131,6 @@ def class_annotations(source: str, name: str) -> tuple[tuple[str, str], ...]:
             header_end = where(closing)
         found += _annotations(lines, header_end, len(indent))
     return tuple(found)
-
-
-def classes_defining(source: str, methods: frozenset[str]) -> set[str]:
-    """Names of the classes of the text whose body defines one of `methods` (by indentation:
-    a `def` belongs to the nearest `class` or `def` above it that is indented less)."""
-    found: set[str] = set()
-    if not methods or not any(method in source for method in methods):
-        return found
-    stack: list[tuple[int, str, str]] = []  # (indent, "def" or "class", name)
-    for match in _BLOCK.finditer(source):
-        start = match.start()
-        # `async def` starts its line with `async`
-        head = start - 6 if source.endswith("async ", 0, start) else start
-        written = _indent(source, head)
-        if written is None:
-            continue
-        indent = len(written.expandtabs())
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        if match[1] == "def" and match[2] in methods and stack and stack[-1][1] == "class":
-            found.add(stack[-1][2])
-        stack.append((indent, match[1], match[2]))
-    return found
 
 
 def _indent(source: str, offset: int) -> str | None:
@@ -345,10 +340,19 @@ class ClassRules:
                    frozenset(hierarchy.config_classes(rules)))
 
 
+def init_holders(file: FileClasses, rules: Rules) -> set[str]:
+    """Names of the file's classes whose body defines one of the `init` methods."""
+    methods = set(rules.init_methods)
+    return {fact.name for fact in file.classes if methods.intersection(fact.methods)}
+
+
 def rules_for_file(rules: Rules, file: FileClasses, tree: ClassRules | None = None) -> Rules:
     """The rules in effect for one file: the configured ones, plus the error classes it
     raises and the configuration classes it derives from that are so by `tree` (the classes
-    of the whole repository) or by the file's own classes."""
+    of the whole repository) or by the file's own classes. A configuration class only
+    matters to the `init` rule: one is added only when it makes a class of this file that
+    defines an `init` method a configuration class (so the rules of most files, and their
+    cache keys, do not depend on other files)."""
     own = ClassRules.of(file.classes, rules)
     tree = tree or own
     errors = (tree.errors | own.errors) & file.raised
@@ -357,6 +361,13 @@ def rules_for_file(rules: Rules, file: FileClasses, tree: ClassRules | None = No
     add_configs = tuple(sorted(
         name for name in configs - set(rules.config_bases) if not has_config_name(name, rules)
     ))
+    if add_configs:
+        holders = init_holders(file, rules)
+        extended = rules.model_copy(update={"config_bases": rules.config_bases + add_configs})
+        hierarchy = Hierarchy(file.classes)
+        if (hierarchy.config_classes(extended) & holders
+                == hierarchy.config_classes(rules) & holders):
+            add_configs = ()
     if not add_errors and not add_configs:
         return rules
     return rules.model_copy(update={

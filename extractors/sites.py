@@ -22,7 +22,7 @@ from extractors.classes import (
     FileClasses,
     Hierarchy,
     class_annotations,
-    classes_defining,
+    init_holders,
     rules_for_file,
     scan_file,
 )
@@ -163,9 +163,10 @@ class _Hints:
         names = set(_DEF_NAME.findall(source))
         if any(name in self.method_names or self.name_pattern.search(name) for name in names):
             return True
-        wanted = self.init_methods & names
-        configs = Hierarchy(classes.classes).config_classes(rules) if wanted else set()
-        return bool(configs) and bool(classes_defining(source, wanted) & configs)
+        if not self.init_methods & names:
+            return False
+        holders = init_holders(classes, rules)
+        return bool(holders) and bool(holders & Hierarchy(classes.classes).config_classes(rules))
 
 
 _DEF_NAME = re.compile(r"def[ \t]+(\w+)")

@@ -9,7 +9,6 @@ from extractors.classes import (
     ClassRules,
     FileClasses,
     class_annotations,
-    classes_defining,
     rules_for_file,
     scan_file,
 )
@@ -112,7 +111,7 @@ def test_annotated_attributes_of_a_class_body():
     assert class_annotations(GENERATION, "Missing") == ()
 
 
-def test_classes_defining_a_method_by_indentation():
+def test_methods_of_a_class_by_indentation():
     source = textwrap.dedent("""
         @dataclass
         class TrainerOutput:
@@ -132,8 +131,13 @@ def test_classes_defining_a_method_by_indentation():
             class Local:
                 async def __init__(self): ...
     """)
-    assert classes_defining(source, frozenset({"__init__"})) == {"LoraLayer", "PeftArgs", "Local"}
-    assert classes_defining(source, frozenset({"post_init"})) == set()
+    assert [(fact.name, fact.methods) for fact in scan_file(source).classes] == [
+        ("TrainerOutput", ()),
+        ("LoraLayer", ("__init__",)),
+        ("PeftArgs", ("__init__",)),
+        ("Example", ()),
+        ("Local", ("__init__",)),
+    ]
 
 
 def test_raised_names_are_collected():
@@ -215,3 +219,21 @@ def test_rules_for_a_file_add_what_the_tree_knows_and_the_file_uses():
     # a file that uses none of them keeps the configured rules, the same object
     plain = Rules()
     assert rules_for_file(plain, scan_file("x = 1\n"), tree) is plain
+
+
+def test_a_configuration_base_is_added_only_when_it_makes_an_init_method_count():
+    tree = ClassRules.of(facts_of("""
+        @dataclass
+        class BaseModelOutput: ...
+    """), Rules())
+    plain = Rules()
+    # a dataclass output deriving from another file's dataclass defines no __init__: the
+    # file's rules (and so its cache key) do not depend on that file
+    outputs = scan_file("class LlavaModelOutput(BaseModelOutput):\n    loss: float = 0.0\n")
+    assert rules_for_file(plain, outputs, tree) is plain
+    custom = scan_file(textwrap.dedent("""
+        class CustomOutput(BaseModelOutput):
+            def __init__(self, loss):
+                self.loss = loss
+    """))
+    assert rules_for_file(plain, custom, tree).config_bases[-1] == "BaseModelOutput"

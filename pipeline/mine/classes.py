@@ -14,7 +14,7 @@ from pipeline.store import Store
 
 # Part of the store key of a blob's scan: bumped when extractors/classes.py reads files
 # differently.
-SCAN_VERSION = "1"
+SCAN_VERSION = "2"
 
 
 def _key(blob: str) -> str:
