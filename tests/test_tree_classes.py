@@ -116,3 +116,24 @@ def test_classes_of_other_files_make_sites_and_a_change_of_them_reanalyses(tmp_p
         changed = _sites(root, tmp_path, store)
         assert [s.qualname for s in changed.sites] == ["check_path"]
         assert changed.stats.files_parsed == 1
+
+
+def test_files_deriving_from_the_same_configuration_class_each_get_their_own_rules(
+    tmp_path: Path,
+):
+    # a.py's class defines no __init__ (the base adds nothing to its rules), b.py's does
+    root = _repo(tmp_path / "repo", {
+        "settings/base.py": BASE,
+        "settings/a.py": "class EnvOutput(SourceDefaults):\n    path: str = ''\n",
+        "settings/b.py": (
+            "class EnvSource(SourceDefaults):\n"
+            "    def __init__(self, path):\n"
+            "        if not path:\n"
+            '            raise ValueError("no path")\n'
+        ),
+    })
+    with Store(tmp_path / "store.sqlite") as store:
+        sites = _sites(root, tmp_path, store).sites
+    assert [(s.filePath, s.qualname, s.validatorKind) for s in sites] == [
+        ("settings/b.py", "EnvSource.__init__", "init"),
+    ]

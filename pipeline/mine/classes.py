@@ -34,9 +34,11 @@ class TreeClasses:
         cached: dict[tuple, Rules] = {}
         result = {}
         for blob, file in self.by_blob.items():
-            # only the names a file raises or derives from decide its rules
-            key = (tuple(sorted(file.raised & tree.errors)),
-                   tuple(sorted(file.base_names & tree.configs)))
+            # the names a file raises decide its rules, and so do its own classes when it
+            # derives from a configuration class of the tree
+            configs = file.base_names & tree.configs
+            key = (tuple(sorted(file.raised & tree.errors)), tuple(sorted(configs)),
+                   file.classes if configs else ())
             if key not in cached:
                 cached[key] = rules_for_file(rules, file, tree)
             result[blob] = cached[key]
