@@ -2,9 +2,9 @@
 which classes are configuration classes and which derive from a configured error class.
 Also read from the text, when asked: a class's annotated attributes.
 
-The scan is textual on purpose: it runs over every file of a tree (a parse of each costs
-25x more), and a class-looking line inside a string only adds a name nobody raises or
-subclasses. Base and decorator names are their last dotted segment (`pydantic.BaseModel` ->
+The scan is textual on purpose: it runs over every file of a tree (on transformers, 1 s
+where a parse of each file takes 7 s), and a class-looking line inside a string only adds a
+name nobody raises or subclasses. Base and decorator names are their last dotted segment (`pydantic.BaseModel` ->
 `BaseModel`), as the validator rules match decorators.
 """
 
