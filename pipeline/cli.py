@@ -84,6 +84,25 @@ def _path_problem(error: OSError, path: Path | None = None) -> str:
               "pending (exit code 3) and a rerun resumes.")
 @click.option("--max-tokens", type=click.IntRange(min=0),
               help="Stop starting requests after this many tokens; as --max-requests.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="Time limit of each LLM request, its whole answer included (default: 120).")
+@click.option("--response-format", type=click.Choice(["auto", "json_schema", "json_object"]),
+              help="How the answer's shape is asked for: json_schema (structured output), "
+              "json_object (JSON mode, the schema in the prompt), or auto (the default): "
+              "json_schema, falling back once to json_object for a server that refuses it.")
+@click.option("--batch", is_flag=True, default=None,
+              help="Explain through the Batch API (half the price, no rate limits): upload "
+              "the requests, poll the batch, ingest its results; repairs and what a batch "
+              "left go out in a second batch. The batch id is stored in the cache, so an "
+              "interrupted run resumes polling it.")
+@click.option("--batch-file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Only write the requests the cache cannot answer to FILE (Batch API JSONL, "
+              "e.g. for python -m vllm.entrypoints.openai.run_batch), and nothing else.")
+@click.option("--batch-results", type=click.Path(dir_okay=False, path_type=Path),
+              metavar="FILE", help="Take the answers from FILE, the results of a --batch-file "
+              "run elsewhere, and write the dataset.")
+@click.option("--batch-poll", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="How often --batch asks how the batch is doing (default: 30).")
 @click.option("--dry-run", is_flag=True, default=None,
               help="Count sites (cached and to request) and estimate tokens; write nothing.")
 @click.option("--cache", type=click.Path(dir_okay=False, path_type=Path),
@@ -97,14 +116,16 @@ def _path_problem(error: OSError, path: Path | None = None) -> str:
 def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **options) -> None:
     """Mine SOURCE (a path, git URL, OWNER/NAME or pypi:NAME==VERSION) into explained records
     under OUT/OWNER/NAME/SHA/. The dataset is written whole beside the old one and swapped in,
-    and a run that leaves sites without a record keeps a complete dataset already there.
-    Exit codes: 0 done, 1 some files skipped or sites failed, 2 usage or input error
-    (also: another run is writing the same output), 3 a budget ran out (rerun to resume),
-    130/143 interrupted (what finished is written and cached)."""
+    and a run that leaves sites unexplained keeps a complete dataset already there.
+    Exit codes: 0 done, 1 some files skipped, sites failed or records fell back to the
+    offline explainer, 2 usage or input error (also: another run is writing the same
+    output), 3 a budget ran out (rerun to resume), 130/143 interrupted (what finished is
+    written and cached)."""
     from pydantic import ValidationError
 
     from pipeline.console import Console
     from pipeline.dataset.writer import DatasetBusy
+    from pipeline.explainers.base import BatchError
     from pipeline.mine.config import ConfigError
     from pipeline.mine.run import RunError, RunOptions, run_dataset
     from pipeline.source import SourceError
@@ -121,7 +142,8 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
             if len(args) != 1:
                 raise click.UsageError("give exactly one SOURCE (or --config FILE [TARGET...])")
             code = run_dataset(RunOptions(source=args[0], **overrides), console).exit_code
-    except (SourceError, RunError, ConfigError, ValidationError, DatasetBusy) as error:
+    except (SourceError, RunError, ConfigError, ValidationError, DatasetBusy,
+            BatchError) as error:
         raise InputError(_one_line(error)) from None
     except StoreError as error:
         raise InputError(_store_problem(error, "pass --cache PATH")) from None

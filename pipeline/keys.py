@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from extractors.facts import Rules, memo_token
+from extractors.meaning import raise_line, raise_meaning
 from extractors.patterns import literal_text
 
 if TYPE_CHECKING:
@@ -38,8 +39,10 @@ def analysis_token(rules: Rules) -> str:
 
 
 def explanation_key(model: str, prompt_version: str, site: Site) -> str:
-    """The cache key of a site's explanation: its content, never its line numbers or commit,
-    so a regeneration pays only for sites whose content changed."""
+    """The cache key of a site's explanation: what the site means (its function's name, the
+    error, its message and pattern, its guards, and the raise statement with what encloses
+    it), never its line numbers, its commit, the function's other lines or its other raises,
+    so a regeneration pays only for errors whose meaning changed."""
     return _sha256(dumps_key(
         model,
         prompt_version,
@@ -48,8 +51,18 @@ def explanation_key(model: str, prompt_version: str, site: Site) -> str:
         site.messagePattern,
         site.guards,
         site.qualname,
-        site.functionSource,
+        site_meaning(site),
     ))
+
+
+def site_meaning(site: Site) -> list[str] | str:
+    """The raise statement and its enclosing conditions (extractors/meaning.py); the whole
+    function's source when that cannot be made out."""
+    window = site.sourceCode.split("\n")
+    line = raise_line(site.functionSource.split("\n"), window,
+                      site.lineNumber - site.sourceCodeStart)  # fmt: skip
+    meaning = raise_meaning(site.functionSource, line)
+    return site.functionSource if meaning is None else meaning
 
 
 class Identified(Protocol):

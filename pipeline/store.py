@@ -1,5 +1,6 @@
 """One SQLite file that remembers work: per-blob file analyses, the extractor's memo of
-pieces of files, and explanations by content key.
+pieces of files, explanations by content key, what each LLM server accepts, and the
+batches submitted to a Batch API (so an interrupted run resumes polling them).
 
 WAL mode lets readers run beside the single writer; every write is its own short
 transaction, so an interrupted run leaves what it finished and nothing half-written.
@@ -19,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from extractors.facts import FileExtraction
 from pipeline.dataset.models import Explanation
 from pipeline.explainers.base import Usage
+from pipeline.explainers.server import ServerProfile
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS blob_analysis (
@@ -36,6 +38,19 @@ CREATE TABLE IF NOT EXISTS explanation (
     explanation TEXT NOT NULL,
     usage TEXT NOT NULL,
     analyzed_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS llm_server (
+    base_url TEXT NOT NULL,
+    model TEXT NOT NULL,
+    profile TEXT NOT NULL,
+    PRIMARY KEY (base_url, model)
+);
+CREATE TABLE IF NOT EXISTS llm_batch (
+    id TEXT PRIMARY KEY,
+    base_url TEXT NOT NULL,
+    model TEXT NOT NULL,
+    state TEXT NOT NULL,
+    open INTEGER NOT NULL
 );
 """
 
@@ -208,6 +223,57 @@ class Store:
                     cached.analyzed_at,
                 ),
             )
+            self._db.commit()
+
+
+    # -- LLM servers (explainers/server.py) -------------------------------------------
+
+    def get_server_profile(self, base_url: str, model: str) -> ServerProfile | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT profile FROM llm_server WHERE base_url = ? AND model = ?",
+                (base_url, model),
+            ).fetchone()
+        if row is None:
+            return None
+        try:
+            return ServerProfile.model_validate_json(row[0])
+        except ValueError:  # written by another vmine: learn it again
+            return None
+
+    def put_server_profile(self, base_url: str, model: str, profile: ServerProfile) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO llm_server (base_url, model, profile) VALUES (?, ?, ?)",
+                (base_url, model, profile.model_dump_json()),
+            )
+            self._db.commit()
+
+    # -- batches (explainers/batch.py) -------------------------------------------------
+
+    def open_batches(self, base_url: str, model: str) -> list[tuple[str, str]]:
+        """(batch id, state) of the batches submitted to this server and model and not yet
+        ingested, oldest first."""
+        with self._lock:
+            return self._db.execute(
+                "SELECT id, state FROM llm_batch WHERE base_url = ? AND model = ? AND open = 1 "
+                "ORDER BY rowid",
+                (base_url, model),
+            ).fetchall()
+
+    def put_batch(self, batch_id: str, base_url: str, model: str, state: str,
+                  *, open: bool = True) -> None:  # fmt: skip
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO llm_batch (id, base_url, model, state, open) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (batch_id, base_url, model, state, int(open)),
+            )
+            self._db.commit()
+
+    def close_batch(self, batch_id: str) -> None:
+        with self._lock:
+            self._db.execute("UPDATE llm_batch SET open = 0 WHERE id = ?", (batch_id,))
             self._db.commit()
 
 

@@ -4,8 +4,19 @@ Answers are deterministic explanations built from the facts in the request's use
 Faults are scripted per request number or per site (its qualname, or a text its message
 contains): 429 with `Retry-After`, 500, a stall past the client's timeout, malformed JSON,
 schema-invalid JSON, an answer naming a flag the repository lacks, an answer that obeys
-an injected comment. Every request is
-recorded (arrival time, body, what was served) so tests assert exact counts.
+an injected comment; what weak models and other servers do (a `json_schema` format refused
+with a 400 or a 500, extra keys, fenced code fields, null or a list where a string belongs,
+capitalised enums, code that does not parse, a field 50,000 characters long, an answer cut
+off at the output limit); and what
+broken or hostile servers do (a body trickled a byte at a time, a huge body, a 200 that is
+an HTML page). Every request is recorded (arrival time, body, what was served) so tests
+assert exact counts.
+
+It also serves the Files and Batch APIs (`/v1/files`, `/v1/batches`): an uploaded JSONL of
+chat-completion requests becomes a batch that moves one status on at each retrieve
+(validating, in_progress, finalizing, completed), or ends `expired` or `failed`, or is held
+`in_progress` until released, as scripted with `plan_batch`; its requests are answered as
+above (faults included) into an output and an error file.
 
 Standalone: `python -m tests.llm_server --port 0 --latency-ms 200` prints its base URL,
 then serves until SIGINT/SIGTERM; `GET /_stats` returns the request counts.
@@ -14,23 +25,36 @@ then serves until SIGINT/SIGTERM; `GET /_stats` returns the request counts.
 from __future__ import annotations
 
 import argparse
+import email.policy
 import json
 import re
 import signal
 import threading
 import time
 from dataclasses import dataclass, field
+from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
 FaultKind = Literal[
-    "rate_limit", "server_error", "stall", "malformed", "schema_invalid", "ungrounded", "hostile"
+    "rate_limit", "server_error", "stall", "malformed", "schema_invalid", "ungrounded", "hostile",
+    "reject_schema_400", "reject_schema_500", "extra_keys", "fenced_code", "null_string",
+    "list_string", "capitalised_enum", "unparseable_code", "long_field", "trickle", "huge",
+    "not_json", "cut_off",
 ]
 FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 
 # The flag an `ungrounded` answer names; no fixture repository defines it.
 UNGROUNDED_FLAG = "--turbo-mode-unchecked"
 HOSTILE_PATH = "../../evil/pwned.json"
+# What llama-cpp-python's server says to a json_schema response_format (with status 500).
+LLAMA_CPP_FORMAT_ERROR = (
+    "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n"
+    "  Input should be 'text' or 'json_object' [type=literal_error, input_value='json_schema']"
+)
+# Faults that refuse the request's shape: they match only requests that ask for json_schema.
+_FORMAT_FAULTS = ("reject_schema_400", "reject_schema_500")
+LONG_FIELD_CHARS = 50_000
 _FACTS = re.compile(r"(`{3,})json\n(.*?)\n\1", re.DOTALL)
 
 
@@ -45,11 +69,15 @@ class Fault:
     times: int = 1
     retry_after: str = "1"  # the `Retry-After` header of a rate_limit answer
     stall_seconds: float = 5.0
+    trickle_seconds: float = 0.5  # between two bytes of a trickled answer
+    huge_bytes: int = 64 * 1024 * 1024  # the size of a huge answer
 
-    def matches(self, number: int, facts: dict[str, Any]) -> bool:
+    def matches(self, number: int, facts: dict[str, Any], body: dict[str, Any]) -> bool:
         if self.times <= 0:
             return False
         if self.request is not None and self.request != number:
+            return False
+        if self.kind in _FORMAT_FAULTS and _format_type(body) != "json_schema":
             return False
         return self.site is None or (
             self.site == facts.get("qualname") or self.site in str(facts.get("errorMessage"))
@@ -68,6 +96,12 @@ class ServedRequest:
     # time.monotonic() when the answer started going out (before the client can have it)
     answered: float | None = None
     scripted: Fault | None = field(default=None, repr=False)
+    batch: str | None = None  # the batch it came in, if any
+    bytes_sent: int = 0  # of the body, for a trickled or huge answer
+
+    @property
+    def response_format(self) -> str | None:
+        return _format_type(self.body)
 
     @property
     def messages(self) -> list[dict[str, str]]:
@@ -104,6 +138,11 @@ def facts_of(user: str) -> dict[str, Any] | None:
     return facts if isinstance(facts, dict) else None
 
 
+def _format_type(body: dict[str, Any]) -> str | None:
+    fmt = body.get("response_format")
+    return fmt.get("type") if isinstance(fmt, dict) else None
+
+
 def explanation_for(facts: dict[str, Any] | None) -> dict[str, Any]:
     """The deterministic, grounded explanation the server gives for a site's facts."""
     facts = facts or {}
@@ -127,6 +166,61 @@ def explanation_for(facts: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
+@dataclass
+class Reply:
+    """One answer: a JSON body, or raw bytes (sent at once, trickled, or streamed huge)."""
+
+    status: int
+    body: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    raw: bytes | None = None
+    content_type: str = "application/json"
+    trickle_seconds: float | None = None
+    stream_bytes: int | None = None
+
+
+@dataclass
+class BatchPlan:
+    """How the next batch created goes: `ending` is `completed`, `expired` (only the first
+    `done` requests answered, the rest in the error file) or `failed` (nothing answered);
+    `hold` keeps it `in_progress` until `FakeLLM.release_batches()`."""
+
+    ending: Literal["completed", "expired", "failed"] = "completed"
+    done: int | None = None
+    hold: bool = False
+
+
+@dataclass
+class FakeBatch:
+    id: str
+    input_file_id: str
+    endpoint: str
+    plan: BatchPlan
+    created_at: int
+    status: str = "validating"
+    output_file_id: str | None = None
+    error_file_id: str | None = None
+    total: int = 0
+    completed: int = 0
+    failed: int = 0
+    retrieves: int = 0
+    errors: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "object": "batch", "endpoint": self.endpoint, "errors": self.errors,
+            "input_file_id": self.input_file_id, "completion_window": "24h",
+            "status": self.status, "output_file_id": self.output_file_id,
+            "error_file_id": self.error_file_id, "created_at": self.created_at,
+            "request_counts": {"total": self.total, "completed": self.completed,
+                               "failed": self.failed},
+            "metadata": None,
+        }  # fmt: skip
+
+
+_BATCH_STEPS = ("validating", "in_progress", "finalizing")
+
+
 class FakeLLM:
     """The server: `start()` it (or use it as a context manager), read `base_url`."""
 
@@ -136,6 +230,10 @@ class FakeLLM:
         self._requests: list[ServedRequest] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self.files: dict[str, tuple[str, bytes]] = {}  # id -> (purpose, content)
+        self.batches: dict[str, FakeBatch] = {}
+        self.batch_plans: list[BatchPlan] = []
+        self._released = threading.Event()
         self._httpd = _Server((host, port), _Handler)
         self._httpd.fake = self
         self._thread: threading.Thread | None = None
@@ -154,7 +252,7 @@ class FakeLLM:
         return self
 
     def stop(self) -> None:
-        self._stopping.set()  # releases stalled answers
+        self._stopping.set()  # releases stalled and trickled answers
         self._httpd.shutdown()
         self._httpd.server_close()
 
@@ -173,6 +271,17 @@ class FakeLLM:
             self.faults.append(fault)
         return fault
 
+    def plan_batch(self, **how: Any) -> BatchPlan:
+        """Script how the next batch created goes (see `BatchPlan`)."""
+        plan = BatchPlan(**how)
+        with self._lock:
+            self.batch_plans.append(plan)
+        return plan
+
+    def release_batches(self) -> None:
+        """Let held batches move on."""
+        self._released.set()
+
     @property
     def requests(self) -> list[ServedRequest]:
         with self._lock:
@@ -186,60 +295,63 @@ class FakeLLM:
     def stats(self) -> dict[str, int]:
         with self._lock:
             served = sum(1 for request in self._requests if request.status)
-            return {"received": len(self._requests), "answered": served}
+            return {"received": len(self._requests), "answered": served,
+                    "batches": len(self.batches),
+                    "retrieves": sum(b.retrieves for b in self.batches.values())}  # fmt: skip
 
     def reset(self) -> None:
         with self._lock:
             self._requests.clear()
             self.faults.clear()
 
-    # -- called by the handler ---------------------------------------------------------
+    # -- chat completions --------------------------------------------------------------
 
-    def _arrive(self, body: dict[str, Any]) -> ServedRequest:
+    def _arrive(self, body: dict[str, Any], batch: str | None = None) -> ServedRequest:
         messages = body.get("messages") or []
         user = next((m.get("content", "") for m in messages if m.get("role") == "user"), "")
         facts = facts_of(user) or {}
         with self._lock:
             number = len(self._requests) + 1
-            fault = next((f for f in self.faults if f.matches(number, facts)), None)
+            fault = next((f for f in self.faults if f.matches(number, facts, body)), None)
             if fault is not None:
                 fault.times -= 1
             served = ServedRequest(
-                number, time.monotonic(), body, fault.kind if fault else None, scripted=fault
+                number, time.monotonic(), body, fault.kind if fault else None, scripted=fault,
+                batch=batch,
             )
             self._requests.append(served)
         return served
 
-    def _answer(self, served: ServedRequest) -> tuple[int, dict[str, str], dict[str, Any]]:
-        """Status, extra headers and JSON body for a request (after the latency)."""
+    def _answer(self, served: ServedRequest) -> Reply:
+        """What to send back for a request (after the latency)."""
         fault = served.scripted
+        kind = fault.kind if fault is not None else None
         if self.latency:
             self._stopping.wait(self.latency)
-        if fault is not None and fault.kind == "rate_limit":
-            return 429, {"Retry-After": fault.retry_after}, _error("rate limited", "rate_limit")
-        if fault is not None and fault.kind == "server_error":
-            return 500, {}, _error("internal error", "server_error")
-        if fault is not None and fault.kind == "stall":
+        if kind == "rate_limit":
+            return Reply(429, _error("rate limited", "rate_limit"),
+                         {"Retry-After": fault.retry_after})  # fmt: skip
+        if kind == "server_error":
+            return Reply(500, _error("internal error", "server_error"))
+        if kind == "reject_schema_400":
+            return Reply(400, _error("response_format of type json_schema is not supported",
+                                     "invalid_request_error"))  # fmt: skip
+        if kind == "reject_schema_500":
+            return Reply(500, _error(LLAMA_CPP_FORMAT_ERROR, "internal_server_error"))
+        if kind == "not_json":
+            page = b"<html><body><h1>502 Bad Gateway</h1>nginx</body></html>"
+            return Reply(200, raw=page, content_type="text/html")
+        if kind == "huge":
+            return Reply(200, stream_bytes=fault.huge_bytes)
+        if kind == "stall":
             self._stopping.wait(fault.stall_seconds)
-        explanation = explanation_for(facts_of(served.user))
-        if fault is not None and fault.kind == "malformed":
-            content = json.dumps(explanation)[:60]  # cut mid-string
-        elif fault is not None and fault.kind == "schema_invalid":
-            del explanation["solutions"]
-            explanation["confidence"] = "high"
-            content = json.dumps(explanation)
-        elif fault is not None and fault.kind == "hostile":
-            # What a model that obeyed an injected comment might say: paths, not records.
-            explanation["exampleFix"] = f"open({HOSTILE_PATH!r}, 'w').write('pwned')"
-            explanation["tags"] = [HOSTILE_PATH]
-            content = json.dumps(explanation)
-        elif fault is not None and fault.kind == "ungrounded":
-            explanation["exampleFix"] = f"vllm serve my-model {UNGROUNDED_FLAG}"
-            content = json.dumps(explanation)
-        else:
-            content = json.dumps(explanation)
+        content = json.dumps(self._explanation(kind, facts_of(served.user)))
+        finish = "stop"
+        if kind in ("malformed", "cut_off"):
+            content = content[:60]  # cut mid-string
+            finish = "length" if kind == "cut_off" else finish
         prompt_chars = sum(len(m.get("content", "")) for m in served.messages)
-        return 200, {}, {
+        body = {
             "id": f"chatcmpl-{served.number}",
             "object": "chat.completion",
             "created": 1_700_000_000,
@@ -248,7 +360,7 @@ class FakeLLM:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
+                    "finish_reason": finish,
                 }
             ],
             "usage": {
@@ -257,10 +369,140 @@ class FakeLLM:
                 "total_tokens": prompt_chars // 4 + len(content) // 4,
             },
         }
+        if kind == "trickle":
+            return Reply(200, raw=json.dumps(body).encode(), trickle_seconds=fault.trickle_seconds)
+        return Reply(200, body)
+
+    @staticmethod
+    def _explanation(kind: str | None, facts: dict[str, Any] | None) -> dict[str, Any]:
+        explanation = explanation_for(facts)
+        if kind == "schema_invalid":
+            del explanation["solutions"]
+            explanation["confidence"] = "high"
+        elif kind == "hostile":
+            # What a model that obeyed an injected comment might say: paths, not records.
+            explanation["exampleFix"] = f"open({HOSTILE_PATH!r}, 'w').write('pwned')"
+            explanation["tags"] = [HOSTILE_PATH]
+        elif kind == "ungrounded":
+            explanation["exampleFix"] = f"vllm serve my-model {UNGROUNDED_FLAG}"
+        elif kind == "extra_keys":
+            # What a server without structured output and a weak model add.
+            explanation["backgroundTag"] = "validation"
+            explanation["filePath"] = "engine/other.py"
+        elif kind == "fenced_code":
+            for name in ("validationCode", "typeGuard", "tryCatchPattern"):
+                explanation[name] = f"```python\n{explanation[name]}\n```"
+        elif kind == "null_string":
+            explanation["triggerScenarios"] = None
+        elif kind == "list_string":
+            explanation["commonSituations"] = ["Reusing a configuration.", "Copying a command."]
+        elif kind == "capitalised_enum":
+            explanation["handlingStrategy"] = "Validation"
+            explanation["tryCatchPattern"] = "None"
+        elif kind == "unparseable_code":
+            explanation["validationCode"] = "Check that the value is positive before the call."
+        elif kind == "long_field":
+            explanation["documentation"] = "x" * LONG_FIELD_CHARS
+        return explanation
+
+    # -- files and batches -------------------------------------------------------------
+
+    def _new_file(self, purpose: str, content: bytes) -> dict[str, Any]:
+        with self._lock:
+            file_id = f"file-{len(self.files) + 1}"
+            self.files[file_id] = (purpose, content)
+        return _file_json(file_id, purpose, content)
+
+    def _create_batch(self, body: dict[str, Any]) -> Reply:
+        file_id = body.get("input_file_id")
+        if file_id not in self.files:
+            return Reply(404, _error(f"no file {file_id}", "not_found"))
+        lines = [line for line in self.files[file_id][1].decode().split("\n") if line.strip()]
+        with self._lock:
+            plan = self.batch_plans.pop(0) if self.batch_plans else BatchPlan()
+            batch = FakeBatch(
+                id=f"batch_{len(self.batches) + 1}", input_file_id=file_id,
+                endpoint=body.get("endpoint", ""), plan=plan, created_at=1_700_000_000,
+                total=len(lines),
+            )  # fmt: skip
+            self.batches[batch.id] = batch
+        return Reply(200, batch.to_json())
+
+    def _retrieve_batch(self, batch_id: str) -> Reply:
+        with self._lock:
+            batch = self.batches.get(batch_id)
+        if batch is None:
+            return Reply(404, _error(f"no batch {batch_id}", "not_found"))
+        batch.retrieves += 1
+        held = batch.plan.hold and not self._released.is_set()
+        if batch.status in _BATCH_STEPS and not (held and batch.status == "in_progress"):
+            following = _BATCH_STEPS.index(batch.status) + 1
+            if following < len(_BATCH_STEPS):
+                batch.status = _BATCH_STEPS[following]
+            else:
+                self._finish(batch)
+        return Reply(200, batch.to_json())
+
+    def _finish(self, batch: FakeBatch) -> None:
+        """Answer the batch's requests into an output and an error file, as planned."""
+        plan = batch.plan
+        if plan.ending == "failed":
+            batch.status = "failed"
+            batch.errors = {"object": "list", "data": [
+                {"code": "invalid_request", "message": "the input file is not valid",
+                 "param": None, "line": None}]}  # fmt: skip
+            return
+        lines = self.files[batch.input_file_id][1].decode().split("\n")
+        requests = [json.loads(line) for line in lines if line.strip()]
+        done = len(requests) if plan.ending == "completed" or plan.done is None else plan.done
+        output, errors = [], []
+        for index, line in enumerate(requests):
+            custom_id = line.get("custom_id")
+            if index >= done:
+                errors.append({"id": f"batch_req_{index}", "custom_id": custom_id,
+                               "response": None, "error": {"code": "batch_expired",
+                               "message": "This request could not be executed before the "
+                               "completion window expired."}})  # fmt: skip
+                continue
+            served = self._arrive(line.get("body") or {}, batch=batch.id)
+            reply = self._answer(served)
+            served.status = reply.status
+            body = reply.body if reply.body is not None else (reply.raw or b"").decode()
+            entry = {"id": f"batch_req_{index}", "custom_id": custom_id, "error": None,
+                     "response": {"status_code": reply.status, "request_id": f"req_{index}",
+                                  "body": body}}  # fmt: skip
+            (output if reply.status == 200 else errors).append(entry)
+        batch.completed = sum(1 for e in output)
+        batch.failed = len(errors)
+        if output:
+            batch.output_file_id = self._new_file("batch_output", _jsonl(output))["id"]
+        if errors:
+            batch.error_file_id = self._new_file("batch_output", _jsonl(errors))["id"]
+        batch.status = "completed" if plan.ending == "completed" else "expired"
+
+
+def _jsonl(items: list[dict[str, Any]]) -> bytes:
+    return "".join(json.dumps(item) + "\n" for item in items).encode()
+
+
+def _file_json(file_id: str, purpose: str, content: bytes) -> dict[str, Any]:
+    return {"id": file_id, "object": "file", "bytes": len(content), "created_at": 1_700_000_000,
+            "filename": f"{file_id}.jsonl", "purpose": purpose, "status": "processed"}  # fmt: skip
 
 
 def _error(message: str, kind: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+def _multipart(content_type: str, raw: bytes) -> dict[str, bytes]:
+    """The fields of a multipart/form-data body, by name."""
+    message = BytesParser(policy=email.policy.HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + raw
+    )
+    return {
+        part.get_param("name", header="content-disposition"): part.get_payload(decode=True)
+        for part in message.iter_parts()
+    }
 
 
 class _Server(ThreadingHTTPServer):
@@ -280,47 +522,89 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # quiet: tests read `requests`, not logs
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/") == "/v1/models":
-            self._send(200, {}, {"object": "list", "data": [
+        fake = self.server.fake
+        path = self.path.split("?", 1)[0].rstrip("/")
+        parts = path.split("/")
+        if path == "/v1/models":
+            self._send(Reply(200, {"object": "list", "data": [
                 {"id": "fake", "object": "model", "created": 1_700_000_000, "owned_by": "vmine"}
-            ]})
-        elif self.path == "/_stats":
-            self._send(200, {}, self.server.fake.stats())
+            ]}))  # fmt: skip
+        elif path == "/_stats":
+            self._send(Reply(200, fake.stats()))
+        elif len(parts) == 4 and parts[2] == "batches":
+            self._send(fake._retrieve_batch(parts[3]))
+        elif len(parts) in (4, 5) and parts[2] == "files" and parts[3] in fake.files:
+            purpose, content = fake.files[parts[3]]
+            if len(parts) == 5 and parts[4] == "content":
+                self._send(Reply(200, raw=content, content_type="application/octet-stream"))
+            else:
+                self._send(Reply(200, _file_json(parts[3], purpose, content)))
         else:
-            self._send(404, {}, _error(f"no route {self.path}", "not_found"))
+            self._send(Reply(404, _error(f"no route {self.path}", "not_found")))
 
     def do_POST(self) -> None:
+        fake = self.server.fake
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
-        if self.path.rstrip("/") != "/v1/chat/completions":
-            self._send(404, {}, _error(f"no route {self.path}", "not_found"))
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path == "/v1/files":
+            fields = _multipart(self.headers.get("Content-Type", ""), raw)
+            purpose = (fields.get("purpose") or b"").decode()
+            self._send(Reply(200, fake._new_file(purpose, fields.get("file") or b"")))
+            return
+        if path not in ("/v1/chat/completions", "/v1/batches"):
+            self._send(Reply(404, _error(f"no route {self.path}", "not_found")))
             return
         try:
             body = json.loads(raw)
         except json.JSONDecodeError:
-            self._send(400, {}, _error("body is not JSON", "invalid_request_error"))
+            self._send(Reply(400, _error("body is not JSON", "invalid_request_error")))
             return
-        fake = self.server.fake
+        if path == "/v1/batches":
+            self._send(fake._create_batch(body))
+            return
         served = fake._arrive(body)
-        status, headers, answer = fake._answer(served)
+        reply = fake._answer(served)
         with fake._lock:
             served.answered = time.monotonic()
-        if self._send(status, headers, answer):
+        if self._send(reply, served):
             with fake._lock:
-                served.status = status
+                served.status = reply.status
 
-    def _send(self, status: int, headers: dict[str, str], body: dict[str, Any]) -> bool:
-        data = json.dumps(body).encode("utf-8")
+    def _send(self, reply: Reply, served: ServedRequest | None = None) -> bool:
+        fake = self.server.fake
+        data = reply.raw if reply.raw is not None else json.dumps(reply.body).encode("utf-8")
         try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in headers.items():
+            self.send_response(reply.status)
+            self.send_header("Content-Type", reply.content_type)
+            if reply.stream_bytes is not None:
+                self.send_header("Transfer-Encoding", "chunked")
+            else:
+                self.send_header("Content-Length", str(len(data)))
+            for name, value in reply.headers.items():
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(data)
+            if reply.stream_bytes is not None:
+                chunk = b'{"pad": "' + b"x" * (64 * 1024 - 9)
+                sent = 0
+                while sent < reply.stream_bytes and not fake._stopping.is_set():
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    sent += len(chunk)
+                    if served is not None:
+                        served.bytes_sent = sent
+                self.wfile.write(b"0\r\n\r\n")
+            elif reply.trickle_seconds is not None:
+                for index in range(len(data)):
+                    if fake._stopping.wait(reply.trickle_seconds if index else 0):
+                        break
+                    self.wfile.write(data[index : index + 1])
+                    self.wfile.flush()
+                    if served is not None:
+                        served.bytes_sent = index + 1
+            else:
+                self.wfile.write(data)
             self.wfile.flush()
-        except OSError:  # the client gave up (timeout, interruption)
+        except OSError:  # the client gave up (timeout, interruption, a body too large)
             self.close_connection = True
             return False
         return True

@@ -232,7 +232,7 @@ class ScriptedExplainer:
         return (0, 0)
 
 
-def test_failed_sites_and_grounding_warnings_are_annotated(clean_env, tmp_path, capsys):
+def test_fallbacks_and_grounding_warnings_are_annotated(clean_env, tmp_path, capsys):
     from pipeline.mine.run import RunOptions, run_dataset
 
     files = {"engine/cache.py": FILES["engine/cache.py"] + (
@@ -248,7 +248,7 @@ def test_failed_sites_and_grounding_warnings_are_annotated(clean_env, tmp_path, 
     assert outcome.exit_code == 1
     assert capsys.readouterr().out == ""  # annotations share the console's stream
     assert [line for line in stream.getvalue().splitlines() if line.startswith("::")] == [
-        "::warning file=engine/cache.py,line=4::no explanation: the model gave up",
+        "::warning file=engine/cache.py,line=4::offline fallback: the model gave up",
         "::warning file=engine/cache.py,line=8::grounding: --block-sz is not a flag of this "
         "repository",
     ]

@@ -25,6 +25,8 @@ TWO_TARGETS = """\
 out = "data"
 llm = "offline"
 concurrency = 4
+timeout = 45.5
+response_format = "json_object"
 
 [targets.engine]
 repo = "acme/engine"
@@ -75,6 +77,12 @@ CONFIG_ERRORS = [
      "pipeline.toml: concurrency: must be at least 1, got 0"),
     ("TOP:llm = \"gpt\"\n[targets.engine]\nrepo = \"acme/engine\"\n",
      "pipeline.toml: llm: expected 'auto', 'openai' or 'offline', got 'gpt'"),
+    ("TOP:timeout = 0\n[targets.engine]\nrepo = \"acme/engine\"\n",
+     "pipeline.toml: timeout: must be more than 0, got 0"),
+    ("TOP:timeout = \"soon\"\n[targets.engine]\nrepo = \"acme/engine\"\n",
+     "pipeline.toml: timeout: expected a number, got 'soon'"),
+    ("TOP:response_format = \"xml\"\n[targets.engine]\nrepo = \"acme/engine\"\n",
+     "pipeline.toml: response_format: expected 'auto', 'json_schema' or 'json_object', got 'xml'"),
     ("TOP:out = \"output\"\n", "pipeline.toml: targets: required key is missing"),
     ("TOP:targets = {}\n", "pipeline.toml: targets: define at least one [targets.NAME] table"),
     ("TOP:[targets]\nengine = 3\n", "pipeline.toml: targets.engine: expected a table, got 3"),
@@ -176,6 +184,7 @@ def test_targets_run_in_file_order_with_file_defaults(tmp_path):
     assert (serving.rev, serving.include, serving.path_prefix) == ("v2", ["python/**"], None)
     assert serving.rules.error_classes == ("ValueError", "TypeError")
     assert serving.rules.name_pattern == "^_*ensure_"
+    assert (engine.timeout, engine.response_format) == (45.5, "json_object")
 
 
 def test_named_targets_only_and_command_line_overrides_win(tmp_path):

@@ -143,3 +143,27 @@ def test_not_json_is_an_error(root):
     first_record(root).write_text("{")
     with pytest.raises(DatasetError, match=r"\.json: .*(Invalid JSON|EOF)"):
         load_dataset(root)
+
+
+def test_a_dataset_of_an_older_vmine_without_the_llm_fields_still_loads(root):
+    """explainedBy/replacedFields (index) and the fallback counts and lists (manifest) came
+    later: a dataset written before them loads, with their defaults."""
+
+    def old_manifest(data):
+        for name in ("fallbackSites", "replacedFields"):
+            data.pop(name, None)
+        for name in ("explainedBy", "fallbacks", "replacedFields"):
+            data["counts"].pop(name, None)
+        for name in ("responseFormat", "repairs", "droppedKeys", "fixedValues"):
+            data["llm"].pop(name, None)
+
+    edit_json(root / "manifest.json", old_manifest)
+    index = root / "index.jsonl"
+    lines = [json.loads(line) for line in index.read_text().splitlines()]
+    for line in lines:
+        line.pop("explainedBy", None)
+        line.pop("replacedFields", None)
+    index.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    dataset = load_dataset(root)
+    assert [(e.explainedBy, e.replacedFields) for e in dataset.entries] == [(None, [])] * 2
+    assert (dataset.manifest.counts.fallbacks, dataset.manifest.fallbackSites) == (0, [])

@@ -205,5 +205,7 @@ def test_a_failed_rerun_keeps_the_complete_dataset(tmp_path, fake_llm):
     failed = vmine_run("--llm", "openai", "--model", "other", "--base-url",
                        fake_llm.base_url + "/nowhere", "--dataset-version", NEW)
     assert failed.exit_code == 2, failed.output
-    assert f"records: 0 not written: kept the complete dataset in {root} " in failed.output
+    # every site got the offline fallback, which does not replace a complete dataset
+    assert f"records: 3 not written: kept the complete dataset in {root} " in failed.output
+    assert "3 sites not explained: the complete dataset stays" in failed.output
     assert {p.name: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import time
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
@@ -16,6 +17,7 @@ from click.testing import CliRunner
 
 from pipeline.dataset.models import Envelope, Explanation, Site, github_url
 from pipeline.dataset.reader import load_dataset
+from pipeline.explainers.answers import answer_schema, parse_answer
 from pipeline.explainers.base import ExplainRequest, ExplainResult
 from pipeline.explainers.grounding import RepoGrounding
 from pipeline.explainers.llm import (
@@ -23,7 +25,6 @@ from pipeline.explainers.llm import (
     OUTPUT_TOKENS_ESTIMATE,
     LLMExplainer,
     bounded_source,
-    parse_explanation,
     retry_after_seconds,
 )
 from pipeline.site.markdown import md_fence
@@ -91,7 +92,7 @@ def expected_explanation(site: Site) -> Explanation:
 # -- the conversation ----------------------------------------------------------------------
 
 
-def test_happy_path_is_one_json_mode_request_with_its_tokens_counted(fake_llm):
+def test_happy_path_is_one_structured_output_request_with_its_tokens_counted(fake_llm):
     site = scheduler_site()
     result = explain(fake_llm, ExplainRequest(site, grounding=GROUNDING))
 
@@ -100,7 +101,12 @@ def test_happy_path_is_one_json_mode_request_with_its_tokens_counted(fake_llm):
     assert result.grounding_warnings == []
     [request] = fake_llm.requests
     assert request.body["model"] == "fake-model"
-    assert request.body["response_format"] == {"type": "json_object"}
+    assert request.body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "explanation", "schema": answer_schema(), "strict": True},
+    }
+    # An output limit under both names: a server that knows only one ignores the other.
+    assert (request.body["max_completion_tokens"], request.body["max_tokens"]) == (2000, 2000)
     assert [m["role"] for m in request.messages] == ["system", "user"]
     chars = sum(len(m["content"]) for m in request.messages)
     content_chars = len(json.dumps(explanation_for(facts_of(request.user))))
@@ -182,14 +188,16 @@ def test_malformed_json_gets_one_repair_quoting_the_error_and_the_answer(fake_ll
     assert result.usage.requests == 2
 
 
-def test_schema_invalid_json_is_repaired_naming_the_missing_and_extra_keys(fake_llm):
+def test_schema_invalid_json_is_repaired_naming_the_missing_key_and_drops_the_extra(fake_llm):
     fake_llm.fail("schema_invalid", site="SchedulerConfig.__post_init__")
     result = explain(fake_llm, ExplainRequest(scheduler_site()))
 
     assert result.error is None and result.usage.requests == 2
     note = fake_llm.requests[1].messages[3]["content"]
-    assert "solutions Field required" in note
-    assert "confidence Extra inputs are not permitted" in note
+    assert note.startswith("Your previous answer (quoted above) is invalid: does not match the "
+                           "schema: solutions: Field required\n")  # fmt: skip
+    assert "confidence" not in note
+    assert (result.repairs, result.dropped_keys) == (1, 1)
 
 
 def test_an_answer_still_invalid_after_the_repair_fails_the_site(fake_llm):
@@ -339,19 +347,19 @@ def test_retry_after_http_date_in_the_future():
 @pytest.mark.parametrize(
     ("answer", "problem"),
     [
-        ("[]", "does not match the schema: 1 validation error for Explanation"),
+        ("[]", "not a JSON object but list"),
         ("{", "not valid JSON: Expecting property name enclosed in double quotes"),
     ],
 )
 def test_unparseable_answers_say_why(answer, problem):
-    explanation, why = parse_explanation(answer)
-    assert explanation is None and why.startswith(problem)
+    parsed = parse_answer(answer)
+    assert parsed.explanation is None and parsed.problem.startswith(problem)
 
 
 def test_a_fenced_json_answer_is_accepted():
     content = json.dumps(explanation_for({"qualname": "f"}))
-    assert parse_explanation(f"```json\n{content}\n```")[0] == Explanation.model_validate_json(
-        content
+    assert parse_answer(f"```json\n{content}\n```").explanation == (
+        Explanation.model_validate_json(content)
     )
 
 
@@ -431,14 +439,14 @@ DATASET_VERSION = "2026-01-02T03:04:05.678Z"
 run_module = pytest.importorskip("pipeline.mine.run")
 
 
-def vmine_run(server: FakeLLM, repo: Path, out: Path, cache: Path):
+def vmine_run(server: FakeLLM, repo: Path, out: Path, cache: Path, *more: str):
     from pipeline.cli import main
 
     args = [
         "run", str(repo), "--repo-name", REPO, "-o", str(out), "--llm", "openai",
         "--model", "fake-model", "--base-url", server.base_url, "--cache", str(cache),
         "--cache-dir", str(cache.parent / "mirrors"), "--dataset-version", DATASET_VERSION,
-        "--concurrency", "2", "--ci",
+        "--concurrency", "2", "--ci", *more,
     ]  # fmt: skip
     return CliRunner().invoke(main, args, env={"OPENAI_API_KEY": "test", "CI": "true"})
 
@@ -460,23 +468,36 @@ def test_run_survives_every_fault_and_a_rerun_costs_nothing(fake_llm, tmp_path):
 
     result = vmine_run(fake_llm, repo, out, cache)
 
-    assert result.exit_code == 1, result.output  # the site answered malformed twice failed
+    # the site answered malformed twice got the offline explanation
+    assert result.exit_code == 1, result.output
     # sites + one retry (429) + one repair each for schema, ungrounded and malformed
     assert fake_llm.count == ENGINE_SITES + 4
     [root] = {path.parent for path in out.rglob("manifest.json")}
     manifest = json.loads((root / "manifest.json").read_text())
     assert manifest["llm"]["requests"] == ENGINE_SITES + 4
-    assert manifest["counts"]["records"] == ENGINE_SITES - 1
-    [failed] = manifest["failedSites"]
-    assert failed["qualname"] == "SchedulerConfig.__post_init__"
-    assert failed["reason"].startswith("invalid answer after a repair: not valid JSON")
-    [warning] = manifest["groundingWarnings"]
-    assert warning["violations"] == [
-        f"exampleFix: flag {UNGROUNDED_FLAG} does not occur in the repository"
-    ]
-    assert len(load_dataset(root).records) == ENGINE_SITES - 1  # strictly validated
+    assert (manifest["llm"]["repairs"], manifest["llm"]["responseFormat"]) == (3, "json_schema")
+    counts = manifest["counts"]
+    assert (counts["records"], counts["fallbacks"], counts["replacedFields"]) == (4, 1, 1)
+    assert counts["explainedBy"] == {"offline-fallback": 1, "openai": 3}
+    assert manifest["failedSites"] == []
+    [fell] = manifest["fallbackSites"]
+    assert fell["qualname"] == "SchedulerConfig.__post_init__"
+    assert fell["reason"].startswith("invalid answer after a repair: not valid JSON")
+    [replaced] = manifest["replacedFields"]
+    assert (replaced["fields"], replaced["reasons"]) == (
+        ["exampleFix"], [f"exampleFix: flag {UNGROUNDED_FLAG} does not occur in the repository"])
+    assert manifest["groundingWarnings"] == []
+    dataset = load_dataset(root)  # strictly validated
+    by = {entry.errorMessage[:12]: (entry.explainedBy, entry.replacedFields)
+          for entry in dataset.entries}  # fmt: skip
+    assert by == {
+        "max_num_seqs": ("openai", []), "max_num_batc": ("offline-fallback", []),
+        "port must be": ("openai", []), "host must no": ("openai", ["exampleFix"]),
+    }  # fmt: skip
+    host = next(r for r in dataset.records.values() if r.errorMessage.startswith("host"))
+    assert UNGROUNDED_FLAG not in host.exampleFix
     records = sorted((root / "records").glob("*.json"))
-    assert len(records) == ENGINE_SITES - 1
+    assert len(records) == ENGINE_SITES
     for path in records:
         envelope = Envelope.model_validate_json(path.read_text())
         assert path.name == f"{envelope.record.id}.json"
@@ -484,11 +505,13 @@ def test_run_survives_every_fault_and_a_rerun_costs_nothing(fake_llm, tmp_path):
 
     before = dataset_files(out)
     again = vmine_run(fake_llm, repo, out, cache)
-    # The failed site is asked again (it was never cached); the others cost nothing.
+    # Only the fallback site is asked again (it was never cached); the others cost nothing.
     assert again.exit_code == 0, again.output
     assert fake_llm.count == ENGINE_SITES + 4 + 1
-    records_before = {k: v for k, v in before.items() if "/records/" in k}
-    assert {k: v for k, v in dataset_files(out).items() if k in records_before} == records_before
+    fallback_id = next(e.id for e in dataset.entries if e.explainedBy == "offline-fallback")
+    kept = {k: v for k, v in before.items() if "/records/" in k and fallback_id not in k}
+    assert {k: v for k, v in dataset_files(out).items() if k in kept} == kept
+    assert [e.explainedBy for e in load_dataset(root).entries] == ["openai"] * ENGINE_SITES
 
     third = vmine_run(fake_llm, repo, out, cache)
     assert third.exit_code == 0, third.output
@@ -523,3 +546,316 @@ def check_ports(port: int) -> None:
     assert record == out / REPO / envelope.record.analyzedSha / "records" / (
         envelope.record.id + ".json"
     )
+
+
+# -- structured output, negotiated -----------------------------------------------------------
+
+
+class Allow:
+    """A budget of `left` requests."""
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+
+    def take(self) -> bool:
+        self.left -= 1
+        return self.left >= 0
+
+    def spent(self) -> bool:
+        return self.left <= 0
+
+
+def explain_all(server: FakeLLM, requests: list[ExplainRequest], memory=None, **options):
+    options = {"timeout": 5.0, "backoff": 0.01, **options}
+    explainer = LLMExplainer("fake-model", server.base_url, "test", 2, **options)
+    if memory is not None:
+        explainer.remember_with(memory)
+
+    async def run() -> list[ExplainResult]:
+        try:
+            return await asyncio.gather(*(explainer.explain(r) for r in requests))
+        finally:
+            await explainer.aclose()
+
+    return asyncio.run(run()), explainer
+
+
+def three_sites() -> list[ExplainRequest]:
+    return [ExplainRequest(scheduler_site(message=f"limit {n} exceeded")) for n in range(3)]
+
+
+@pytest.mark.parametrize("fault", ["reject_schema_400", "reject_schema_500"])
+def test_a_refused_json_schema_falls_back_to_json_mode_once_and_is_remembered(
+    fake_llm, tmp_path, fault
+):
+    from pipeline.store import Store
+
+    fake_llm.fail(fault, times=100)
+    with Store(tmp_path / "store.sqlite") as store:
+        results, explainer = explain_all(fake_llm, three_sites(), memory=store)
+        assert [r.error for r in results] == [None, None, None]
+        # One refusal, then every site in JSON mode: the refused format is never sent again,
+        # and the refusal is not retried (even the 500).
+        assert [r.response_format for r in fake_llm.requests] == [
+            "json_schema", "json_object", "json_object", "json_object"]  # fmt: skip
+        assert [r.status for r in fake_llm.requests] == [400 if "400" in fault else 500,
+                                                         200, 200, 200]  # fmt: skip
+        assert sum(r.usage.requests for r in results) == 4
+        # In JSON mode the schema is written into the prompt instead.
+        assert "The JSON Schema your answer must follow:" in fake_llm.requests[1].system
+        assert "The JSON Schema" not in fake_llm.requests[0].system
+        assert explainer.profile.response_format == "json_object"
+
+        fake_llm.reset()
+        again, _ = explain_all(fake_llm, three_sites()[:1], memory=store)
+        assert again[0].error is None
+        assert [r.response_format for r in fake_llm.requests] == ["json_object"]
+
+
+def test_a_forced_format_that_is_refused_fails_the_site_without_retrying(fake_llm):
+    fake_llm.fail("reject_schema_400", times=100)
+    [result], _ = explain_all(fake_llm, three_sites()[:1], response_format="json_schema")
+    assert result.explanation is None
+    assert result.error == "HTTP 400: response_format of type json_schema is not supported"
+    assert fake_llm.count == 1
+
+
+def test_a_forced_json_object_format_is_sent_from_the_start(fake_llm):
+    [result], _ = explain_all(fake_llm, three_sites()[:1], response_format="json_object")
+    assert result.error is None
+    assert [r.response_format for r in fake_llm.requests] == ["json_object"]
+
+
+# -- tolerant, exact parsing ---------------------------------------------------------------------
+
+# (fault, requests, what differs from the server's clean answer, dropped keys, fixed values)
+FORGIVEN = [
+    ("extra_keys", 1, {}, 2, 0),
+    ("fenced_code", 1, {}, 0, 3),
+    ("capitalised_enum", 1, {"tryCatchPattern": None}, 0, 2),
+]
+
+
+@pytest.mark.parametrize(("fault", "requests", "differs", "dropped", "fixed"), FORGIVEN)
+def test_slips_that_lose_nothing_are_fixed_without_a_repair(
+    fake_llm, fault, requests, differs, dropped, fixed
+):
+    fake_llm.fail(fault)
+    site = scheduler_site()
+    result = explain(fake_llm, ExplainRequest(site, grounding=GROUNDING))
+    assert result.error is None
+    assert result.explanation.model_dump() == {**expected_explanation(site).model_dump(), **differs}
+    assert (fake_llm.count, result.repairs) == (requests, 0)
+    assert (result.dropped_keys, result.fixed_values) == (dropped, fixed)
+
+
+# (fault, what the repair note says is wrong)
+REPAIRED = [
+    ("null_string", "triggerScenarios: Input should be a valid string (got null)"),
+    ("list_string", "commonSituations: Input should be a valid string (got a list)"),
+    ("long_field", "documentation is 50000 characters long (at most 8000)"),
+]
+
+
+@pytest.mark.parametrize(("fault", "problem"), REPAIRED)
+def test_a_missing_or_mistyped_field_is_repaired(fake_llm, fault, problem):
+    fake_llm.fail(fault)
+    site = scheduler_site()
+    result = explain(fake_llm, ExplainRequest(site))
+    assert result.explanation == expected_explanation(site)
+    assert (fake_llm.count, result.repairs) == (2, 1)
+    assert problem in fake_llm.requests[1].messages[3]["content"]
+
+
+def test_an_answer_whose_repair_the_budget_refuses_is_kept_with_its_violations(fake_llm):
+    fake_llm.fail("ungrounded")
+    result = explain(fake_llm, ExplainRequest(scheduler_site(), grounding=GROUNDING,
+                                              budget=Allow(1)))  # fmt: skip
+    assert fake_llm.count == 1
+    assert result.explanation.exampleFix == f"vllm serve my-model {UNGROUNDED_FLAG}"
+    assert result.grounding_warnings == [
+        f"exampleFix: flag {UNGROUNDED_FLAG} does not occur in the repository"]  # fmt: skip
+    assert not result.out_of_budget
+
+
+def test_a_site_whose_retry_the_budget_refuses_is_out_of_budget(fake_llm):
+    fake_llm.fail("server_error")
+    result = explain(fake_llm, ExplainRequest(scheduler_site(), budget=Allow(1)))
+    assert (fake_llm.count, result.explanation, result.out_of_budget) == (1, None, True)
+
+
+# -- bounded answers and requests ----------------------------------------------------------------
+
+
+def test_every_request_sets_an_output_limit_and_a_timeout_failure_backs_off(fake_llm):
+    fake_llm.fail("stall", request=1, stall_seconds=10)
+    result = explain(fake_llm, ExplainRequest(scheduler_site()), timeout=0.5)
+    assert result.error is None
+    first, second = fake_llm.requests
+    # Not at once: a server serving one request at a time is still busy with the first
+    # (0.5 s of timeout, then at least 0.5 s of back-off).
+    assert second.received - first.received >= 0.95
+    assert first.body["max_tokens"] == second.body["max_tokens"] == 2000
+
+
+def test_a_site_that_times_out_twice_fails_after_its_attempts(fake_llm):
+    fake_llm.fail("stall", times=5, stall_seconds=10)
+    result = explain(fake_llm, ExplainRequest(scheduler_site()), timeout=0.3)
+    assert result.error == "gave up after 2 requests: timed out after 0.3 s"
+    assert fake_llm.count == 2
+
+
+def test_a_trickling_server_cannot_outlast_the_total_timeout(fake_llm):
+    # One byte every 0.2 s: the client's read timeout (per byte) would never fire.
+    fake_llm.fail("trickle", times=5, trickle_seconds=0.2)
+    started = time.monotonic()
+    result = explain(fake_llm, ExplainRequest(scheduler_site()), timeout=1.0)
+    elapsed = time.monotonic() - started
+    assert result.error == "gave up after 2 requests: timed out after 1 s"
+    assert elapsed < 6  # 2 x 1 s and a 1 s back-off, not the minutes the whole body takes
+    assert all(0 < r.bytes_sent < 20 for r in fake_llm.requests)
+
+
+def test_a_huge_body_is_dropped_after_the_size_bound(fake_llm):
+    fake_llm.fail("huge", huge_bytes=64 * 1024 * 1024)
+    result = explain(fake_llm, ExplainRequest(scheduler_site()), max_retries=0)
+    assert result.error == (
+        "gave up after 1 requests: the response is larger than 2048 KiB (it goes on past "
+        "that); dropped"
+    )
+    [served] = fake_llm.requests
+    assert served.bytes_sent < 8 * 1024 * 1024  # the client hung up, the server stopped
+
+
+def test_a_body_declared_too_large_is_not_read(fake_llm):
+    result = explain(fake_llm, ExplainRequest(scheduler_site()), max_retries=0,
+                     max_response_bytes=512)  # fmt: skip
+    assert result.error.startswith("gave up after 1 requests: the response is larger than 0 KiB "
+                                   "(it declares ")  # fmt: skip
+
+
+def test_a_200_that_is_not_json_is_counted_and_retried_like_a_5xx(fake_llm):
+    fake_llm.fail("not_json")
+    site = scheduler_site()
+    result = explain(fake_llm, ExplainRequest(site))
+    assert result.explanation == expected_explanation(site)
+    assert [r.fault for r in fake_llm.requests] == ["not_json", None]
+    assert result.usage.requests == 2
+
+
+def test_a_200_that_is_not_json_says_so_in_one_line(fake_llm):
+    fake_llm.fail("not_json")
+    result = explain(fake_llm, ExplainRequest(scheduler_site()), max_retries=0)
+    assert result.error == (
+        "gave up after 1 requests: HTTP 200 with a body that is not JSON: "
+        "'<html><body><h1>502 Bad Gateway</h1>nginx</body></html>'"
+    )
+
+
+def test_a_retry_after_past_the_sites_wait_bound_gives_up_at_once(fake_llm):
+    fake_llm.fail("rate_limit", retry_after="3600")
+    started = time.monotonic()
+    result = explain(fake_llm, ExplainRequest(scheduler_site()), max_wait=30)
+    assert time.monotonic() - started < 2
+    assert result.error == (
+        "HTTP 429: rate limited; the server asked to wait 3600 s, more than the 30 s this site "
+        "may still wait"
+    )
+    assert fake_llm.count == 1
+
+
+def test_max_requests_is_exact_with_repairs_and_no_site_is_left_without_a_record(
+    fake_llm, tmp_path
+):
+    repo = make_git_repo(tmp_path / "repo", ENGINE_FILES)
+    for text in ("max_num_seqs", "max_num_batched_tokens", "port must", "host must"):
+        fake_llm.fail("malformed", site=text)  # every site needs a repair
+    out, cache = tmp_path / "out", tmp_path / "cache" / "store.sqlite"
+    result = vmine_run(fake_llm, repo, out, cache, "--max-requests", "5")
+    assert result.exit_code == 3, result.output
+    assert fake_llm.count == 5
+    [root] = {path.parent for path in out.rglob("manifest.json")}
+    dataset = load_dataset(root)
+    assert len(dataset.records) == ENGINE_SITES
+    by = sorted(entry.explainedBy for entry in dataset.entries)
+    assert by == ["offline-fallback", "offline-fallback", "openai", "openai"]
+    assert dataset.manifest.llm.requests == 5
+
+
+def test_max_requests_is_exact_when_every_answer_is_not_json(fake_llm, tmp_path):
+    repo = make_git_repo(tmp_path / "repo", ENGINE_FILES)
+    fake_llm.fail("not_json", times=100)
+    out, cache = tmp_path / "out", tmp_path / "cache" / "store.sqlite"
+    result = vmine_run(fake_llm, repo, out, cache, "--max-requests", "1")
+    assert result.exit_code == 3, result.output
+    assert fake_llm.count == 1
+
+
+def test_an_answer_cut_off_at_the_output_limit_is_repaired_asking_for_short_fields(fake_llm):
+    fake_llm.fail("cut_off")
+    result = explain(fake_llm, ExplainRequest(scheduler_site()))
+    assert result.error is None and fake_llm.count == 2
+    assert fake_llm.requests[1].messages[3]["content"].startswith(
+        "Your previous answer (quoted above) is invalid: it stopped at the output limit before "
+        "it was complete, so keep every field short; not valid JSON: Unterminated string")
+
+
+# (fault, how many times (None: every answer), exit code, requests, explainedBy of the four
+# records, replacedFields of each, the manifest's llm counts that differ from 0)
+RUN_FAULTS = [
+    ("reject_schema_400", None, 0, 5, ["openai"] * 4, [[]] * 4, {"responseFormat": "json_object"}),
+    ("reject_schema_500", None, 0, 5, ["openai"] * 4, [[]] * 4, {"responseFormat": "json_object"}),
+    ("extra_keys", None, 0, 4, ["openai"] * 4, [[]] * 4, {"droppedKeys": 8}),
+    ("fenced_code", None, 0, 4, ["openai"] * 4, [[]] * 4, {"fixedValues": 12}),
+    ("capitalised_enum", None, 0, 4, ["openai"] * 4, [[]] * 4, {"fixedValues": 8}),
+    ("null_string", 1, 0, 5, ["openai"] * 4, [[]] * 4, {"repairs": 1}),
+    ("list_string", 1, 0, 5, ["openai"] * 4, [[]] * 4, {"repairs": 1}),
+    ("long_field", 1, 0, 5, ["openai"] * 4, [[]] * 4, {"repairs": 1}),
+    ("not_json", 1, 0, 5, ["openai"] * 4, [[]] * 4, {}),
+    # every answer still ungrounded after its repair: the field is the offline explainer's
+    ("ungrounded", None, 0, 8, ["openai"] * 4, [["exampleFix"]] * 4, {"repairs": 4}),
+    ("unparseable_code", None, 0, 8, ["openai"] * 4, [["validationCode"]] * 4, {"repairs": 4}),
+    # every answer invalid after its repair: the first three sites fail, the explainer is
+    # given up on, and every site gets the offline record
+    ("null_string", None, 2, 6, ["offline-fallback"] * 4, [[]] * 4, {"repairs": 3}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("fault", "times", "code", "requests", "by", "replaced", "llm"),
+                         RUN_FAULTS, ids=[f"{c[0]}-{c[1] or 'all'}" for c in RUN_FAULTS])
+def test_each_fault_through_a_run_gives_exact_requests_records_and_explainers(
+    fake_llm, tmp_path, fault, times, code, requests, by, replaced, llm
+):
+    repo = make_git_repo(tmp_path / "repo", ENGINE_FILES)
+    fake_llm.fail(fault, times=times or 100)
+    out, cache = tmp_path / "out", tmp_path / "cache" / "store.sqlite"
+    result = vmine_run(fake_llm, repo, out, cache, "--concurrency", "1")
+    assert result.exit_code == code, result.output
+    assert fake_llm.count == requests
+    [root] = {path.parent for path in out.rglob("manifest.json")}
+    dataset = load_dataset(root)
+    assert len(dataset.records) == ENGINE_SITES
+    assert [entry.explainedBy for entry in dataset.entries] == by
+    assert [entry.replacedFields for entry in dataset.entries] == replaced
+    counts = dataset.manifest.llm.model_dump(include={"repairs", "droppedKeys", "fixedValues"})
+    expected = {"repairs": 0, "droppedKeys": 0, "fixedValues": 0, "responseFormat": "json_schema",
+                **llm}  # fmt: skip
+    assert {**counts, "responseFormat": dataset.manifest.llm.responseFormat} == expected
+    assert dataset.manifest.llm.requests == requests
+
+
+def test_a_site_whose_repair_the_budget_refuses_keeps_its_answer_with_fields_replaced(
+    fake_llm, tmp_path
+):
+    repo = make_git_repo(tmp_path / "repo", ENGINE_FILES)
+    fake_llm.fail("ungrounded", times=100)
+    out, cache = tmp_path / "out", tmp_path / "cache" / "store.sqlite"
+    result = vmine_run(fake_llm, repo, out, cache, "--concurrency", "1", "--max-requests", "3")
+    assert result.exit_code == 3, result.output
+    assert fake_llm.count == 3  # the first site and its repair, the second site's first answer
+    [root] = {path.parent for path in out.rglob("manifest.json")}
+    entries = load_dataset(root).entries
+    assert [(e.explainedBy, e.replacedFields) for e in entries] == [
+        ("openai", ["exampleFix"]), ("openai", ["exampleFix"]),
+        ("offline-fallback", []), ("offline-fallback", []),
+    ]  # fmt: skip

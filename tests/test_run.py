@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import signal
 import subprocess
@@ -429,30 +430,41 @@ def test_run_writes_the_dataset_and_a_warm_rerun_calls_no_explainer(repo, tmp_pa
     assert (manifest.counts.sitesNew, manifest.counts.sitesReused) == (0, 3)
 
 
-def test_budget_exit_3_leaves_pending_sites_and_a_rerun_resumes(repo, tmp_path):
-
+def test_budget_exit_3_writes_fallbacks_for_pending_sites_and_a_rerun_upgrades_them(
+    repo, tmp_path
+):
     limited = CountingExplainer()
     outcome = run_dataset(options(repo, tmp_path, max_requests=1), Console(), explainer=limited)
     assert outcome.exit_code == 3
     assert len(limited.calls) == 1
-    assert outcome.manifest.counts.pending == 2
+    counts = outcome.manifest.counts
+    assert (counts.pending, counts.fallbacks, counts.records) == (2, 2, 3)
+    assert counts.explainedBy == {"offline-fallback": 2, "test": 1}
     assert {site.reason for site in outcome.manifest.pendingSites} == {"budget ran out"}
-    assert len(load_dataset(outcome.dataset_dir).records) == 1
+    assert {site.reason for site in outcome.manifest.fallbackSites} == {
+        "the budget ran out before this site"}  # fmt: skip
+    first = load_dataset(outcome.dataset_dir)
+    assert sorted(entry.explainedBy for entry in first.entries) == [
+        "offline-fallback", "offline-fallback", "test"]  # fmt: skip
 
     resumed = CountingExplainer()
     final = run_dataset(options(repo, tmp_path), Console(), explainer=resumed)
     assert final.exit_code == 0
-    assert len(resumed.calls) == 2
-    assert len(load_dataset(final.dataset_dir).records) == 3
-    assert {r.slug for r in load_dataset(final.dataset_dir).records.values()} == SLUGS
+    assert len(resumed.calls) == 2  # only the fallback records are asked again
+    dataset = load_dataset(final.dataset_dir)
+    assert len(dataset.records) == 3
+    assert {r.slug for r in dataset.records.values()} == SLUGS
+    assert [entry.explainedBy for entry in dataset.entries] == ["test"] * 3
 
 
-def test_failed_site_gives_exit_1_and_is_listed(repo, tmp_path):
+def test_failed_site_gets_the_offline_record_with_exit_1_and_is_listed(repo, tmp_path):
 
     explainer = CountingExplainer(fail="max_batch must be positive")
     outcome = run_dataset(options(repo, tmp_path), Console(), explainer=explainer)
     assert outcome.exit_code == 1
-    assert outcome.manifest.model_dump()["failedSites"] == [
+    manifest = outcome.manifest.model_dump()
+    assert manifest["failedSites"] == []
+    assert manifest["fallbackSites"] == [
         {
             "filePath": "engine/config.py",
             "lineNumber": 11,
@@ -460,6 +472,7 @@ def test_failed_site_gives_exit_1_and_is_listed(repo, tmp_path):
             "reason": "the model refused",
         }
     ]
+    assert manifest["counts"]["records"] == 3
 
 
 def test_skipped_file_gives_exit_1(tmp_path):
@@ -564,3 +577,17 @@ def test_output_directory_that_cannot_be_made_is_exit_2_in_one_line(repo, tmp_pa
         f"Error: {tmp_path / 'out' / 'datasets'}: Not a directory; pass a directory you can "
         "write to\n"
     )
+
+
+def test_fallbacks_for_one_shared_reason_are_one_warning(tmp_path):
+    many = {"engine/limits.py": "def check_limits(cfg):\n" + "".join(
+        f"    if cfg.limit_{n} <= 0:\n        raise ValueError('limit_{n} must be positive')\n"
+        for n in range(8))}  # fmt: skip
+    repo = make_git_repo(tmp_path / "many", many)
+    stream = io.StringIO()
+    outcome = run_dataset(options(repo, tmp_path, max_requests=1), Console("plain", stream),
+                          explainer=CountingExplainer())  # fmt: skip
+    assert outcome.exit_code == 3
+    warnings = [line for line in stream.getvalue().splitlines() if "offline fallback" in line]
+    assert warnings == [
+        "warning: offline fallback for 7 sites: the budget ran out before this site"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.dataset.jsonl import json_text
@@ -30,6 +32,14 @@ class Counts(_Strict):
     sitesNew: int = 0
     sitesReused: int = 0
     byStatus: StatusCounts = Field(default_factory=StatusCounts)
+    # records by the explainer that wrote them: openai, offline, offline-fallback
+    explainedBy: dict[str, int] = Field(default_factory=dict)
+    fallbacks: int = 0  # records the offline explainer wrote for a site the LLM failed on
+    replacedFields: int = 0  # fields of LLM answers replaced by the offline explainer's
+
+    # Fields added after datasets were first written: a manifest read back may lack them.
+    added_fields: ClassVar[frozenset[str]] = frozenset(
+        {"explainedBy", "fallbacks", "replacedFields"})  # fmt: skip
 
 
 class SkippedFileEntry(_Strict):
@@ -44,6 +54,16 @@ class SiteProblem(_Strict):
     lineNumber: LineNumber
     qualname: str
     reason: str
+
+
+class ReplacedFields(_Strict):
+    """The fields of one record's LLM answer that the offline explainer's replaced, and why."""
+
+    id: str
+    filePath: str
+    lineNumber: int
+    fields: list[str]
+    reasons: list[str]
 
 
 class GroundingWarning(_Strict):
@@ -61,6 +81,13 @@ class LLMUsage(_Strict):
     cacheHits: int = 0
     promptTokens: int = 0
     completionTokens: int = 0
+    responseFormat: str | None = None  # json_schema, json_object or text, as negotiated
+    repairs: int = 0  # requests asking to repair an invalid or ungrounded answer
+    droppedKeys: int = 0  # unknown keys dropped from answers
+    fixedValues: int = 0  # code fences unwrapped, enums and nulls normalised
+
+    added_fields: ClassVar[frozenset[str]] = frozenset(
+        {"responseFormat", "repairs", "droppedKeys", "fixedValues"})  # fmt: skip
 
 
 class Tool(_Strict):
@@ -78,9 +105,14 @@ class Manifest(_Strict):
     skippedFiles: list[SkippedFileEntry] = Field(default_factory=list)
     failedSites: list[SiteProblem] = Field(default_factory=list)
     pendingSites: list[SiteProblem] = Field(default_factory=list)
+    # sites the offline explainer wrote the record of, with why the LLM did not
+    fallbackSites: list[SiteProblem] = Field(default_factory=list)
+    replacedFields: list[ReplacedFields] = Field(default_factory=list)
     groundingWarnings: list[GroundingWarning] = Field(default_factory=list)
     llm: LLMUsage
     tool: Tool
+
+    added_fields: ClassVar[frozenset[str]] = frozenset({"fallbackSites", "replacedFields"})
 
     def to_json(self) -> str:
         return json_text(self, indent=2) + "\n"

@@ -205,14 +205,21 @@ class IndexEntry(BaseModel):
     messageFragments: list[str] = Field(default_factory=list)
     # The negated tests of the earlier checks of the function (see Site).
     priorChecks: list[str] = Field(default_factory=list)
+    # Which explainer wrote the record (`openai`, `offline`, `offline-fallback`) and which of
+    # its fields the offline explainer replaced; missing in datasets of older vmines.
+    explainedBy: str | None = None
+    replacedFields: list[str] = Field(default_factory=list)
 
     # Fields added after datasets were first written: a dataset read back may lack them.
-    added_fields: ClassVar[frozenset[str]] = frozenset({"messageFragments", "priorChecks"})
+    added_fields: ClassVar[frozenset[str]] = frozenset(
+        {"messageFragments", "priorChecks", "explainedBy", "replacedFields"})  # fmt: skip
 
     @classmethod
-    def of(cls, site: Site, id: str, slug: str) -> IndexEntry:
-        """The index line of a site, under its record's id and slug."""
-        return cls(id=id, slug=slug, **site.model_dump(include=_SITE_FACTS_IN_INDEX))
+    def of(cls, site: Site, id: str, slug: str, **explained: object) -> IndexEntry:
+        """The index line of a site, under its record's id and slug (`explained`: how)."""
+        return cls(id=id, slug=slug, **site.model_dump(include=_SITE_FACTS_IN_INDEX),
+                   **explained)  # fmt: skip
 
 
-_SITE_FACTS_IN_INDEX = set(IndexEntry.model_fields) - {"id", "slug"}
+_SITE_FACTS_IN_INDEX = set(IndexEntry.model_fields) - {
+    "id", "slug", "explainedBy", "replacedFields"}  # fmt: skip

@@ -206,8 +206,10 @@ def clean_strays(root: Path) -> None:
 
 
 def is_complete(manifest: Manifest) -> bool:
-    """Whether a dataset has a record for every site (none failed, none pending)."""
-    return manifest.counts.pending == 0 and manifest.counts.failedSites == 0
+    """Whether a dataset has a record for every site by the explainer it ran (none failed,
+    none pending, none an offline fallback for a site the LLM gave no usable answer for)."""
+    counts = manifest.counts
+    return counts.pending == 0 and counts.failedSites == 0 and counts.fallbacks == 0
 
 
 def has_complete_dataset(root: Path) -> bool:

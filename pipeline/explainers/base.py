@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict
 from pipeline.dataset.models import Explanation, Site
 
 __all__ = [
+    "BatchError",
+    "Budget",
     "ExplainRequest",
     "ExplainResult",
     "Explainer",
@@ -17,6 +19,10 @@ __all__ = [
     "NoGrounding",
     "Usage",
 ]
+
+
+class BatchError(Exception):
+    """A batch that cannot be submitted, followed or read (one line for the user)."""
 
 
 class Usage(BaseModel):
@@ -55,6 +61,29 @@ class NoGrounding:
         return []
 
 
+class Budget(Protocol):
+    """Where an explainer asks leave before each HTTP request (retries and repairs too), so
+    that `--max-requests` is exact."""
+
+    def take(self) -> bool:
+        """True: send one request; False: the budget is spent, send nothing more."""
+        ...
+
+    def spent(self) -> bool:
+        """Whether `take` would say no (so a retry need not wait for its backoff first)."""
+        ...
+
+
+class Unlimited:
+    """A budget that always says yes."""
+
+    def take(self) -> bool:
+        return True
+
+    def spent(self) -> bool:
+        return False
+
+
 @dataclass(frozen=True)
 class ExplainRequest:
     """One site to explain, with the other sites of its function for context."""
@@ -62,17 +91,24 @@ class ExplainRequest:
     site: Site
     siblings: list[Site] = field(default_factory=list)
     grounding: Grounding = field(default_factory=NoGrounding)
+    budget: Budget = field(default_factory=Unlimited)
 
 
 @dataclass(frozen=True)
 class ExplainResult:
     """What one `explain` call produced. Exactly one of `explanation` and `error` is set;
-    `usage` counts every HTTP request made for it, retries and repairs included."""
+    `usage` counts every HTTP request made for it, retries and repairs included.
+    `grounding_warnings` are what is still wrong with the explanation (enrichment replaces
+    those fields by the offline explainer's); `out_of_budget` says the budget stopped it."""
 
     explanation: Explanation | None
     error: str | None = None
     usage: Usage = field(default_factory=Usage)
     grounding_warnings: list[str] = field(default_factory=list)
+    repairs: int = 0
+    dropped_keys: int = 0  # unknown keys dropped from the answers
+    fixed_values: int = 0  # fences unwrapped, enums and nulls normalised
+    out_of_budget: bool = False
 
 
 @runtime_checkable

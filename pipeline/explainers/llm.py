@@ -1,8 +1,12 @@
 """The `openai` explainer: one site -> a prompt -> an OpenAI-compatible server -> an Explanation.
 
-Retries (with backoff that honours `Retry-After`), the repair of an invalid or ungrounded
-answer and the counting of every HTTP request are done here, not by the client, so that
-`Usage` is exact and no request is ever sent twice except as the retry of a failed one.
+Retries (with backoff that honours `Retry-After`, bounded per site), the repair of an invalid
+or ungrounded answer and the counting of every HTTP request are done here, not by the
+client, so that `Usage` is exact and no request is ever sent twice except as the retry of a
+failed one. Every request asks leave of the budget first, has a total time limit (a server
+trickling bytes cannot hold it) and a bound on its response's size and length; the request's
+shape (structured output or JSON mode, the output limit's name) is negotiated with the server
+(`server.py`) and the answer is read by `answers.py`.
 """
 
 from __future__ import annotations
@@ -13,12 +17,24 @@ import os
 import random
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from typing import Any, Literal, Protocol
 
 import openai
-from pydantic import ValidationError
 
-from pipeline.dataset.models import Explanation, Site
-from pipeline.explainers.base import ExplainRequest, ExplainResult, Usage
+from extractors.meaning import raise_line
+from pipeline.dataset.models import Site
+from pipeline.explainers.answers import response_format_param, schema_note
+from pipeline.explainers.base import Budget, ExplainRequest, ExplainResult, Usage
+from pipeline.explainers.conversation import Conversation
+from pipeline.explainers.server import ServerProfile
+from pipeline.explainers.transport import (
+    MAX_RESPONSE_BYTES,
+    Completion,
+    NotACompletion,
+    ResponseTooLarge,
+    capped_http_client,
+    read_completion,
+)
 from pipeline.site.markdown import md_fence
 from prompts import Prompt, load_prompt
 
@@ -29,11 +45,33 @@ MAX_SOURCE_LINES = 120
 MAX_SOURCE_CHARS = 8000
 # A typical answer (reference explanations run to 2-3k characters).
 OUTPUT_TOKENS_ESTIMATE = 800
+# The output limit each request sets: room for the whole schema, not for a rambling model.
+MAX_OUTPUT_TOKENS = 2000
+# Requests of one site that may time out: a server that serves one request at a time
+# (llama.cpp) is still generating the answer that timed out, and a retry queues behind it.
+TIMEOUT_ATTEMPTS = 2
 _PROBLEM_CHARS = 1500
+
+FormatChoice = Literal["auto", "json_schema", "json_object"]
 
 
 class _GaveUp(Exception):
     """A request that failed for good (retries exhausted or a status not worth retrying)."""
+
+
+class _OutOfBudget(Exception):
+    """The budget refused the next request."""
+
+
+class ServerMemory(Protocol):
+    """Where negotiated server profiles are kept between runs (the Store)."""
+
+    def get_server_profile(self, base_url: str, model: str) -> ServerProfile | None: ...
+
+    def put_server_profile(self, base_url: str, model: str, profile: ServerProfile) -> None: ...
+
+
+# -- the explainer -------------------------------------------------------------------------
 
 
 class LLMExplainer:
@@ -47,12 +85,15 @@ class LLMExplainer:
         base_url: str | None = None,
         api_key: str | None = None,
         concurrency: int = 8,
-        timeout: float = 60.0,
+        timeout: float = 120.0,
         max_retries: int = 4,
         *,
         backoff: float = 1.0,
         max_backoff: float = 30.0,
-        max_retry_after: float = 120.0,
+        max_wait: float = 120.0,
+        response_format: FormatChoice = "auto",
+        max_output_tokens: int = MAX_OUTPUT_TOKENS,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
         prompt: str = "explain_v1",
     ) -> None:
         self.model = model
@@ -64,12 +105,37 @@ class LLMExplainer:
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_backoff = max_backoff
-        self.max_retry_after = max_retry_after
+        self.max_wait = max_wait  # seconds one site may spend waiting between its retries
+        self.forced_format = response_format != "auto"
+        self.max_output_tokens = max_output_tokens
+        self.max_response_bytes = max_response_bytes
         self.prompt: Prompt = load_prompt(prompt)
         self.prompt_version = self.prompt.version
+        profile = ServerProfile.first_guess(base_url)
+        if self.forced_format:
+            profile = profile.model_copy(update={"response_format": response_format})
+        self.profile = profile
+        self._memory: ServerMemory | None = None
         self._client: openai.AsyncOpenAI | None = None
         self._slots: asyncio.Semaphore | None = None
+        self._probe: asyncio.Lock | None = None
+        self._probed = False
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def server_key(self) -> str:
+        """The base URL profiles are remembered under."""
+        return (self.base_url or "https://api.openai.com/v1").rstrip("/")
+
+    def remember_with(self, memory: ServerMemory) -> None:
+        """Start from the profile remembered for this server and model, and remember the one
+        negotiated (a forced `--response-format` still wins over the remembered format)."""
+        self._memory = memory
+        known = memory.get_server_profile(self.server_key, self.model)
+        if known is not None:
+            if self.forced_format:
+                known = known.model_copy(update={"response_format": self.profile.response_format})
+            self.profile = known
 
     # -- prompt ------------------------------------------------------------------------
 
@@ -80,44 +146,44 @@ class LLMExplainer:
             {"role": "user", "content": render_user_message(self.prompt, request)},
         ]
 
+    def request_body(self, messages: list[dict[str, str]],
+                     profile: ServerProfile | None = None) -> dict[str, Any]:
+        """The chat-completions body for a conversation under a server profile (the
+        explainer's current one by default): the schema as the response format, or written
+        into the system message when the server takes only JSON mode or nothing."""
+        profile = profile or self.profile
+        fmt = response_format_param(profile.response_format)
+        if profile.response_format != "json_schema" and messages[0]["role"] == "system":
+            system = {"role": "system", "content": messages[0]["content"] + "\n" + schema_note()}
+            messages = [system, *messages[1:]]
+        body: dict[str, Any] = {"model": self.model, "messages": messages,
+                                **profile.limits(self.max_output_tokens)}  # fmt: skip
+        if fmt is not None:
+            body["response_format"] = fmt
+        return body
+
     def estimate_tokens(self, request: ExplainRequest) -> tuple[int, int]:
-        chars = sum(len(message["content"]) for message in self.messages(request))
+        body = self.request_body(self.messages(request))
+        chars = sum(len(message["content"]) for message in body["messages"])
         return chars // 4, OUTPUT_TOKENS_ESTIMATE
 
     # -- explain -----------------------------------------------------------------------
 
     async def explain(self, request: ExplainRequest) -> ExplainResult:
         usage = Usage()
-        conversation = self.messages(request)
-        try:
-            answer = await self._complete(conversation, usage)
-        except _GaveUp as exc:
-            return ExplainResult(None, str(exc), usage)
-
-        explanation, problem = parse_explanation(answer)
-        if explanation is None:
-            conversation = [*conversation, *_repair_turn(answer, _invalid_note(problem))]
+        conversation = Conversation(self.messages(request))
+        while True:
             try:
-                answer = await self._complete(conversation, usage)
+                completion = await self._complete(conversation.messages, usage, request.budget)
+            except _OutOfBudget:
+                outcome = conversation.settle("the request budget ran out")
+                return conversation.result(outcome, usage, out_of_budget=True)
             except _GaveUp as exc:
-                return ExplainResult(None, f"invalid answer ({problem}); repair: {exc}", usage)
-            explanation, problem = parse_explanation(answer)
-            if explanation is None:
-                return ExplainResult(None, f"invalid answer after a repair: {problem}", usage)
-
-        violations = request.grounding.check(explanation)
-        if not violations:
-            return ExplainResult(explanation, None, usage)
-        conversation = [*conversation, *_repair_turn(answer, _ungrounded_note(violations))]
-        try:
-            answer = await self._complete(conversation, usage)
-        except _GaveUp:
-            # The first answer is valid: keep it, with what is wrong with it.
-            return ExplainResult(explanation, None, usage, violations)
-        repaired, _ = parse_explanation(answer)
-        if repaired is None:
-            return ExplainResult(explanation, None, usage, violations)
-        return ExplainResult(repaired, None, usage, request.grounding.check(repaired))
+                return conversation.result(conversation.settle(str(exc)), usage)
+            conversation, outcome = conversation.advance(
+                completion.content, request.grounding, cut=completion.finish_reason == "length")
+            if outcome is not None:
+                return conversation.result(outcome, usage)
 
     async def aclose(self) -> None:
         """Release the HTTP client (it belongs to the event loop that created it)."""
@@ -127,7 +193,8 @@ class LLMExplainer:
 
     # -- HTTP --------------------------------------------------------------------------
 
-    def _bind_loop(self) -> openai.AsyncOpenAI:
+    def client(self) -> openai.AsyncOpenAI:
+        """The openai client of the running event loop (made on first use in each loop)."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
             self._client = openai.AsyncOpenAI(
@@ -135,50 +202,115 @@ class LLMExplainer:
                 base_url=self.base_url,
                 timeout=self.timeout,
                 max_retries=0,  # retries are ours, so that every request is counted
+                http_client=capped_http_client(self.timeout, self.max_response_bytes),
             )
             self._slots = asyncio.Semaphore(self.concurrency)
+            self._probe = asyncio.Lock()
             self._loop = loop
         return self._client
 
-    async def _complete(self, messages: list[dict[str, str]], usage: Usage) -> str:
-        """The content of one chat completion, retrying transient failures."""
-        client = self._bind_loop()
-        assert self._slots is not None
-        for attempt in range(self.max_retries + 1):
-            async with self._slots:
-                usage.requests += 1
-                try:
-                    response = await client.chat.completions.create(
-                        model=self.model,
-                        messages=messages,
-                        response_format={"type": "json_object"},
-                    )
-                except openai.APITimeoutError:
-                    failure, wait = f"timed out after {self.timeout:g} s", None
-                except openai.APIConnectionError as exc:
-                    failure, wait = f"connection error: {exc}", None
-                except openai.APIStatusError as exc:
-                    failure = f"HTTP {exc.status_code}: {_status_detail(exc)}"
-                    if exc.status_code not in RETRYABLE_STATUS:
-                        raise _GaveUp(failure) from None
-                    wait = None
-                    if exc.status_code in RETRY_AFTER_STATUS:
-                        wait = retry_after_seconds(exc.response.headers.get("retry-after"))
-                except openai.OpenAIError as exc:
-                    raise _GaveUp(f"{type(exc).__name__}: {_short(str(exc))}") from None
-                else:
-                    if response.usage is not None:
-                        usage.prompt_tokens += response.usage.prompt_tokens or 0
-                        usage.completion_tokens += response.usage.completion_tokens or 0
-                    if not response.choices:
-                        return ""
-                    return response.choices[0].message.content or ""
-            if attempt == self.max_retries:
-                break
+    async def _complete(self, messages: list[dict[str, str]], usage: Usage,
+                        budget: Budget) -> Completion:  # fmt: skip
+        """One chat completion, retrying transient failures: at most `max_retries` retries,
+        `TIMEOUT_ATTEMPTS` timeouts and `max_wait` seconds of waiting in all."""
+        attempts = timeouts = 0
+        waited = 0.0
+        while True:
+            sent = await self._attempt(messages, usage, budget)
+            if isinstance(sent, Completion):
+                return sent
+            failure, wait, timed_out, retryable = sent
+            if not retryable:
+                raise _GaveUp(failure)
+            if failure == "":
+                continue  # the server refused the request's shape: the next one differs
+            attempts += 1
+            timeouts += timed_out
+            if attempts > self.max_retries or timeouts >= TIMEOUT_ATTEMPTS:
+                raise _GaveUp(f"gave up after {attempts} requests: {failure}")
+            if budget.spent():
+                raise _OutOfBudget  # no retry can go: do not wait for one
+            if wait is not None and waited + wait > self.max_wait:
+                raise _GaveUp(
+                    f"{failure}; the server asked to wait {wait:g} s, more than the "
+                    f"{max(0.0, self.max_wait - waited):g} s this site may still wait"
+                )
             if wait is None:
-                wait = self._backoff(attempt)
-            await asyncio.sleep(min(wait, self.max_retry_after))
-        raise _GaveUp(f"gave up after {self.max_retries + 1} requests: {failure}")
+                wait = self._backoff(attempts - 1)
+                if timed_out:  # let the answer that timed out finish first
+                    wait = max(wait, min(self.timeout, self.max_backoff))
+                wait = min(wait, max(0.0, self.max_wait - waited))
+            waited += wait
+            await asyncio.sleep(wait)
+
+    async def _attempt(
+        self, messages: list[dict[str, str]], usage: Usage, budget: Budget
+    ) -> Completion | tuple[str, float | None, bool, bool]:
+        """One request: the completion, or (failure, Retry-After seconds, timed out,
+        retryable); a failure of "" means the profile changed and the request may go again.
+        Until the server's profile is known, the first request goes alone (a probe), so
+        that a refused format costs one request, not one per request in flight."""
+        client = self.client()
+        assert self._slots is not None and self._probe is not None
+        if not self.profile.settled and not self._probed:
+            async with self._probe:
+                if not self._probed:
+                    try:
+                        return await self._send(client, messages, usage, budget)
+                    finally:
+                        self._probed = True
+        return await self._send(client, messages, usage, budget)
+
+    async def _send(self, client: openai.AsyncOpenAI, messages: list[dict[str, str]],
+                    usage: Usage, budget: Budget) -> Completion | tuple[str, float | None, bool, bool]:  # fmt: skip
+        assert self._slots is not None
+        async with self._slots:
+            if not budget.take():
+                raise _OutOfBudget
+            usage.requests += 1
+            profile = self.profile
+            try:
+                # The client's own timeout is per read: a server trickling a byte every few
+                # seconds never trips it. This one bounds the whole request.
+                async with asyncio.timeout(self.timeout):
+                    raw = await client.chat.completions.with_raw_response.create(
+                        **self.request_body(messages, profile)
+                    )
+                    completion = read_completion(raw.http_response.content)
+            except (TimeoutError, openai.APITimeoutError):
+                return f"timed out after {self.timeout:g} s", None, True, True
+            except ResponseTooLarge as exc:
+                return str(exc), None, False, True
+            except NotACompletion as exc:
+                return f"HTTP 200 with {exc}", None, False, True
+            except openai.APIConnectionError as exc:
+                return f"connection error: {exc}", None, False, True
+            except openai.APIStatusError as exc:
+                detail = _status_detail(exc)
+                changed = profile.after_refusal(exc.status_code, detail, self.forced_format)
+                if changed is not None:
+                    self.adopt(changed, settled=False)
+                    return "", None, False, True
+                failure = f"HTTP {exc.status_code}: {detail}"
+                if exc.status_code not in RETRYABLE_STATUS:
+                    return failure, None, False, False
+                wait = None
+                if exc.status_code in RETRY_AFTER_STATUS:
+                    wait = retry_after_seconds(exc.response.headers.get("retry-after"))
+                return failure, wait, False, True
+            except openai.OpenAIError as exc:
+                return f"{type(exc).__name__}: {_short(str(exc))}", None, False, False
+            usage.prompt_tokens += completion.prompt_tokens
+            usage.completion_tokens += completion.completion_tokens
+            if not profile.settled:
+                self.adopt(profile, settled=True)
+            return completion
+
+    def adopt(self, profile: ServerProfile, *, settled: bool) -> None:
+        """Use `profile` from now on; remember it once an answer has come back with it."""
+        self.profile = profile.model_copy(update={"settled": settled})
+        if settled and self._memory is not None:
+            self._memory.put_server_profile(self.server_key, self.model, self.profile)
 
     def _backoff(self, attempt: int) -> float:
         """Exponential, with jitter so that parallel requests do not come back together."""
@@ -233,72 +365,11 @@ def bounded_source(site: Site) -> tuple[str, str]:
 
 
 def _raise_index(lines: list[str], site: Site) -> int:
-    """Where the raise is in the function's lines: the place whose neighbours best match
-    the site's source window (the function's own first line number is not a site fact)."""
-    window = site.sourceCode.split("\n")
-    offset = site.lineNumber - site.sourceCodeStart
-    if not 0 <= offset < len(window):
-        return 0
-    best, best_score = 0, -1
-    target = window[offset].strip()
-    for index, line in enumerate(lines):
-        if line.strip() != target:
-            continue
-        score = sum(
-            1
-            for delta in range(-offset, len(window) - offset)
-            if 0 <= index + delta < len(lines)
-            and lines[index + delta].strip() == window[offset + delta].strip()
-        )
-        if score > best_score:
-            best, best_score = index, score
-    return best
+    """Where the raise is in the function's lines."""
+    return raise_line(lines, site.sourceCode.split("\n"), site.lineNumber - site.sourceCodeStart)
 
 
-# -- answers -------------------------------------------------------------------------------
-
-
-def parse_explanation(answer: str) -> tuple[Explanation | None, str]:
-    """The answer as an Explanation, or None and what is wrong with it (for the repair)."""
-    text = _strip_fence(answer.strip())
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return None, f"not valid JSON: {exc}"
-    try:
-        return Explanation.model_validate(data), ""
-    except ValidationError as exc:
-        return None, _short(f"does not match the schema: {exc}")
-
-
-def _strip_fence(text: str) -> str:
-    # Some servers wrap JSON mode output in a Markdown fence anyway.
-    if text.startswith("```") and text.endswith("```"):
-        body = text.strip("`")
-        return body.split("\n", 1)[1] if "\n" in body else body
-    return text
-
-
-def _repair_turn(answer: str, note: str) -> list[dict[str, str]]:
-    return [{"role": "assistant", "content": answer}, {"role": "user", "content": note}]
-
-
-def _invalid_note(problem: str) -> str:
-    return (
-        f"Your previous answer (quoted above) is invalid: {problem}\n"
-        "Reply again with ONE JSON object with exactly the keys listed in the system "
-        "message, and nothing else."
-    )
-
-
-def _ungrounded_note(violations: list[str]) -> str:
-    listed = "\n".join(f"- {violation}" for violation in violations)
-    return (
-        "Your previous answer (quoted above) is not grounded in the repository:\n"
-        f"{listed}\n"
-        "Reply again with the whole JSON object, corrected: use only flags and names that "
-        "appear in the code or the facts, and valid Python in code fields."
-    )
+# -- failures ------------------------------------------------------------------------------
 
 
 def retry_after_seconds(value: str | None) -> float | None:

@@ -12,6 +12,7 @@ from pipeline.dataset.manifest import (
     GroundingWarning,
     LLMUsage,
     Manifest,
+    ReplacedFields,
     SiteProblem,
     SkippedFileEntry,
     StatusCounts,
@@ -48,7 +49,10 @@ def assemble(
                 **cached.explanation.model_dump(),
             )
         )
-        entries.append(IndexEntry.of(site, rid, slug))
+        entries.append(IndexEntry.of(
+            site, rid, slug, explainedBy=outcome.explained_by.get(rid),
+            replacedFields=sorted(outcome.replaced.get(rid, {})),
+        ))  # fmt: skip
     return records, entries
 
 
@@ -73,6 +77,12 @@ def distinct(sites: list[Site]) -> tuple[list[Site], list[SiteProblem]]:
     return kept, clashes
 
 
+def _response_format(explainer: Explainer) -> str | None:
+    """The response format an LLM explainer settled on (None for the offline explainer)."""
+    profile = getattr(explainer, "profile", None)
+    return None if profile is None else profile.response_format
+
+
 def build_manifest(
     *,
     snapshot: Snapshot,
@@ -95,6 +105,7 @@ def build_manifest(
         else "budget ran out"
     )
     stats = extraction.stats
+    by_position = sorted(entries, key=lambda e: (e.filePath, e.lineNumber))
     return Manifest(
         repo=snapshot.repo,
         analyzedSha=snapshot.sha,
@@ -111,6 +122,10 @@ def build_manifest(
             sitesNew=len(outcome.explanations) - outcome.cache_hits,
             sitesReused=outcome.cache_hits,
             byStatus=StatusCounts(**by_status),
+            explainedBy=dict(sorted(Counter(
+                entry.explainedBy for entry in entries if entry.explainedBy).items())),
+            fallbacks=len(outcome.fallbacks),
+            replacedFields=sum(len(fields) for fields in outcome.replaced.values()),
         ),
         skippedFiles=[
             SkippedFileEntry(filePath=item.filePath, reason=item.reason)
@@ -121,6 +136,22 @@ def build_manifest(
             (_problem(by_id[rid], pending_reason) for rid in outcome.pending),
             key=lambda p: (p.filePath, p.lineNumber),
         ),
+        fallbackSites=sorted(
+            (_problem(by_id[rid], reason) for rid, reason in outcome.fallbacks.items()),
+            key=lambda p: (p.filePath, p.lineNumber),
+        ),
+        replacedFields=[
+            ReplacedFields(
+                id=entry.id,
+                filePath=entry.filePath,
+                lineNumber=entry.lineNumber,
+                fields=sorted(outcome.replaced[entry.id]),
+                reasons=[why for name in sorted(outcome.replaced[entry.id])
+                         for why in outcome.replaced[entry.id][name]],
+            )
+            for entry in by_position
+            if outcome.replaced.get(entry.id)
+        ],
         groundingWarnings=[
             GroundingWarning(
                 id=entry.id,
@@ -128,7 +159,7 @@ def build_manifest(
                 lineNumber=entry.lineNumber,
                 violations=outcome.grounding_warnings[entry.id],
             )
-            for entry in sorted(entries, key=lambda e: (e.filePath, e.lineNumber))
+            for entry in by_position
             if outcome.grounding_warnings.get(entry.id)
         ],
         llm=LLMUsage(
@@ -139,6 +170,10 @@ def build_manifest(
             cacheHits=outcome.cache_hits,
             promptTokens=outcome.usage.prompt_tokens,
             completionTokens=outcome.usage.completion_tokens,
+            responseFormat=_response_format(explainer),
+            repairs=outcome.repairs,
+            droppedKeys=outcome.dropped_keys,
+            fixedValues=outcome.fixed_values,
         ),
         tool=Tool(version=__version__, extractorVersion=EXTRACTOR_VERSION),
     )

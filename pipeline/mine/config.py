@@ -132,6 +132,8 @@ class PipelineConfig(_Strict):
     concurrency: int | None = Field(default=None, ge=1)
     max_requests: int | None = Field(default=None, ge=0)
     max_tokens: int | None = Field(default=None, ge=0)
+    timeout: float | None = Field(default=None, gt=0)
+    response_format: Literal["auto", "json_schema", "json_object"] | None = None
     cache_dir: Path | None = None
     targets: dict[str, Target] = Field(min_length=1)
 
@@ -184,6 +186,10 @@ def _problem(error: dict) -> str:
         return f"expected {error['ctx']['expected']}, got {error['input']!r}"
     if kind == "greater_than_equal":
         return f"must be at least {error['ctx']['ge']}, got {error['input']!r}"
+    if kind == "greater_than":
+        return f"must be more than {error['ctx']['gt']:g}, got {error['input']!r}"
+    if kind in ("float_type", "float_parsing"):
+        return f"expected a number, got {error['input']!r}"
     if kind == "too_short" and error["loc"] == ("targets",):
         return "define at least one [targets.NAME] table"
     return error["msg"].removeprefix("Value error, ")

@@ -1,16 +1,22 @@
 """Sites -> explanations: the cache first, then the explainer with bounded concurrency,
-request/token budgets and clean interruption (finished answers are cached at once)."""
+request/token budgets and clean interruption (finished answers are cached at once).
+
+With a fallback (the offline explainer, when the explainer is an LLM) no site is left
+without a record: a site the explainer failed on, or left when a budget ran out or the
+explainer was given up on, gets the offline explanation (`offline-fallback`; it is not
+cached, so a later run asks the LLM again), and a kept answer's fields that still fail
+grounding are replaced by the offline explainer's versions of them."""
 
 from __future__ import annotations
 
 import asyncio
 import signal
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from pipeline.console import Console
-from pipeline.dataset.models import Site, now_timestamp
+from pipeline.dataset.models import Explanation, Site, now_timestamp
 from pipeline.explainers.base import (
     Explainer,
     ExplainRequest,
@@ -18,6 +24,7 @@ from pipeline.explainers.base import (
     Grounding,
     Usage,
 )
+from pipeline.explainers.fallback import replace_fields
 from pipeline.keys import explanation_key, record_id
 from pipeline.store import CachedExplanation, Store
 
@@ -28,6 +35,10 @@ GRACE_SECONDS = 5.0
 # Sites failing in a row, with none explained yet, after which the explainer is given up on
 # (a wrong URL, key or model): without it a dead server costs every site its full retries.
 GIVE_UP_AFTER = 3
+FALLBACK = "offline-fallback"  # `explainedBy` of a record the fallback wrote
+
+# The offline explanation of a site, given the other sites of its function.
+Fallback = Callable[[Site, list[Site]], Explanation]
 
 
 @dataclass
@@ -35,11 +46,17 @@ class EnrichOutcome:
     """What enrichment produced, by record id."""
 
     explanations: dict[str, CachedExplanation] = field(default_factory=dict)
-    failures: dict[str, str] = field(default_factory=dict)  # id -> reason
+    explained_by: dict[str, str] = field(default_factory=dict)  # id -> explainer provider
+    failures: dict[str, str] = field(default_factory=dict)  # id -> reason (no record)
+    fallbacks: dict[str, str] = field(default_factory=dict)  # id -> why the fallback wrote it
+    replaced: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # id -> field -> why
     pending: list[str] = field(default_factory=list)  # ids not explained (budget, signal)
     grounding_warnings: dict[str, list[str]] = field(default_factory=dict)
     usage: Usage = field(default_factory=Usage)
     cache_hits: int = 0
+    repairs: int = 0
+    dropped_keys: int = 0
+    fixed_values: int = 0
     interrupted_by: int | None = None  # the signal number that stopped the run
     gave_up: str | None = None  # why the explainer was given up on, if it was
 
@@ -72,7 +89,8 @@ def siblings_of(sites: Sequence[Site]) -> dict[str, list[Site]]:
     }
 
 
-def _by_key(sites: Sequence[Site], explainer: Explainer) -> dict[str, list[Site]]:
+def by_key(sites: Sequence[Site], explainer: Explainer) -> dict[str, list[Site]]:
+    """The sites by explanation key (sites meaning the same share one explanation)."""
     keyed: dict[str, list[Site]] = defaultdict(list)
     for site in sites:
         keyed[explanation_key(explainer.model, explainer.prompt_version, site)].append(site)
@@ -83,7 +101,7 @@ def plan(
     sites: Sequence[Site], explainer: Explainer, store: Store, grounding: Grounding
 ) -> EnrichPlan:
     """Count and estimate without calling the explainer (`--dry-run`)."""
-    keyed = _by_key(sites, explainer)
+    keyed = by_key(sites, explainer)
     cached_keys = store.has_explanations(keyed)
     siblings = siblings_of(sites)
     input_tokens = output_tokens = 0
@@ -104,26 +122,58 @@ def plan(
 
 
 class _Budget:
-    """Stops new requests once `max_requests` HTTP requests (retries and repairs count)
-    or `max_tokens` tokens have been used; in-flight calls count as one request each."""
+    """Stops requests once `max_requests` HTTP requests (retries and repairs count) or
+    `max_tokens` tokens have been used. A site starting is granted its first request; each
+    further one asks again through the site's `_SiteBudget`, so the count is exact."""
 
     def __init__(self, max_requests: int | None, max_tokens: int | None) -> None:
         self.max_requests = max_requests
         self.max_tokens = max_tokens
-        self.used = Usage()
-        self.in_flight = 0
+        self.granted = 0  # requests sent, or held by sites in flight
+        self.tokens = 0
         self.exhausted = False
 
-    def allows_start(self) -> bool:
-        if (
-            self.max_requests is not None
-            and self.used.requests + self.in_flight >= self.max_requests
-        ):
+    def spent(self) -> bool:
+        if self.max_requests is not None and self.granted >= self.max_requests:
             self.exhausted = True
-        tokens = self.used.prompt_tokens + self.used.completion_tokens
-        if self.max_tokens is not None and tokens >= self.max_tokens:
+        if self.max_tokens is not None and self.tokens >= self.max_tokens:
             self.exhausted = True
-        return not self.exhausted
+        return self.exhausted
+
+    def start(self) -> _SiteBudget | None:
+        """A site's budget, holding its first request; None when the budget is spent."""
+        if self.spent():
+            return None
+        self.granted += 1
+        return _SiteBudget(self)
+
+    def finish(self, site: _SiteBudget, usage: Usage) -> None:
+        """Count what a finished site really used instead of what it held."""
+        self.granted += usage.requests - site.held
+        self.tokens += usage.prompt_tokens + usage.completion_tokens
+
+
+class _SiteBudget:
+    """One site's leave to send requests (the `Budget` of explainers/base.py)."""
+
+    def __init__(self, shared: _Budget) -> None:
+        self.shared = shared
+        self.held = 1
+        self.taken = 0
+
+    def spent(self) -> bool:
+        return self.taken >= self.held and self.shared.spent()
+
+    def take(self) -> bool:
+        if self.taken < self.held:
+            self.taken += 1
+            return True
+        if self.shared.spent():
+            return False
+        self.shared.granted += 1
+        self.held += 1
+        self.taken += 1
+        return True
 
 
 def enrich(
@@ -137,15 +187,20 @@ def enrich(
     max_tokens: int | None = None,
     console: Console | None = None,
     grace: float = GRACE_SECONDS,
+    fallback: Fallback | None = None,
+    explain_misses: Callable[[Misses], Awaitable[None]] | None = None,
 ) -> EnrichOutcome:
     """Explain every site: cache hits cost nothing; misses go to the explainer, each answer
     cached as soon as it arrives. SIGINT/SIGTERM stop new requests, let those in flight
     finish for up to `grace` seconds (a second signal cancels them at once); the sites left
-    are `pending` and `interrupted_by` says which signal stopped the run."""
+    are `pending` and `interrupted_by` says which signal stopped the run. With a `fallback`,
+    see the module docstring. `explain_misses` replaces how the misses are explained (the
+    Batch API: pipeline/mine/batch.py)."""
     console = console or Console()
     outcome = EnrichOutcome()
     siblings = siblings_of(sites)
-    keyed = _by_key(sites, explainer)
+    keep = _Keeper(outcome, explainer.provider, grounding, siblings, fallback)
+    keyed = by_key(sites, explainer)
     misses: dict[str, list[Site]] = {}
     hits: dict[str, CachedExplanation] = {}
     for key, group in keyed.items():
@@ -175,57 +230,145 @@ def enrich(
                     if outcome.interrupted_by is None:
                         raise  # not a lookup killed by the same Ctrl-C
             for site in keyed[key]:
-                rid = record_id(site)
-                outcome.explanations[rid] = cached
+                keep.answer(site, cached, warnings)
                 outcome.cache_hits += 1
-                if warnings:
-                    outcome.grounding_warnings[rid] = list(warnings)
         if misses:
-            asyncio.run(
-                _explain_misses(
-                    misses,
-                    siblings,
-                    explainer,
-                    store,
-                    grounding,
-                    outcome,
-                    max(1, concurrency),
-                    _Budget(max_requests, max_tokens),
-                    console,
-                    interruption,
-                )
-            )
+            work = Misses(misses, siblings, explainer, store, grounding, outcome, keep, console,
+                          interruption, _Budget(max_requests, max_tokens))  # fmt: skip
+            if explain_misses is None:
+                asyncio.run(_explain_misses(work, max(1, concurrency)))
+            else:
+                asyncio.run(explain_misses(work))
+        if fallback is not None:
+            keep.fall_back_all([site for group in misses.values() for site in group])
     return outcome
 
 
-async def _explain_misses(
-    misses: dict[str, list[Site]],
-    siblings: dict[str, list[Site]],
-    explainer: Explainer,
-    store: Store,
-    grounding: Grounding,
-    outcome: EnrichOutcome,
-    concurrency: int,
-    budget: _Budget,
-    console: Console,
-    interruption: _Interruption,
-) -> None:
+class _Keeper:
+    """Puts explanations into the outcome: an LLM answer with its ungrounded fields replaced,
+    or the fallback's explanation for a site without one."""
+
+    def __init__(self, outcome: EnrichOutcome, provider: str, grounding: Grounding,
+                 siblings: dict[str, list[Site]], fallback: Fallback | None) -> None:  # fmt: skip
+        self.outcome = outcome
+        self.provider = provider
+        self.grounding = grounding
+        self.siblings = siblings
+        self.fallback = fallback
+
+    def answer(self, site: Site, cached: CachedExplanation, warnings: list[str]) -> None:
+        rid = record_id(site)
+        if warnings and self.fallback is not None:
+            offline = self.fallback(site, self.siblings[rid])
+            merged, replaced = replace_fields(cached.explanation, offline, warnings)
+            if replaced:
+                cached = cached.model_copy(update={"explanation": merged})
+                warnings = self.grounding.check(merged)
+                self.outcome.replaced[rid] = replaced
+        self.outcome.explanations[rid] = cached
+        self.outcome.explained_by[rid] = self.provider
+        if warnings:
+            self.outcome.grounding_warnings[rid] = list(warnings)
+
+    def fall_back_all(self, sites: list[Site]) -> None:
+        """The fallback's explanation for each site that failed or is pending (unless a
+        signal stopped the run: it must stop within seconds)."""
+        outcome = self.outcome
+        pending = set() if outcome.interrupted_by is not None else set(outcome.pending)
+        reason_left = (
+            f"explainer given up on: {outcome.gave_up}" if outcome.gave_up
+            else "the budget ran out before this site"
+        )
+        for site in sites:
+            rid = record_id(site)
+            if rid in outcome.failures:
+                reason = outcome.failures[rid]
+            elif rid in pending:
+                reason = reason_left
+            else:
+                continue
+            try:
+                explanation = self.fallback(site, self.siblings[rid])
+            except Exception as exc:  # the site keeps its failure
+                outcome.failures[rid] += f"; the offline fallback failed too: {exc}"
+                continue
+            outcome.failures.pop(rid, None)
+            outcome.explanations[rid] = CachedExplanation(
+                explanation=explanation, usage=Usage(), analyzed_at=now_timestamp()
+            )
+            outcome.explained_by[rid] = FALLBACK
+            outcome.fallbacks[rid] = reason
+            warnings = self.grounding.check(explanation)
+            if warnings:
+                outcome.grounding_warnings[rid] = warnings
+
+
+@dataclass
+class Misses:
+    """The sites the cache could not answer (by explanation key), with what explaining them
+    needs; `settle` books one key's result."""
+
+    sites: dict[str, list[Site]]
+    siblings: dict[str, list[Site]]
+    explainer: Explainer
+    store: Store
+    grounding: Grounding
+    outcome: EnrichOutcome
+    keep: _Keeper
+    console: Console
+    interruption: _Interruption
+    budget: _Budget
+
+    def request(self, key: str, budget: _SiteBudget | None = None) -> ExplainRequest:
+        site = self.sites[key][0]
+        if budget is None:
+            return ExplainRequest(site, self.siblings[record_id(site)], self.grounding)
+        return ExplainRequest(site, self.siblings[record_id(site)], self.grounding, budget)
+
+    def settle(self, key: str, result: ExplainResult) -> bool:
+        """Book a result: an answer is cached and kept, a failure noted; False when the site
+        stays pending (stopped by the budget, or most likely by the signal's doing)."""
+        outcome = self.outcome
+        outcome.usage = outcome.usage + result.usage
+        outcome.repairs += result.repairs
+        outcome.dropped_keys += result.dropped_keys
+        outcome.fixed_values += result.fixed_values
+        if result.explanation is None and outcome.interrupted_by is not None:
+            return False  # e.g. a subprocess killed by the same Ctrl-C: leave it pending
+        if result.out_of_budget:
+            return False  # stopped by the budget: pending, as a site that never started
+        group = self.sites[key]
+        if result.explanation is None:
+            for site in group:
+                outcome.failures[record_id(site)] = result.error or "no explanation"
+            return True
+        cached = CachedExplanation(
+            explanation=result.explanation, usage=result.usage, analyzed_at=now_timestamp()
+        )
+        self.store.put_explanation(key, cached)
+        for site in group:
+            self.keep.answer(site, cached, list(result.grounding_warnings))
+        return True
+
+    def leave_pending(self, keys: set[str]) -> None:
+        for key in self.sites:
+            if key in keys:
+                self.outcome.pending.extend(record_id(site) for site in self.sites[key])
+
+
+async def _explain_misses(work: Misses, concurrency: int) -> None:
+    outcome, budget = work.outcome, work.budget
     semaphore = asyncio.Semaphore(concurrency)
-    unfinished = set(misses)
+    unfinished = set(work.sites)
     failed_in_a_row = 0
     explained_any = False
 
     def record(key: str, result: ExplainResult) -> None:
         nonlocal failed_in_a_row, explained_any
-        budget.used = budget.used + result.usage
-        outcome.usage = outcome.usage + result.usage
-        if result.explanation is None and outcome.interrupted_by is not None:
-            return  # most likely the signal's doing (a killed subprocess): leave it pending
+        if not work.settle(key, result):
+            return
         unfinished.discard(key)
-        group = misses[key]
         if result.explanation is None:
-            for site in group:
-                outcome.failures[record_id(site)] = result.error or "no explanation"
             failed_in_a_row += 1
             if not explained_any and failed_in_a_row >= GIVE_UP_AFTER and not outcome.gave_up:
                 outcome.gave_up = (
@@ -234,53 +377,43 @@ async def _explain_misses(
                 )
             return
         failed_in_a_row, explained_any = 0, True
-        cached = CachedExplanation(
-            explanation=result.explanation, usage=result.usage, analyzed_at=now_timestamp()
-        )
-        store.put_explanation(key, cached)
-        for site in group:
-            outcome.explanations[record_id(site)] = cached
-            if result.grounding_warnings:
-                outcome.grounding_warnings[record_id(site)] = list(result.grounding_warnings)
 
-    with console.progress("explain", len(misses), "tokens") as tracker:
+    with work.console.progress("explain", len(work.sites), "tokens") as tracker:
 
         async def one(key: str) -> None:
             async with semaphore:
                 # The flag, not only the cancellation: an explainer that never yields to the
                 # loop (offline) would otherwise run every site before the cancel arrives.
                 stopped = outcome.interrupted_by is not None or outcome.gave_up is not None
-                if stopped or not budget.allows_start():
+                allowance = None if stopped else budget.start()
+                if allowance is None:
                     return
-                site = misses[key][0]
-                request = ExplainRequest(site, siblings[record_id(site)], grounding)
-                budget.in_flight += 1
                 try:
-                    result = await explainer.explain(request)
+                    result = await work.explainer.explain(work.request(key, allowance))
                 except Exception as exc:  # an explainer bug must not sink the whole run
                     result = ExplainResult(None, f"{type(exc).__name__}: {exc}")
-                finally:
-                    budget.in_flight -= 1
+                except asyncio.CancelledError:
+                    budget.finish(allowance, Usage(requests=allowance.taken))
+                    raise
+                budget.finish(allowance, result.usage)
                 record(key, result)
                 used = outcome.usage
                 tracker.advance(1, tokens=used.prompt_tokens + used.completion_tokens)
 
-        tasks = [asyncio.ensure_future(one(key)) for key in misses]
-        interruption.watch(tasks)
+        tasks = [asyncio.ensure_future(one(key)) for key in work.sites]
+        work.interruption.watch(tasks)
         try:
             results = await asyncio.gather(*tasks, return_exceptions=True)
         finally:
-            interruption.watch([])
-            await _close(explainer)
+            work.interruption.watch([])
+            await _close(work.explainer)
         # Cancellation is how an interrupt ends a task; anything else (the cache file
         # failing, say) must not pass for a pending site.
         for result in results:
             if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
                 raise result
 
-    for key in misses:
-        if key in unfinished:
-            outcome.pending.extend(record_id(site) for site in misses[key])
+    work.leave_pending(unfinished)
 
 
 class _Interruption:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ from pipeline.dataset.layout import dataset_dir
 from pipeline.dataset.manifest import (
     Manifest,
 )
-from pipeline.dataset.models import Timestamp, now_timestamp
+from pipeline.dataset.models import Explanation, Site, Timestamp, now_timestamp
 from pipeline.dataset.writer import (
     dataset_lock,
     has_complete_dataset,
@@ -32,6 +33,7 @@ from pipeline.source import Snapshot, open_source, resolve_cache_dir
 from pipeline.store import Store, default_store_path
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_BUDGET = 0, 1, 2, 3
+_SAME_REASON_LINES = 5  # sites warned of one by one for one fallback reason
 DEFAULT_MODEL = "gpt-4o-mini"
 REQUEST_TIMEOUT = 120.0
 
@@ -58,6 +60,12 @@ class RunOptions(BaseModel):
     concurrency: int = Field(default=8, ge=1)
     max_requests: int | None = Field(default=None, ge=0)
     max_tokens: int | None = Field(default=None, ge=0)
+    timeout: float = Field(default=REQUEST_TIMEOUT, gt=0)
+    response_format: Literal["auto", "json_schema", "json_object"] = "auto"
+    batch: bool = False
+    batch_file: Path | None = None
+    batch_results: Path | None = None
+    batch_poll: float = Field(default=30.0, gt=0)
     dry_run: bool = False
     cache: Path | None = None
     cache_dir: Path | None = None
@@ -87,16 +95,18 @@ def choose_explainer(options: RunOptions) -> Explainer:
         from pipeline.explainers.offline import OfflineExplainer
 
         return OfflineExplainer()
-    if not api_key and not base_url and not options.dry_run:  # a dry run sends nothing
+    sends = not (options.dry_run or options.batch_file or options.batch_results)
+    if not api_key and not base_url and sends:
         raise RunError("--llm openai needs OPENAI_API_KEY or --base-url/OPENAI_BASE_URL")
-    from pipeline.explainers import llm
+    from pipeline.explainers.llm import LLMExplainer
 
-    return llm.LLMExplainer(
+    return LLMExplainer(
         model=options.model or DEFAULT_MODEL,
         base_url=base_url,
         api_key=api_key,
         concurrency=options.concurrency,
-        timeout=REQUEST_TIMEOUT,
+        timeout=options.timeout,
+        response_format=options.response_format,
     )
 
 
@@ -107,8 +117,12 @@ def run_dataset(
     RunError for input the user must fix; everything else becomes the exit code.
     `explainer` replaces the one `options.llm` would choose (tests, embedding)."""
     cache_dir = resolve_cache_dir(options.cache_dir)
+    batching = check_batch_options(options)
     explainer = explainer or choose_explainer(options)
-    if not options.dry_run:  # fail before the work, not after it
+    if batching and explainer.provider == "offline":
+        raise RunError("--batch, --batch-file and --batch-results need the openai explainer: "
+                       "pass --llm openai (and --model)")  # fmt: skip
+    if not options.dry_run and not options.batch_file:  # fail before the work, not after it
         Path(options.out_dir).mkdir(parents=True, exist_ok=True)
     snapshot = open_source(
         options.source,
@@ -130,6 +144,9 @@ def run_dataset(
 def _mine(options: RunOptions, snapshot: Snapshot, root: Path, explainer: Explainer,
           cache_dir: Path, console: Console) -> RunOutcome:
     with Store(options.cache or default_store_path(cache_dir)) as store:
+        remember = getattr(explainer, "remember_with", None)
+        if remember is not None:  # an LLM explainer starts from what it learnt of the server
+            remember(store)
         extraction = extract_snapshot(
             snapshot,
             options.rules,
@@ -148,6 +165,15 @@ def _mine(options: RunOptions, snapshot: Snapshot, root: Path, explainer: Explai
             )
             return RunOutcome(EXIT_OK, None, None)
         sites, clashes = distinct(extraction.sites)
+        if options.batch_file is not None:
+            return write_batch_file(options, sites, explainer, store, grounding, console)
+        runner = None
+        if options.batch or options.batch_results is not None:
+            from pipeline.mine.batch import BatchOptions, batch_runner
+
+            runner = batch_runner(BatchOptions(
+                "results" if options.batch_results else "api", options.batch_results,
+                options.batch_poll))  # fmt: skip
         enriched = enrich(
             sites,
             explainer,
@@ -157,6 +183,8 @@ def _mine(options: RunOptions, snapshot: Snapshot, root: Path, explainer: Explai
             max_requests=options.max_requests,
             max_tokens=options.max_tokens,
             console=console,
+            fallback=None if explainer.provider == "offline" else offline_fallback,
+            explain_misses=runner,
         )
 
     records, entries = assemble(sites, enriched)
@@ -181,16 +209,57 @@ def _mine(options: RunOptions, snapshot: Snapshot, root: Path, explainer: Explai
     return RunOutcome(code, root, manifest)
 
 
+def check_batch_options(options: RunOptions) -> bool:
+    """Whether the run batches; RunError for options that do not go together."""
+    given = [flag for flag, on in (("--batch", options.batch),
+                                   ("--batch-file", options.batch_file is not None),
+                                   ("--batch-results", options.batch_results is not None)) if on]
+    if len(given) > 1:
+        raise RunError(f"{given[0]} and {given[1]} do not go together: use one")
+    if given and options.dry_run:
+        raise RunError(f"{given[0]} and --dry-run do not go together: use one")
+    if options.batch_results is not None and not Path(options.batch_results).is_file():
+        raise RunError(f"--batch-results: {options.batch_results}: no such file")
+    return bool(given)
+
+
+def write_batch_file(options: RunOptions, sites: list[Site], explainer: Explainer,
+                     store: Store, grounding: RepoGrounding, console: Console) -> RunOutcome:
+    """`--batch-file`: the requests of the sites the cache cannot answer, and nothing else."""
+    from pipeline.explainers.llm import LLMExplainer
+    from pipeline.mine.batch import write_request_file
+
+    assert isinstance(explainer, LLMExplainer) and options.batch_file is not None
+    written, cached = write_request_file(sites, explainer, store, grounding, options.batch_file,
+                                         options.max_requests)  # fmt: skip
+    console.line(
+        f"batch file: {written} requests written to {options.batch_file} ({cached} sites "
+        f"cached); run them (e.g. python -m vllm.entrypoints.openai.run_batch -i "
+        f"{options.batch_file} -o results.jsonl --model {explainer.model}), then rerun with "
+        "--batch-results results.jsonl"
+    )
+    return RunOutcome(EXIT_OK, None, None)
+
+
+def offline_fallback(site: Site, siblings: list[Site]) -> Explanation:
+    """What the offline explainer says, for a site the LLM gave no usable answer for."""
+    from pipeline.explainers.offline.explainer import explain_site
+
+    return explain_site(site, siblings)
+
+
 def exit_code(manifest: Manifest, outcome: EnrichOutcome) -> int:
     """A signal's code (130/143) beats an explainer given up on (2), which beats a spent
-    budget (3), which beats problems (1)."""
+    budget (3), which beats problems (1): skipped files, failed sites, or records the
+    offline explainer wrote because the LLM gave no usable answer."""
     if outcome.exit_code_for_signal is not None:
         return outcome.exit_code_for_signal
     if outcome.gave_up is not None:
         return EXIT_USAGE
     if manifest.counts.pending:
         return EXIT_BUDGET
-    if manifest.counts.skippedFiles or manifest.counts.failedSites:
+    counts = manifest.counts
+    if counts.skippedFiles or counts.failedSites or counts.fallbacks:
         return EXIT_PROBLEMS
     return EXIT_OK
 
@@ -206,11 +275,28 @@ def report(console: Console, manifest: Manifest, root: Path, outcome: EnrichOutc
         console.warn(
             f"no explanation: {failed.reason}", file=failed.filePath, line=failed.lineNumber
         )
+    # One line per site, but one line in all for a reason many sites share (a budget, an
+    # explainer given up on): the manifest lists them all.
+    shared = Counter(fell.reason for fell in manifest.fallbackSites)
+    for fell in manifest.fallbackSites:
+        if shared[fell.reason] <= _SAME_REASON_LINES:
+            console.warn(f"offline fallback: {fell.reason}", file=fell.filePath,
+                         line=fell.lineNumber)  # fmt: skip
+    for reason, count in shared.items():
+        if count > _SAME_REASON_LINES:
+            console.warn(f"offline fallback for {count} sites: {reason}")
+    for replaced in manifest.replacedFields:
+        console.warn(
+            f"replaced by the offline explainer's: {', '.join(replaced.fields)} "
+            f"({'; '.join(replaced.reasons)})",
+            file=replaced.filePath, line=replaced.lineNumber,
+        )  # fmt: skip
     for warning in manifest.groundingWarnings:
         for violation in warning.violations:
             console.warn(f"grounding: {violation}", file=warning.filePath, line=warning.lineNumber)
     counts, llm = manifest.counts, manifest.llm
     status = counts.byStatus
+    by = ", ".join(f"{name} {count}" for name, count in counts.explainedBy.items()) or "none"
     if kept:
         written = f"not written: kept the complete dataset in {root}"
     else:
@@ -221,11 +307,16 @@ def report(console: Console, manifest: Manifest, root: Path, outcome: EnrichOutc
         f"unresolved {status.unresolved})",
         f"explainer: {llm.provider}/{llm.model} ({llm.promptVersion}): {llm.requests} requests, "
         f"{llm.cacheHits} cache hits, {llm.promptTokens} prompt + "
-        f"{llm.completionTokens} completion tokens",
+        f"{llm.completionTokens} completion tokens"
+        + (f", {llm.repairs} repairs, response format {llm.responseFormat}"
+           if llm.responseFormat else ""),
         f"files: {counts.files} in tree, {counts.filesParsed} parsed, {counts.filesReused} "
         f"reused, {counts.skippedFiles} skipped; sites: {counts.failedSites} failed, "
         f"{counts.pending} pending, {len(manifest.groundingWarnings)} with grounding warnings",
     ]
+    if llm.provider != "offline":
+        lines.insert(2, f"explained by: {by}; {counts.replacedFields} fields replaced by the "
+                        "offline explainer's")  # fmt: skip
     if outcome.interrupted_by is not None:
         lines.append("interrupted: what finished is written and cached; rerun to resume")
     elif outcome.gave_up is not None:
@@ -236,9 +327,10 @@ def report(console: Console, manifest: Manifest, root: Path, outcome: EnrichOutc
     elif counts.pending:
         lines.append("budget ran out: what finished is written and cached; rerun to resume")
     if kept:
-        lines.append(f"{counts.pending + counts.failedSites} sites without a record: the "
-                     "complete dataset stays until a rerun explains them all (what finished "
-                     "is cached)")
+        left = {(s.filePath, s.lineNumber) for s in [*manifest.pendingSites,
+                                                     *manifest.fallbackSites]}  # fmt: skip
+        lines.append(f"{len(left) + counts.failedSites} sites not explained: the complete "
+                     "dataset stays until a rerun explains them all (what finished is cached)")
     for line in lines:
         console.line(line)
     console.step_summary(

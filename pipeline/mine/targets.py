@@ -23,7 +23,7 @@ _SEVERITY = {0: 0, 1: 1, 3: 2, 2: 3}
 # Config keys that are `RunOptions` fields under another name.
 _OPTION_NAMES = {"out": "out_dir"}
 _DEFAULT_KEYS = ("out", "llm", "model", "base_url", "concurrency", "max_requests",
-                 "max_tokens", "cache_dir")
+                 "max_tokens", "timeout", "response_format", "cache_dir")
 
 
 def worst_exit_code(codes: Sequence[int]) -> int:
