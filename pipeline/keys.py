@@ -40,9 +40,10 @@ def analysis_token(rules: Rules) -> str:
 
 def explanation_key(model: str, prompt_version: str, site: Site) -> str:
     """The cache key of a site's explanation: what the site means (its function's name, the
-    error, its message and pattern, its guards, and the raise statement with what encloses
-    it), never its line numbers, its commit, the function's other lines or its other raises,
-    so a regeneration pays only for errors whose meaning changed."""
+    error, its message and pattern, its guards and the earlier checks that passed, and the
+    raise statement with what encloses it), never its line numbers, its commit, the
+    function's other lines or its other raises, so a regeneration pays only for errors
+    whose meaning changed."""
     return _sha256(dumps_key(
         model,
         prompt_version,
@@ -50,6 +51,7 @@ def explanation_key(model: str, prompt_version: str, site: Site) -> str:
         site.errorMessage,
         site.messagePattern,
         site.guards,
+        site.priorChecks,
         site.qualname,
         site_meaning(site),
     ))
