@@ -34,7 +34,7 @@ from pipeline.source.git import local_git_dir, run_git  # noqa: E402
 TOOLS = CACHE / "tools"
 SEMGREP_VERSION = "1.185.0"
 SECTIONS = ("incremental", "llm_throughput", "llm_cache", "explain_speed", "run_offline",
-            "messages", "hostile", "settings")
+            "messages", "hostile", "ecosystem", "settings")
 MAX_RATIO = 0.25
 MAX_RSS = 1024**3
 

@@ -8,7 +8,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ValidatorKind = Literal["pydantic", "post_init", "name", "reached"]
+ValidatorKind = Literal["pydantic", "post_init", "init", "name", "reached"]
 MessageStatus = Literal["literal", "template", "partial", "unresolved"]
 
 # Bumped whenever a change to extractors/ can change the sites of an unchanged file;
@@ -21,7 +21,10 @@ MessageStatus = Literal["literal", "template", "partial", "unresolved"]
 # 5: messages built from parts (conditional pieces, joined lists, tuples, several branches,
 # same-file helpers) and literal braces doubled in errorMessage; sites carry
 # messageFragments.
-EXTRACTOR_VERSION = "5"
+# 6: `init` validators, the wider name rule, `post_init`, calls followed through class
+# names, super(), properties and annotated members, and the file's own error subclasses;
+# guards for nested early exits, `continue`, loop headers, without duplicates; priorChecks.
+EXTRACTOR_VERSION = "6"
 
 
 class Memo(Protocol):
@@ -44,17 +47,25 @@ class Rules(BaseModel):
         "validator",
         "root_validator",
     )
-    method_names: tuple[str, ...] = ("__post_init__",)
-    name_pattern: str = r"^_*(validate|verify|check)(_|$)"
+    method_names: tuple[str, ...] = ("__post_init__", "post_init")
+    name_pattern: str = r"^_*(validate|verify|check)(_|$)|^_*assert_|_(validation|checks?)$"
     error_classes: tuple[str, ...] = ("ValueError",)
     follow_calls: bool = True
+    # `init`: these methods of configuration classes, which are the classes named with one
+    # of the suffixes, decorated with one of the decorators, deriving from one of the bases,
+    # or deriving from a configuration class of the repository
+    init_methods: tuple[str, ...] = ("__init__",)
+    config_suffixes: tuple[str, ...] = ("Config", "Args", "Arguments", "Options", "Params",
+                                        "Settings")
+    config_decorators: tuple[str, ...] = ("dataclass",)
+    config_bases: tuple[str, ...] = ("BaseModel", "BaseSettings", "RootModel")
 
     def cache_token(self) -> str:
         """A stable text that changes whenever a rule does (part of cache keys)."""
         return self.model_dump_json()
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=64)
 def memo_token(rules: Rules) -> str:
     """The part of every memo key that changes whenever the extractor or a rule does."""
     return hashlib.sha256(f"{EXTRACTOR_VERSION}\0{rules.cache_token()}".encode()).hexdigest()
@@ -77,6 +88,8 @@ class RaiseSite(BaseModel):
     # extractors/parts.py); [] for any other message
     messageFragments: list[str] = Field(default_factory=list)
     guards: list[str] = Field(default_factory=list)
+    # the negated tests of the earlier `if ...: raise` checks of the function that passed
+    priorChecks: list[str] = Field(default_factory=list)
     sourceCode: str
     sourceCodeStart: int
     sourceCodeEnd: int

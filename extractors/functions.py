@@ -11,6 +11,33 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
+@dataclass(frozen=True)
+class Calls:
+    """What a function's own scope calls and reads, as the validator rules follow it."""
+
+    self_calls: frozenset[str] = frozenset()  # `self.x(...)`, `cls.x(...)`
+    direct: frozenset[str] = frozenset()  # `x(...)`
+    class_calls: frozenset[tuple[str, str]] = frozenset()  # `Class.x(...)`
+    super_calls: frozenset[str] = frozenset()  # `super().x(...)`
+    self_reads: frozenset[str] = frozenset()  # `self.x` read without a call (a property?)
+    member_calls: frozenset[tuple[str, str]] = frozenset()  # `self.member.x(...)`
+    # `self.member: T = ...`, or `self.member = param` of a parameter annotated `T`: (member, T)
+    member_types: tuple[tuple[str, str], ...] = ()
+
+    def to_row(self) -> list:
+        return [sorted(self.self_calls), sorted(self.direct), sorted(map(list, self.class_calls)),
+                sorted(self.super_calls), sorted(self.self_reads),
+                sorted(map(list, self.member_calls)), [list(pair) for pair in self.member_types]]
+
+    @classmethod
+    def from_row(cls, row: list) -> Calls:
+        self_calls, direct, class_calls, super_calls, reads, member_calls, types = row
+        return cls(frozenset(self_calls), frozenset(direct),
+                   frozenset(map(tuple, class_calls)), frozenset(super_calls),
+                   frozenset(reads), frozenset(map(tuple, member_calls)),
+                   tuple((member, text) for member, text in types))
+
+
 @dataclass
 class Function:
     """One `def` of a file, as the pre-pass sees it (no libcst yet)."""
@@ -28,43 +55,93 @@ class Function:
     raise_lines: list[int]  # raises of a configured class in this function's own scope
     # None when the table came from a memo of segments (extractors/segments.py)
     node: FunctionNode | None = field(repr=False)
-    _calls: tuple[set[str], set[str]] | None = field(default=None, repr=False)
+    _calls: Calls | None = field(default=None, repr=False)
     # fills in `node` when the calls are needed and the table came without nodes
     _reparse: Callable[[], None] | None = field(default=None, repr=False, compare=False)
 
     @property
-    def self_calls(self) -> set[str]:
+    def self_calls(self) -> frozenset[str]:
         """Names called as `self.x(...)` or `cls.x(...)` in this function's own scope."""
-        return self._scan_calls()[0]
+        return self.calls.self_calls
 
     @property
-    def direct_calls(self) -> set[str]:
+    def direct_calls(self) -> frozenset[str]:
         """Names called as `x(...)` in this function's own scope."""
-        return self._scan_calls()[1]
+        return self.calls.direct
 
-    def _scan_calls(self) -> tuple[set[str], set[str]]:
+    @property
+    def calls(self) -> Calls:
         # computed only for validators: walking every expression of every function is
         # the slow part of the pre-pass
         if self._calls is None:
             if self.node is None and self._reparse is not None:
                 self._reparse()
             assert self.node is not None
-            self_calls: set[str] = set()
-            direct: set[str] = set()
-            for node in own_nodes(self.node.body):
-                if not isinstance(node, ast.Call):
-                    continue
-                callee = node.func
-                if isinstance(callee, ast.Name):
-                    direct.add(callee.id)
-                elif (
-                    isinstance(callee, ast.Attribute)
-                    and isinstance(callee.value, ast.Name)
-                    and callee.value.id in ("self", "cls")
-                ):
-                    self_calls.add(callee.attr)
-            self._calls = (self_calls, direct)
+            self._calls = scan_calls(self.node)
         return self._calls
+
+
+_SELF = ("self", "cls")
+
+
+def scan_calls(node: FunctionNode) -> Calls:
+    """The calls and `self` reads of a function's own scope (nested scopes not entered)."""
+    self_calls: set[str] = set()
+    direct: set[str] = set()
+    class_calls: set[tuple[str, str]] = set()
+    super_calls: set[str] = set()
+    member_calls: set[tuple[str, str]] = set()
+    types: dict[str, str] = {}
+    params = {
+        arg.arg: ast.unparse(arg.annotation)
+        for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+        if arg.annotation is not None
+    }
+    called: set[int] = set()  # ids of the Attribute nodes that are callees
+    self_attributes: list[ast.Attribute] = []  # `self.x` read, called or not
+    for child in own_nodes(node.body):
+        if isinstance(child, ast.Attribute):
+            if (isinstance(child.ctx, ast.Load) and isinstance(child.value, ast.Name)
+                    and child.value.id == "self"):
+                self_attributes.append(child)
+        elif isinstance(child, ast.Call):
+            callee = child.func
+            if isinstance(callee, ast.Name):
+                direct.add(callee.id)
+            elif isinstance(callee, ast.Attribute):
+                called.add(id(callee))
+                owner = callee.value
+                if isinstance(owner, ast.Name):
+                    if owner.id in _SELF:
+                        self_calls.add(callee.attr)
+                    else:  # a class of the file, or a module, a local, ...: resolved later
+                        class_calls.add((owner.id, callee.attr))
+                elif _is_super(owner):
+                    super_calls.add(callee.attr)
+                elif (isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name)
+                      and owner.value.id == "self"):
+                    member_calls.add((owner.attr, callee.attr))
+        elif isinstance(child, ast.AnnAssign) and _is_self_member(child.target):
+            types.setdefault(child.target.attr, ast.unparse(child.annotation))
+        elif isinstance(child, ast.Assign) and isinstance(child.value, ast.Name):
+            for target in child.targets:
+                if _is_self_member(target) and child.value.id in params:
+                    types.setdefault(target.attr, params[child.value.id])
+    reads = {attribute.attr for attribute in self_attributes if id(attribute) not in called}
+    return Calls(frozenset(self_calls), frozenset(direct), frozenset(class_calls),
+                 frozenset(super_calls), frozenset(reads), frozenset(member_calls),
+                 tuple(sorted(types.items())))
+
+
+def _is_super(node: ast.expr) -> bool:
+    """`super()` or `super(Class, self)`."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "super")
+
+
+def _is_self_member(node: ast.expr) -> bool:
+    return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            and node.value.id == "self")
 
 
 def decorator_name(node: ast.expr) -> str | None:

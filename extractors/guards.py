@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -121,84 +122,216 @@ def _negates_simply(node: cst.BaseExpression) -> bool:
     return isinstance(node, _ATOMS)
 
 
-def always_returns(statements: Sequence[cst.CSTNode]) -> bool:
-    """Whether a block always ends in `return` (directly, or in every arm of a final if)."""
+# --- what the code before a raise says ---------------------------------------------------
+#
+# A statement before the raise in an enclosing block may leave the function (or the loop
+# iteration) on some of its paths: `if A: return`, `if A: ... elif B: continue`, `if A: if
+# B: raise X`. Each such path is a conjunction of if-tests; when the raise runs, none of
+# them held. Paths that end in `return`, `continue` or `break` give guards; paths that end
+# in `raise` are the earlier checks of the function, which give priorChecks.
+
+# Terminal statements, by what their path says about a later raise.
+_EXITS = (cst.Return, cst.Continue, cst.Break)
+# a path with more tests than this reads as noise, not as a condition
+MAX_PATH_TESTS = 3
+# A site keeps at most this many guards and prior checks, the nearest to its raise: beyond
+# it they explain nothing more and would make a hostile elif chain's (or a long run of
+# checks') output grow with the square of its length.
+MAX_GUARDS = 64
+MAX_PRIOR_CHECKS = 32
+
+Test = tuple[cst.BaseExpression, bool]  # an if-test and whether it held on the path
+
+
+class Conditions(NamedTuple):
+    """What holds when a raise runs: `guards` (enclosing tests, loop headers, negated early
+    exits) and `prior_checks` (negated tests of the earlier raising checks)."""
+
+    guards: list[str]
+    prior_checks: list[str]
+
+
+def _ends(statements: Sequence[cst.CSTNode]) -> set[str] | None:
+    """How a block always ends: the kinds (`exit`, `check`) of its final statements on every
+    path, or None when some path falls through."""
     if not statements:
-        return False
+        return None
     last = statements[-1]
     if isinstance(last, cst.SimpleStatementLine):
-        return bool(last.body) and isinstance(last.body[-1], cst.Return)
-    if isinstance(last, cst.Return):
-        return True
+        last = last.body[-1] if last.body else None
+    if isinstance(last, _EXITS):
+        return {"exit"}
+    if isinstance(last, cst.Raise):
+        return {"check"}
     if isinstance(last, cst.If) and last.orelse is not None:
-        otherwise = [last.orelse] if isinstance(last.orelse, cst.If) else last.orelse.body.body
-        return always_returns(last.body.body) and always_returns(otherwise)
-    return False
-
-
-def early_exit(statement: cst.CSTNode) -> cst.BaseExpression | None:
-    """The test of an `if X:` (no elif/else) whose body always returns, else None."""
-    if (
-        isinstance(statement, cst.If)
-        and statement.orelse is None
-        and always_returns(statement.body.body)
-    ):
-        return statement.test
+        body = _ends(last.body.body)
+        otherwise = _ends([last.orelse] if isinstance(last.orelse, cst.If)
+                          else last.orelse.body.body)
+        if body is not None and otherwise is not None:
+            return body | otherwise
     return None
 
 
-# A site keeps at most this many guards, the nearest to its raise: beyond it they explain
-# nothing more and would make a hostile elif chain's output grow with the square of its length.
-MAX_GUARDS = 64
+def _leaving_paths(statement: cst.CSTNode) -> Iterator[tuple[str, list[Test]]]:
+    """(kind, tests) of each path through `statement` that leaves before the code after it.
+    Loops, `try` and `match` are not entered: what they say cannot be put as one test."""
+    if isinstance(statement, cst.If):
+        yield from _leaving_paths_of_if(statement, [])
+    elif isinstance(statement, cst.With):
+        for inner in statement.body.body:
+            yield from _leaving_paths(inner)
 
 
-def guards_of(path: Sequence[Step], module: cst.Module) -> list[str]:
-    """The guards of a raise reached along `path` (outermost step first): the negated early
-    exits before it in source order, then the enclosing if/elif/else tests, outermost first."""
-    return GuardFinder(module).guards(path)
+def _leaving_paths_of_if(node: cst.If, before: list[Test]) -> Iterator[tuple[str, list[Test]]]:
+    here = [*before, (node.test, True)]
+    ends = _ends(node.body.body)
+    if ends is not None:
+        yield ("check" if ends == {"check"} else "exit"), here
+        # an arm that always leaves is known not to have run: later arms need not say so
+        otherwise = before
+    else:
+        for inner in node.body.body:
+            for kind, tests in _leaving_paths(inner):
+                yield kind, here + tests
+        otherwise = [*before, (node.test, False)]
+    if isinstance(node.orelse, cst.If):
+        yield from _leaving_paths_of_if(node.orelse, otherwise)
+    elif isinstance(node.orelse, cst.Else):
+        ends = _ends(node.orelse.body.body)
+        if ends is not None and otherwise:
+            yield ("check" if ends == {"check"} else "exit"), otherwise
+        elif ends is None:
+            for inner in node.orelse.body.body:
+                for kind, tests in _leaving_paths(inner):
+                    yield kind, otherwise + tests
+
+
+def _not_all(tests: list[Test], module: cst.Module) -> str:
+    """The readable negation of a conjunction of tests."""
+    if len(tests) == 1:
+        test, held = tests[0]
+        return negate(test, module) if held else condition(test, module)
+    operands = [test if held else _not(test) for test, held in tests]
+    joined = operands[0]
+    for operand in operands[1:]:
+        joined = cst.BooleanOperation(left=_grouped(joined), operator=cst.And(),
+                                      right=_grouped(operand))
+    return negate(joined, module)
+
+
+def _not(test: cst.BaseExpression) -> cst.BaseExpression:
+    return cst.UnaryOperation(operator=cst.Not(), expression=_grouped(test, loose_only=False))
+
+
+def _grouped(node: cst.BaseExpression, loose_only: bool = True) -> cst.BaseExpression:
+    """The node in parentheses when it binds more loosely than `and` (with `loose_only`) or
+    is not an atom; nodes already in parentheses stay as they are."""
+    if getattr(node, "lpar", None) or isinstance(node, _ATOMS):
+        return node
+    if loose_only and isinstance(node, (cst.Comparison, cst.UnaryOperation)):
+        return node
+    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _loop_header(statement: cst.CSTNode, inner: Sequence[cst.CSTNode] | None,
+                 module: cst.Module) -> str | None:
+    """`x in xs` for a `for` loop whose body holds the raise (not its `else`)."""
+    if not isinstance(statement, cst.For) or inner is not statement.body.body:
+        return None
+    target = one_line(module.code_for_node(statement.target))
+    if isinstance(statement.target, cst.Tuple) and not statement.target.lpar:
+        target = f"({target})"
+    return f"{target} in {condition(statement.iter, module)}"
+
+
+# What each earlier statement says, by the statement's id: (guards, prior checks) texts.
+# One per function, so that its raises share the work.
+Said = dict[int, tuple[list[str], list[str]]]
+
+
+def guards_of(path: Sequence[Step], module: cst.Module) -> Conditions:
+    """The conditions of a raise reached along `path` (outermost step first); see
+    `GuardFinder.conditions`."""
+    return GuardFinder(module).conditions(path)
 
 
 @dataclass
-class _Exits:
-    """The early exits of one block, found as far as `before` reaches."""
+class _Said:
+    """What the statements of one block say, worked out as far as `before` reaches."""
 
     statements: Sequence[cst.CSTNode]
-    found: list[str]  # negated, in source order
-    before: list[int]  # before[i]: how many of `found` come before statements[i]
+    exits: list[str]  # negated early exits, in source order
+    checks: list[str]  # negated checks, in source order
+    before: list[tuple[int, int]]  # before[i]: how many of each come before statements[i]
 
 
 class GuardFinder:
-    """`guards_of` for every raise of one function: each statement is tested for an early exit
-    once and each condition written once, so a validator with thousands of raises costs time
-    in proportion to its length, not to its square."""
+    """The conditions of every raise of one function: each statement is read for its exits
+    and checks once and each condition written once, so a validator with thousands of raises
+    costs time in proportion to its length, not to its square."""
 
     def __init__(self, module: cst.Module) -> None:
         self.module = module
-        self._exits: dict[int, _Exits] = {}
+        self._said: dict[int, _Said] = {}
         self._written: dict[tuple[int, bool], str] = {}  # nodes live as long as the module
 
-    def guards(self, path: Sequence[Step]) -> list[str]:
+    def conditions(self, path: Sequence[Step]) -> Conditions:
+        """guards: the headers of the enclosing `for` loops (`x in xs`), then the negated
+        early exits before the raise in source order (`return`, and `continue`/`break` of an
+        enclosing loop, also nested in an earlier `if`), then the enclosing if/elif/else
+        tests, outermost first; the nearest MAX_GUARDS of them.
+        prior_checks: the negated tests of the earlier `if ...: raise` checks (nested ones
+        too) of the enclosing blocks, in source order; the nearest MAX_PRIOR_CHECKS.
+        Each list holds a text once; a prior check that is also a guard is left out."""
+        blocks = [step for step in path if isinstance(step, Block)]
+        headers = [
+            header
+            for number, step in enumerate(blocks)
+            if (header := self._header(step, blocks[number + 1] if number + 1 < len(blocks)
+                                       else None)) is not None
+        ]
         tests = [self._test(step) for step in path if isinstance(step, Branch)]
-        room = max(0, MAX_GUARDS - len(tests))
-        exits: list[str] = []
-        for step in reversed([step for step in path if isinstance(step, Block)]):
-            if len(exits) >= room:
-                break
-            block = self._scan(step)
-            count = block.before[step.index]
-            exits[:0] = block.found[max(0, count - (room - len(exits))) : count]
-        return (exits + tests)[-MAX_GUARDS:]
+        exits = self._nearest(blocks, 0, MAX_GUARDS)
+        guards = list(dict.fromkeys(headers + exits + tests))[-MAX_GUARDS:]
+        held = set(guards)
+        # a few more than kept, so that dropping repeats and guards still leaves enough
+        checks = self._nearest(blocks, 1, 2 * MAX_PRIOR_CHECKS)
+        prior = [check for check in dict.fromkeys(checks) if check not in held]
+        return Conditions(guards, prior[-MAX_PRIOR_CHECKS:])
 
-    def _scan(self, step: Block) -> _Exits:
-        block = self._exits.get(id(step.statements))
-        if block is None or block.statements is not step.statements:
-            block = self._exits[id(step.statements)] = _Exits(step.statements, [], [0])
-        while len(block.before) <= step.index:
-            test = early_exit(block.statements[len(block.before) - 1])
-            if test is not None:
-                block.found.append(negate(test, self.module))
-            block.before.append(len(block.found))
-        return block
+    def _nearest(self, blocks: list[Block], which: int, room: int) -> list[str]:
+        """The last `room` exits (which=0) or checks (which=1) before the raise."""
+        found: list[str] = []
+        for step in reversed(blocks):
+            if len(found) >= room:
+                break
+            said = self._scan(step)
+            texts = said.checks if which else said.exits
+            count = said.before[step.index][which]
+            found[:0] = texts[max(0, count - (room - len(found))) : count]
+        return found
+
+    def _scan(self, step: Block) -> _Said:
+        said = self._said.get(id(step.statements))
+        if said is None or said.statements is not step.statements:
+            said = self._said[id(step.statements)] = _Said(step.statements, [], [], [(0, 0)])
+        while len(said.before) <= step.index:
+            statement = said.statements[len(said.before) - 1]
+            for kind, tests in _leaving_paths(statement):
+                if len(tests) <= MAX_PATH_TESTS:
+                    text = _not_all(tests, self.module)
+                    (said.checks if kind == "check" else said.exits).append(text)
+            said.before.append((len(said.exits), len(said.checks)))
+        return said
+
+    def _header(self, step: Block, inner: Block | None) -> str | None:
+        statement = step.statements[step.index]
+        key = (id(statement), True)
+        if key not in self._written:
+            self._written[key] = _loop_header(
+                statement, inner.statements if inner is not None else None, self.module
+            ) or ""
+        return self._written[key] or None
 
     def _test(self, step: Branch) -> str:
         key = (id(step.test), step.holds)

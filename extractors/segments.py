@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from extractors.facts import Memo
-from extractors.functions import Function, function_table
+from extractors.functions import Calls, Function, function_table
 
 _DEF_START = ("@", "def ", "async def ", "class ")
 _CODE_START = re.compile(r"[A-Za-z_]")
@@ -262,7 +262,7 @@ def _dump(fn: Function, segment: Segment) -> list:
         *names, fn.name, list(fn.decorators),
         fn.start - offset, fn.def_line - offset, fn.end - offset, fn.indent,
         [line - offset for line in fn.raise_lines],
-        None if calls is None else [sorted(calls[0]), sorted(calls[1])],
+        None if calls is None else calls.to_row(),
     ]
 
 
@@ -283,7 +283,7 @@ def _load(row: list, segment: Segment) -> Function:
         indent=indent,
         raise_lines=[line + offset for line in raise_lines],
         node=None,
-        _calls=None if calls is None else (set(calls[0]), set(calls[1])),
+        _calls=None if calls is None else Calls.from_row(calls),
     )
     if segment.owner is not None:
         _rename(fn, _PLACEHOLDER, segment.owner)

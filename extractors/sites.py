@@ -18,6 +18,14 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from extractors.bindings import BindingsWalk
+from extractors.classes import (
+    FileClasses,
+    Hierarchy,
+    class_annotations,
+    init_holders,
+    rules_for_file,
+    scan_file,
+)
 from extractors.facts import FileExtraction, Memo, RaiseSite, Rules, ValidatorKind, memo_token
 from extractors.functions import Function, function_table
 from extractors.guards import Block, Branch, GuardFinder, Step
@@ -40,27 +48,30 @@ class Skip(Exception):
 
 
 def extract_file(
-    path: str, text: str | bytes, rules: Rules, memo: Memo | None = None
+    path: str, text: str | bytes, rules: Rules, memo: Memo | None = None,
+    classes: FileClasses | None = None,
 ) -> FileExtraction:
     """The sites of one file, sorted by line; never raises (a file that cannot be analysed
     comes back with `skipped` set to a one-line reason).
 
     With a `memo`, segments of the file and validator functions whose text it has seen
-    before are not parsed again; the result is the same as without one.
+    before are not parsed again; the result is the same as without one. `classes` is the
+    file's `scan_file` when the caller has it already.
     """
-    return analyse_file(path, text, rules, memo, settings=False)[0]
+    return analyse_file(path, text, rules, memo, classes, settings=False)[0]
 
 
 def analyse_file(
-    path: str, text: str | bytes, rules: Rules, memo: Memo | None = None, *,
-    settings: bool = True,
+    path: str, text: str | bytes, rules: Rules, memo: Memo | None = None,
+    classes: FileClasses | None = None, *, settings: bool = True,
 ) -> tuple[FileExtraction, FileSettings | None]:
     """`extract_file`, and (with `settings`) the file's settings facts when finding its sites
     parsed the whole file (they cost little more then) or the file builds a parser whose
     flags name their fields; None otherwise, or when they cannot be made."""
     parsed: list[_Parsed] | None = [] if settings else None
     try:
-        extraction = FileExtraction(filePath=path, sites=_extract(path, text, rules, memo, parsed))
+        extraction = FileExtraction(filePath=path,
+                                    sites=_extract(path, text, rules, memo, classes, parsed))
     except Skip as skip:
         return FileExtraction(filePath=path, skipped=str(skip)), None
     except RecursionError:
@@ -92,18 +103,21 @@ class _Parsed:
     validators: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]
 
 
-def _extract(
-    path: str, text: str | bytes, rules: Rules, memo: Memo | None,
-    parsed: list[_Parsed] | None = None,
-) -> list[RaiseSite]:
+def _extract(path: str, text: str | bytes, rules: Rules, memo: Memo | None,
+             classes: FileClasses | None, parsed: list[_Parsed] | None = None
+             ) -> list[RaiseSite]:
     """The sites of a file; the whole file's parse, when one was made, is added to `parsed`."""
     size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
     problem = size_problem(size)
     if problem is not None:
         raise Skip(problem)
     source = decode(text)
+    if classes is None:
+        classes = scan_file(source)
+    # the file's own error subclasses and configuration classes count as well
+    rules = rules_for_file(rules, classes)
     hints = _hints(rules)
-    if not hints.may_have_sites(source):
+    if not hints.may_have_sites(source, classes, rules):
         return []
     lines = split_lines(source)
 
@@ -119,7 +133,8 @@ def _extract(
     else:
         table = SegmentTable(lines, parse_whole, rules.error_classes, memo, memo_token(rules))
         functions = table.functions
-    kinds = find_validators(functions, rules)
+    kinds = find_validators(functions, rules, classes.classes,
+                            functools.cache(functools.partial(class_annotations, source)))
     if table is not None:
         table.store()  # after the validator pass: it may have filled in calls
     candidates = [fn for fn in functions if fn.raise_lines and fn.qualname in kinds]
@@ -182,21 +197,26 @@ class _Hints:
     name_pattern: re.Pattern[str]
     method_names: frozenset[str]
 
-    def may_have_sites(self, source: str) -> bool:
+    init_methods: frozenset[str]
+
+    def may_have_sites(self, source: str, classes: FileClasses, rules: Rules) -> bool:
         if not self.raises.search(source):
             return False
         if any(name in source and word.search(source) for name, word in self.decorators):
             return True
-        return any(
-            name in self.method_names or self.name_pattern.search(name)
-            for name in _DEF_NAME.findall(source)
-        )
+        names = set(_DEF_NAME.findall(source))
+        if any(name in self.method_names or self.name_pattern.search(name) for name in names):
+            return True
+        if not self.init_methods & names:
+            return False
+        holders = init_holders(classes, rules)
+        return bool(holders) and bool(holders & Hierarchy(classes.classes).config_classes(rules))
 
 
 _DEF_NAME = re.compile(r"def[ \t]+(\w+)")
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=64)
 def _hints(rules: Rules) -> _Hints:
     classes = "|".join(map(re.escape, rules.error_classes)) or r"(?!)"
     return _Hints(
@@ -204,6 +224,7 @@ def _hints(rules: Rules) -> _Hints:
         decorators=tuple((name, re.compile(re.escape(name) + r"\b")) for name in rules.decorators),
         name_pattern=re.compile(rules.name_pattern),
         method_names=frozenset(rules.method_names),
+        init_methods=frozenset(rules.init_methods),
     )
 
 
@@ -423,6 +444,7 @@ class _Facts(NamedTuple):
     messagePattern: str
     messageStatus: str
     guards: list[str]
+    priorChecks: list[str]
     occurrence: int
     messageFragments: list[str]
 
@@ -460,6 +482,7 @@ def function_sites(
                 messageStatus=fact.messageStatus,
                 messageFragments=fact.messageFragments,
                 guards=fact.guards,
+                priorChecks=fact.priorChecks,
                 sourceCode="\n".join(lines[start - 1 : end]),
                 sourceCodeStart=start,
                 sourceCodeEnd=end,
@@ -525,6 +548,7 @@ def _function_facts(
         else:
             message = Message()
         text = message.text()
+        conditions = guards.conditions(steps)
         facts.append(
             _Facts(
                 line - fn.start,
@@ -532,7 +556,8 @@ def _function_facts(
                 text,
                 message.pattern(),
                 message.status(),
-                guards.guards(steps),
+                conditions.guards,
+                conditions.prior_checks,
                 seen[text],
                 message.fragments(),
             )

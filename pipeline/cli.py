@@ -60,7 +60,16 @@ def _path_problem(error: OSError, path: Path | None = None) -> str:
               help="Mine the targets of this pipeline.toml (all, or the TARGETs named) "
               "instead of one SOURCE.")
 @click.option("--rev", help="Commit, tag or branch to analyse (default: HEAD).")
-@click.option("--repo-name", help="OWNER/NAME of the repository when its origin is not GitHub.")
+@click.option("--repo-name", help="OWNER/NAME of the repository when its origin is not GitHub "
+              "(for a pypi: SOURCE, when its metadata names no GitHub repository).")
+@click.option("--tag-format", "tag", metavar="FORMAT",
+              help="For a pypi: SOURCE, the release's GitHub tag that githubUrl pins, with "
+              "{version} for the version (default: v{version}; e.g. {version}, or "
+              "langchain-core=={version}).")
+@click.option("--path-prefix", metavar="DIR/",
+              help="For a pypi: SOURCE, the folder of the GitHub tree that holds the "
+              "release's files (default: found from the sdist's layout and the project URL, "
+              "e.g. src/).")
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Directory that receives OWNER/NAME/SHA/ (default: output).")
 @click.option("--llm", type=click.Choice(["auto", "openai", "offline"]),
@@ -153,7 +162,16 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
 @click.option("--rev", help="Commit SHA (full or abbreviated), tag or branch to analyse "
               "(default: HEAD).")
 @click.option("--repo-name", help="OWNER/NAME written into each site; needed when the "
-              "origin is not a GitHub URL.")
+              "origin is not a GitHub URL (for a pypi: SOURCE, when its metadata names no "
+              "GitHub repository).")
+@click.option("--tag-format", "tag", metavar="FORMAT",
+              help="For a pypi: SOURCE, the release's GitHub tag that githubUrl pins, with "
+              "{version} for the version (default: v{version}; e.g. {version}, or "
+              "langchain-core=={version}).")
+@click.option("--path-prefix", metavar="DIR/",
+              help="For a pypi: SOURCE, the folder of the GitHub tree that holds the "
+              "release's files (default: found from the sdist's layout and the project URL, "
+              "e.g. src/).")
 @click.option("-o", "--output", "output",
               type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
               help="Write the JSON Lines to this file instead of stdout (- is stdout). A "
@@ -174,7 +192,8 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
 @click.option("--workers", type=click.IntRange(min=1),
               help="Processes that analyse files (default: the number of CPUs).")
 @click.option("--ci", is_flag=True, help="Plain progress lines (also when CI=true).")
-def extract_command(source: str, rev: str | None, repo_name: str | None, output: Path | None,
+def extract_command(source: str, rev: str | None, repo_name: str | None, tag: str | None,
+                    path_prefix: str | None, output: Path | None,
                     cache_dir: Path | None, no_cache: bool, strict: bool,
                     include: tuple[str, ...], exclude: tuple[str, ...], workers: int | None,
                     ci: bool) -> None:
@@ -194,7 +213,7 @@ def extract_command(source: str, rev: str | None, repo_name: str | None, output:
     try:
         code, text = run_extract(
             source, rev, output=output, strict=strict, console=console, repo_name=repo_name,
-            cache_dir=cache_dir, use_cache=not no_cache, include=list(include),
+            tag=tag, path_prefix=path_prefix, cache_dir=cache_dir, use_cache=not no_cache, include=list(include),
             exclude=list(exclude), workers=workers,
         )
     except SourceError as error:

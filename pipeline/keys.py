@@ -47,11 +47,11 @@ def settings_token() -> str:
 
 def explanation_key(model: str, prompt_version: str, site: Site) -> str:
     """The cache key of a site's explanation: what the site means (its function's name, the
-    error, its message and pattern, its guards, and the raise statement with what encloses
-    it), never its line numbers, its commit, the function's other lines or its other raises,
-    so a regeneration pays only for errors whose meaning changed. The settings it reads are
-    part of it (a flag's new choices or default asks again); a site that reads none keeps
-    the key it had before settings existed."""
+    error, its message and pattern, its guards and the earlier checks that passed, and the
+    raise statement with what encloses it), never its line numbers, its commit, the
+    function's other lines or its other raises, so a regeneration pays only for errors
+    whose meaning changed. The settings it reads are part of it (a flag's new choices or
+    default asks again); a site that reads none keeps the key it had without them."""
     settings = [setting.model_dump() for setting in site.settings]
     return _sha256(dumps_key(
         model,
@@ -60,6 +60,7 @@ def explanation_key(model: str, prompt_version: str, site: Site) -> str:
         site.errorMessage,
         site.messagePattern,
         site.guards,
+        site.priorChecks,
         site.qualname,
         site_meaning(site),
         *([settings] if settings else []),

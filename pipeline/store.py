@@ -172,6 +172,7 @@ class Store:
 
     # -- per-blob settings facts (pipeline/mine/settings_facts.py) -----------------------
 
+    @_guarded
     def get_settings(
         self, blobs: Iterable[str], token: str
     ) -> dict[str, tuple[Outline, FileSettings | None]]:
@@ -192,6 +193,7 @@ class Store:
                     )
         return found
 
+    @_guarded
     def put_settings(
         self, items: Iterable[tuple[str, Outline, FileSettings | None]], token: str
     ) -> None:
@@ -211,6 +213,27 @@ class Store:
                 "settings = COALESCE(excluded.settings, blob_settings.settings)",
                 rows,
             )
+            self._db.commit()
+
+    # -- the extractor's memo (extractors.facts.Memo) ----------------------------------
+
+    def get_memos(self, keys: Iterable[str]) -> dict[str, str]:
+        """The memo entries of these keys that the store has."""
+        found: dict[str, str] = {}
+        with self._lock:
+            for chunk, marks in _chunks(list(keys)):
+                rows = self._db.execute(
+                    f"SELECT key, value FROM memo WHERE key IN ({marks})", chunk
+                ).fetchall()
+                found.update(rows)
+        return found
+
+    def put_memo(self, items: Iterable[tuple[str, str]]) -> None:
+        rows = list(items)
+        if not rows:
+            return
+        with self._lock:
+            self._db.executemany("INSERT OR REPLACE INTO memo (key, value) VALUES (?, ?)", rows)
             self._db.commit()
 
     # -- explanations ------------------------------------------------------------------

@@ -143,6 +143,15 @@ def test_rule_overrides_replace_only_the_fields_given():
     assert rules == Rules(error_classes=("ValueError", "TypeError"), follow_calls=False)
 
 
+def test_configuration_class_rules_can_be_overridden():
+    config = parse_config({"targets": {"t": {"repo": "a/b", "rules": {
+        "init_methods": [], "config_suffixes": ["Spec"], "config_decorators": ["define"],
+        "config_bases": ["Struct"]}}}})
+    rules = config.targets["t"].rules.apply(Rules())
+    assert (rules.init_methods, rules.config_suffixes, rules.config_decorators,
+            rules.config_bases) == ((), ("Spec",), ("define",), ("Struct",))
+
+
 # --- run_targets with a recording runner ------------------------------------------------
 
 
@@ -212,6 +221,14 @@ def test_rev_on_the_command_line_is_refused_with_config(tmp_path):
     with pytest.raises(ConfigError) as caught:
         _run(tmp_path, [], "x", Recorder(), {"rev": "main"})
     assert str(caught.value) == "--rev does not apply with --config: each target pins its own"
+
+
+@pytest.mark.parametrize(("key", "flag"), [("tag", "--tag-format"),
+                                           ("path_prefix", "--path-prefix")])
+def test_release_mapping_flags_are_refused_with_config(tmp_path, key, flag):
+    with pytest.raises(ConfigError) as caught:
+        _run(tmp_path, [], "x", Recorder(), {key: "v{version}"})
+    assert str(caught.value) == f"{flag} does not apply with --config: each target pins its own"
 
 
 def test_exit_code_is_the_worst_of_the_targets(tmp_path):

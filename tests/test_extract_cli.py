@@ -36,7 +36,7 @@ def _setting(field: str, type_: str, default: str) -> dict:
 
 
 def _site(sha: str, line: int, message: str, pattern: str, status: str, guard: str,
-          setting: dict) -> dict:
+          prior: list[str], setting: dict) -> dict:
     window = CONFIG_V2.rstrip("\n")
     return {
         "repo": "acme/widgets",
@@ -51,6 +51,7 @@ def _site(sha: str, line: int, message: str, pattern: str, status: str, guard: s
         "messageStatus": status,
         "messageFragments": [],
         "guards": [guard],
+        "priorChecks": prior,
         "sourceCode": window,
         "sourceCodeStart": 1,
         "sourceCodeEnd": 13,
@@ -62,10 +63,12 @@ def _site(sha: str, line: int, message: str, pattern: str, status: str, guard: s
 def expected_lines(sha: str) -> str:
     sites = [
         _site(sha, 11, "max_num_seqs must be positive", "max_num_seqs must be positive",
-              "literal", "self.max_num_seqs <= 0", _setting("max_num_seqs", "int", "128")),
+              "literal", "self.max_num_seqs <= 0", [],
+              _setting("max_num_seqs", "int", "128")),
         _site(sha, 13, "unknown --scheduling-policy {self.policy!r}",
               "unknown --scheduling-policy (.*?)", "template",
-              'self.policy not in ("fcfs", "priority")', _setting("policy", "str", '"fcfs"')),
+              'self.policy not in ("fcfs", "priority")', ["self.max_num_seqs > 0"],
+              _setting("policy", "str", '"fcfs"')),
     ]
     return "".join(json.dumps(s, separators=(",", ":"), ensure_ascii=False) + "\n" for s in sites)
 

@@ -125,7 +125,8 @@ CASES = [
         [["cfg.enabled", "cfg.size is not None and cfg.size != 0", 'cfg.mode == "auto"']],
     ),
     (
-        "an early return after the raise, in a sibling branch, or with an else is not a guard",
+        "an early return after the raise is no guard; one nested in an earlier if, or in the "
+        "first arm of an if with an else, is",
         """
         def validate(cfg):
             if cfg.a:
@@ -140,7 +141,7 @@ CASES = [
             if cfg.e:
                 return
         """,
-        [["cfg.d"]],
+        [["not cfg.a or not cfg.b", "not cfg.c", "cfg.d"]],
     ),
     (
         "an if whose arms all return is an early exit",
@@ -172,7 +173,7 @@ CASES = [
         [["cfg is not None", "not cfg.lazy"]],
     ),
     (
-        "an elif arm that does not return makes no early exit",
+        "the arms of a nested if that return are early exits each, under the enclosing test",
         """
         def validate(cfg):
             if cfg.lazy:
@@ -184,7 +185,7 @@ CASES = [
                     return 3
             raise ValueError("eager")
         """,
-        [[]],
+        [["not cfg.lazy or not cfg.x", "not cfg.lazy or cfg.y"]],
     ),
     (
         "if / elif / else: earlier arms negated",
@@ -229,7 +230,8 @@ CASES = [
         [["cfg.transfer is not None and cfg.transfer.is_instance"]],
     ),
     (
-        "while, for, try and with tests are not guards, but the ifs inside them are",
+        "for loops give their header; while, try and with tests are not guards, but the ifs "
+        "inside them are",
         """
         def validate(items):
             while pending():
@@ -242,7 +244,7 @@ CASES = [
                         if strict:
                             raise ValueError("missing")
         """,
-        [["item < 0"], ["strict"]],
+        [["item in items", "item < 0"], ["item in items", "strict"]],
     ),
     (
         "one-line if",
@@ -260,3 +262,113 @@ CASES = [
 )
 def test_guards(source, expected):
     assert guards_of(source) == expected
+
+
+def prior_checks_of(source: str) -> list[list[str]]:
+    """The priorChecks of every site of `source`, in line order."""
+    extraction = extract_file("pkg/config.py", textwrap.dedent(source), Rules())
+    assert extraction.skipped is None
+    return [site.priorChecks for site in extraction.sites]
+
+
+# (case name, source, the priorChecks of each site in line order)
+PRIOR_CHECKS = [
+    (
+        "the earlier raising checks of the function, negated, in source order",
+        """
+        def _rope_scaling_validation(self):
+            if not isinstance(self.rope_scaling, dict) or len(self.rope_scaling) != 2:
+                raise ValueError("rope_scaling must be a dict with two fields")
+            kind = self.rope_scaling.get("type")
+            if kind not in ("linear", "dynamic"):
+                raise ValueError(f"unknown rope_scaling type {kind}")
+            factor = self.rope_scaling.get("factor")
+            if factor is None or factor <= 1.0:
+                raise ValueError(f"rope_scaling factor must be > 1, got {factor}")
+        """,
+        [
+            [],
+            ["isinstance(self.rope_scaling, dict) and len(self.rope_scaling) == 2"],
+            ["isinstance(self.rope_scaling, dict) and len(self.rope_scaling) == 2",
+             'kind in ("linear", "dynamic")'],
+        ],
+    ),
+    (
+        "checks nested in an earlier if, in an enclosing block, and of any error class; "
+        "not the checks after the raise or in a loop",
+        """
+        def __post_init__(self):
+            if self.use_dora:
+                if self.r <= 0:
+                    raise ValueError("r must be positive with DoRA")
+            for name in self.target_modules:
+                if not name:
+                    raise ValueError("empty module name")
+            if not isinstance(self.alpha, int):
+                raise TypeError("alpha must be an int")
+            if self.init_weights:
+                if self.init_weights not in ("gaussian", "pissa"):
+                    raise ValueError(f"unknown init {self.init_weights}")
+            if self.alpha == 0:
+                raise ValueError("after")
+        """,
+        [
+            [],
+            ["not self.use_dora or self.r > 0"],
+            ["not self.use_dora or self.r > 0", "isinstance(self.alpha, int)"],
+            ["not self.use_dora or self.r > 0", "isinstance(self.alpha, int)",
+             'not self.init_weights or self.init_weights in ("gaussian", "pissa")'],
+        ],
+    ),
+    (
+        "an arm that raises after an arm that returns is a check of its own test; a check "
+        "that is also a guard is listed as a guard only",
+        """
+        def validate(self):
+            if self.mode == "off":
+                return
+            elif self.mode not in MODES:
+                raise ValueError(f"unknown mode {self.mode}")
+            if self.bits is None:
+                raise ValueError("bits must be set")
+            if self.bits is not None:
+                if self.bits > 8:
+                    raise ValueError("at most 8 bits")
+        """,
+        [
+            [],
+            ["self.mode in MODES"],
+            ["self.mode in MODES"],
+        ],
+    ),
+    (
+        "a check of four nested tests reads as noise and is left out",
+        """
+        def check_shapes(self):
+            if self.a:
+                if self.b:
+                    if self.c:
+                        if self.d:
+                            raise ValueError("deep")
+            raise ValueError("after")
+        """,
+        [[], []],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [case[1:] for case in PRIOR_CHECKS],
+    ids=[case[0] for case in PRIOR_CHECKS],
+)
+def test_prior_checks(source, expected):
+    assert prior_checks_of(source) == expected
+
+
+def test_prior_checks_keep_the_nearest_ones_after_many_checks():
+    lines = ["def validate_limits(self):"]
+    for n in range(40):
+        lines += [f"    if self.limit_{n} < 0:", f'        raise ValueError("limit_{n} < 0")']
+    (*_, last) = prior_checks_of("\n".join(lines) + "\n")
+    assert last == [f"self.limit_{n} >= 0" for n in range(7, 39)]

@@ -96,11 +96,11 @@ def many_raises(count: int) -> str:
 
 def test_each_statement_of_a_validator_is_read_once_for_all_its_raises(monkeypatch):
     """4,000 raises in one validator took 21 s: every raise replayed the statements before it
-    (bindings) and tested each for an early exit (guards)."""
+    (bindings) and tested each for an early exit or an earlier check (guards)."""
     tested, applied = [], []
-    early_exit, run = extractors.guards.early_exit, extractors.bindings.Bindings.run
-    monkeypatch.setattr(extractors.guards, "early_exit",
-                        lambda statement: tested.append(statement) or early_exit(statement))
+    leaving, run = extractors.guards._leaving_paths, extractors.bindings.Bindings.run
+    monkeypatch.setattr(extractors.guards, "_leaving_paths",
+                        lambda statement: tested.append(statement) or leaving(statement))
 
     def counting_run(self, statement):
         applied.append(statement)

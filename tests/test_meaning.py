@@ -51,6 +51,9 @@ EDITS = [
                                   'multiple of 16"\n            )'), {BLOCK, SIZE}),
     ("the raise gains a cause", ('multiple of 16")', 'multiple of 16") from None'), {SIZE}),
     ("the loop walks something else", ("in self.sizes", "in self.block_sizes"), {BLOCK}),
+    ("an earlier check is added", ("        for size", "        if not self.sizes:\n"
+                                   "            raise TypeError('no sizes')\n        for size"),
+     {BLOCK}),
 ]  # fmt: skip
 
 

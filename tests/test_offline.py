@@ -782,3 +782,53 @@ def test_message_fragments_come_from_the_pattern_as_vmine_writes_it():
     # a pattern vmine never writes has no known literal text
     assert fragments("got [0-9]+") == ()
     assert longest_fragment("got [0-9]+") is None
+
+
+def test_init_of_a_configuration_class_and_its_earlier_checks():
+    site = make_site(
+        "RopeConfig.__init__",
+        "init",
+        "rope_scaling factor must be > 1, got {factor}",
+        ["factor <= 1.0"],
+        """
+        def __init__(self, rope_type="linear", factor=2.0):
+            if rope_type not in ("linear", "dynamic"):
+                raise ValueError(f"unknown rope type {rope_type}")
+            if not isinstance(factor, float):
+                raise ValueError("factor must be a float")
+            if factor <= 1.0:
+                raise ValueError(f"rope_scaling factor must be > 1, got {factor}")
+        """,
+        pattern="rope_scaling factor must be > 1, got (.*?)",
+        status="template",
+    ).model_copy(update={"priorChecks": ['rope_type in ("linear", "dynamic")',
+                                         "isinstance(factor, float)"]})
+    explanation = explain_site(site)
+    assert explanation.documentation == (
+        "Raised by RopeConfig.__init__, the constructor of the configuration class RopeConfig, "
+        "when factor is at most 1.0. The 2 earlier checks of this function passed by then. "
+        "In the message, {factor} is filled in at run time."
+    )
+    assert explanation.triggerScenarios == (
+        "Building or validating a RopeConfig in which factor is at most 1.0."
+    )
+    one = explain_site(site.model_copy(update={"priorChecks": ["isinstance(factor, float)"]}))
+    assert "The earlier check of this function passed by then." in one.documentation
+
+
+def test_a_post_init_method_is_named_as_written():
+    site = make_site(
+        "AwqQuantization.post_init",
+        "post_init",
+        "bits must be 4",
+        ["self.bits != 4"],
+        """
+        def post_init(self):
+            if self.bits != 4:
+                raise ValueError("bits must be 4")
+        """,
+    )
+    assert explain_site(site).documentation.startswith(
+        "Raised by AwqQuantization.post_init, the post_init hook that runs when an "
+        "AwqQuantization is created, when "
+    )

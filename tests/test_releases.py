@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from pipeline.cli import main
 from pipeline.source import SourceError, open_source
 from pipeline.source.release import commit_files, parse_spec
+from pipeline.source.upstream import github_of, sdist_prefix
 from tests.git_fixtures import git
 
 # An in-tree build backend with no build requirements, so pip can prepare the sdist's
@@ -53,11 +54,23 @@ def _add(tar: tarfile.TarFile, name: str, text: str) -> None:
     tar.addfile(info, io.BytesIO(data))
 
 
-def make_sdist(index: Path, name: str, version: str, files: dict[str, str]) -> Path:
+# A backend whose metadata step fails, as a real one does when it is not installed here.
+FAILING_BACKEND = '''\
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    raise RuntimeError("this backend needs a compiler")
+'''
+
+
+def make_sdist(index: Path, name: str, version: str, files: dict[str, str],
+               backend: str = BACKEND) -> Path:
     index.mkdir(parents=True, exist_ok=True)
     top = f"{name}-{version}"
     path = index / f"{top}.tar.gz"
-    backend = f"NAME = {name!r}\nVERSION = {version!r}\n" + BACKEND
+    backend = f"NAME = {name!r}\nVERSION = {version!r}\n" + backend
     pyproject = ('[build-system]\nrequires = []\nbuild-backend = "tinybackend"\n'
                  'backend-path = ["."]\n')
     with tarfile.open(path, "w:gz") as tar:
@@ -70,12 +83,14 @@ def make_sdist(index: Path, name: str, version: str, files: dict[str, str]) -> P
     return path
 
 
-def make_wheel(index: Path, name: str, version: str, files: dict[str, bytes]) -> Path:
+def make_wheel(index: Path, name: str, version: str, files: dict[str, bytes],
+               metadata: str = "") -> Path:
     index.mkdir(parents=True, exist_ok=True)
     path = index / f"{name}-{version}-py3-none-any.whl"
     info = f"{name}-{version}.dist-info"
     meta = {
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+        f"{info}/METADATA": (f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+                             + metadata).encode(),
         f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\n"
                          b"Tag: py3-none-any\n",
     }
@@ -196,3 +211,189 @@ def test_missing_release_is_refused_in_one_line(index: Path, tmp_path: Path) -> 
     errors = [ln for ln in result.stderr.splitlines() if ln.startswith("Error: ")]
     assert len(errors) == 1
     assert errors[0].startswith("Error: cannot download nothere==1.0 with pip: ")
+
+
+# --- where a release lives on GitHub: metadata and sdist layout ---------------------------
+
+PORTS = '''\
+from dataclasses import dataclass
+
+
+@dataclass
+class ServerOptions:
+    port: int = 8000
+
+    def __post_init__(self) -> None:
+        if not 0 < self.port < 65536:
+            raise ValueError(f"--port must be between 1 and 65535, got {self.port}")
+'''
+
+
+def _src_layout_release(index: Path, metadata: str, backend: str = BACKEND) -> None:
+    """acme-ports 1.0: the wheel holds acme_ports/, the sdist src/acme_ports/."""
+    make_wheel(index, "acme_ports", "1.0", {
+        "acme_ports/__init__.py": b"",
+        "acme_ports/options.py": PORTS.encode(),
+    }, metadata)
+    make_sdist(index, "acme_ports", "1.0", {
+        "src/acme_ports/__init__.py": "",
+        "src/acme_ports/options.py": PORTS,
+        "tests/test_options.py": "def test_port():\n    pass\n",
+    }, backend)
+
+
+def _extract(tmp_path: Path, *args: str) -> dict:
+    result = CliRunner().invoke(main, ["extract", "pypi:acme-ports==1.0", "--cache-dir",
+                                       str(tmp_path / "cache"), *args])
+    assert result.exit_code == 0, result.stderr
+    site = json.loads(result.stdout)
+    return {key: site[key] for key in ("repo", "filePath", "githubUrl")}
+
+
+def test_wheel_and_sdist_release_maps_onto_its_src_layout_and_project_url(
+    index: Path, tmp_path: Path
+) -> None:
+    _src_layout_release(index, "Project-URL: Documentation, https://acme.example/ports\n"
+                               "Project-URL: Source, https://github.com/acme/ports\n")
+    assert _extract(tmp_path, "--tag-format", "ports-{version}") == {
+        "repo": "acme/ports",
+        "filePath": "src/acme_ports/options.py",
+        "githubUrl": "https://github.com/acme/ports/blob/ports-1.0/src/acme_ports/options.py"
+                     "#L1-L10",
+    }
+    # the files analysed are the wheel's: the sdist's tests are not among them
+    snap = open_source("pypi:acme-ports==1.0", None, repo_name=None,
+                       cache_dir=tmp_path / "cache")
+    assert [f.path for f in snap.files] == [
+        "acme_ports-1.0.dist-info/METADATA",
+        "acme_ports-1.0.dist-info/RECORD",
+        "acme_ports-1.0.dist-info/WHEEL",
+        "acme_ports/__init__.py",
+        "acme_ports/options.py",
+    ]
+    assert (snap.repo, snap.path_prefix, snap.url_ref) == ("acme/ports", "src/", "v1.0")
+
+
+def test_a_project_url_into_a_monorepo_gives_its_folder(index: Path, tmp_path: Path) -> None:
+    _src_layout_release(
+        index, "Project-URL: repository, https://github.com/acme/mono/tree/main/libs/ports\n"
+    )
+    assert _extract(tmp_path) == {
+        "repo": "acme/mono",
+        "filePath": "libs/ports/src/acme_ports/options.py",
+        "githubUrl": "https://github.com/acme/mono/blob/v1.0/libs/ports/src/acme_ports/options.py"
+                     "#L1-L10",
+    }
+
+
+def test_an_sdist_pip_cannot_prepare_still_gives_its_layout(index: Path, tmp_path: Path) -> None:
+    _src_layout_release(index, "Home-page: https://github.com/acme/ports\n", FAILING_BACKEND)
+    assert _extract(tmp_path)["filePath"] == "src/acme_ports/options.py"
+
+
+def test_path_prefix_and_repo_name_override_what_the_release_says(
+    index: Path, tmp_path: Path
+) -> None:
+    _src_layout_release(index, "Project-URL: Source, https://github.com/acme/ports\n")
+    assert _extract(tmp_path, "--path-prefix", "python", "--repo-name", "fork/ports") == {
+        "repo": "fork/ports",
+        "filePath": "python/acme_ports/options.py",
+        "githubUrl": "https://github.com/fork/ports/blob/v1.0/python/acme_ports/options.py"
+                     "#L1-L10",
+    }
+
+
+def test_a_release_cached_before_its_layout_was_known_is_built_again(
+    index: Path, tmp_path: Path
+) -> None:
+    _src_layout_release(index, "Project-URL: Source, https://github.com/acme/ports\n")
+    first = open_source("pypi:acme-ports==1.0", None, repo_name=None, cache_dir=tmp_path)
+    (tmp_path / "releases" / "acme-ports-1.0.upstream.json").unlink()
+    again = open_source("pypi:acme-ports==1.0", None, repo_name=None, cache_dir=tmp_path)
+    assert (again.sha, again.path_prefix) == (first.sha, "src/")
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["pypi:acme-ports==1.0", "--tag-format", "v{major}"],
+         "Error: --tag-format may hold only {version}, got 'v{major}'"),
+        (["pypi:acme-ports==1.0", "--tag-format", "v{version"],
+         "Error: --tag-format 'v{version': expected '}' before end of string"),
+        (["pypi:acme-ports==1.0", "--path-prefix", "../up"],
+         "Error: --path-prefix must be a relative folder such as src/, got '../up'"),
+        ([".", "--tag-format", "{version}"],
+         "Error: --tag-format applies only to a pypi:NAME==VERSION SOURCE"),
+    ],
+)
+def test_bad_tag_format_and_path_prefix_are_refused_in_one_line(
+    index: Path, tmp_path: Path, args: list[str], error: str
+) -> None:
+    result = CliRunner().invoke(main, ["extract", *args, "--cache-dir", str(tmp_path)])
+    assert (result.exit_code, result.stderr.strip().splitlines()) == (2, [error])
+
+
+# (case, metadata lines, (owner/name, folder) found)
+GITHUB_OF = [
+    ("Source wins over Homepage",
+     "Project-URL: Homepage, https://github.com/acme/site\n"
+     "Project-URL: Source, https://github.com/acme/ports.git\n",
+     ("acme/ports", "")),
+    ("labels are normalised; a tree URL gives its folder",
+     "Project-URL: Source Code, https://github.com/acme/mono/tree/master/libs/core/\n",
+     ("acme/mono", "libs/core/")),
+    ("Repository, then Homepage, then Home-page; GitHub URLs only",
+     "Home-page: https://github.com/acme/old\n"
+     "Project-URL: Repository, https://gitlab.com/acme/ports\n"
+     "Project-URL: homepage, https://github.com/acme/ports/\n",
+     ("acme/ports", "")),
+    ("Home-page alone", "Home-page: https://github.com/huggingface/peft\n",
+     ("huggingface/peft", "")),
+    ("an issues URL is no repository URL",
+     "Project-URL: Source, https://github.com/acme/ports/issues\n", None),
+    ("a folder that climbs out is dropped",
+     "Project-URL: Source, https://github.com/acme/ports/tree/main/../x\n", ("acme/ports", "")),
+    ("nothing on GitHub", "Project-URL: Source, https://example.com/ports\n", None),
+]
+
+
+@pytest.mark.parametrize(("metadata", "found"), [case[1:] for case in GITHUB_OF],
+                         ids=[case[0] for case in GITHUB_OF])
+def test_github_repository_from_metadata(metadata: str, found) -> None:
+    assert github_of("Metadata-Version: 2.1\nName: x\nVersion: 1\n" + metadata) == found
+
+
+# (case, wheel paths, sdist paths, the sdist folder holding the wheel's package)
+LAYOUTS = [
+    ("src layout", ["ports/__init__.py", "ports/a.py", "ports-1.dist-info/METADATA"],
+     ["PKG-INFO", "src/ports/__init__.py", "src/ports/a.py", "tests/a.py"], "src/"),
+    ("flat layout: files that also sit deeper do not win",
+     ["ports/__init__.py", "ports/a.py"],
+     ["ports/__init__.py", "ports/a.py", "vendor/ports/a.py"], ""),
+    ("a sdist that holds less than half of the wheel says nothing",
+     ["ports/a.py", "ports/b.py", "ports/c.py"], ["lib/ports/a.py"], ""),
+    ("a single-module wheel", ["ports.py"], ["python/ports.py", "setup.py"], "python/"),
+]
+
+
+@pytest.mark.parametrize(("wheel", "sdist", "prefix"), [case[1:] for case in LAYOUTS],
+                         ids=[case[0] for case in LAYOUTS])
+def test_sdist_layout_prefix(wheel: list[str], sdist: list[str], prefix: str) -> None:
+    assert sdist_prefix(wheel, sdist) == prefix
+
+
+def test_run_takes_the_release_mapping_flags_too(index: Path, tmp_path: Path) -> None:
+    _src_layout_release(index, "Project-URL: Source, https://github.com/acme/ports\n")
+    result = CliRunner().invoke(main, [
+        "run", "pypi:acme-ports==1.0", "--llm", "offline", "--tag-format", "ports-{version}",
+        "--path-prefix", "lib/", "--cache-dir", str(tmp_path / "cache"),
+        "-o", str(tmp_path / "out"),
+    ])
+    assert result.exit_code == 0, result.stderr
+    (index_file,) = (tmp_path / "out").rglob("index.jsonl")
+    (record_file,) = index_file.parent.glob("records/*.json")
+    record = json.loads(record_file.read_text())["record"]
+    assert (record["repo"], record["filePath"], record["githubUrl"]) == (
+        "acme/ports", "lib/acme_ports/options.py",
+        "https://github.com/acme/ports/blob/ports-1.0/lib/acme_ports/options.py#L1-L10",
+    )

@@ -17,7 +17,7 @@ from pipeline.console import Console
 from pipeline.dataset.models import Setting
 from pipeline.dataset.reader import load_dataset
 from pipeline.explainers.base import ExplainRequest, ExplainResult, NoGrounding, Usage
-from pipeline.keys import dumps_key, explanation_key, record_id
+from pipeline.keys import dumps_key, explanation_key, record_id, site_meaning
 from pipeline.mine.enrich import GIVE_UP_AFTER, enrich, plan
 from pipeline.mine.run import RunOptions, run_dataset
 from pipeline.store import Store
@@ -112,7 +112,7 @@ def test_cache_key_asks_again_when_a_setting_changes():
     # a site that reads no setting keeps the key it had before settings existed
     assert explanation_key("m", "v1", site) == hashlib.sha256(dumps_key(
         "m", "v1", site.errorClass, site.errorMessage, site.messagePattern, site.guards,
-        site.qualname, site.functionSource).encode()).hexdigest()
+        site.priorChecks, site.qualname, site_meaning(site)).encode()).hexdigest()
 
 
 def test_every_site_is_explained_and_cached(store):

@@ -280,7 +280,9 @@ def test_calls_missing_from_an_entry_are_parsed_and_stored():
     # normalize's segment came from the memo; its calls were needed, so it was parsed
     # again and stored with them
     assert normalize_key in memo.hits and normalize_key in memo.puts
-    assert json.loads(memo.entries[normalize_key])[0][-1] == [[], ["ensure_positive"]]
+    assert json.loads(memo.entries[normalize_key])[0][-1] == [
+        [], ["ensure_positive"], [], [], [], [], []
+    ]
 
 
 def test_a_segment_that_does_not_parse_alone_falls_back_to_the_whole_file():

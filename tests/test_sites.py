@@ -185,6 +185,7 @@ def test_site_fields_of_a_decorated_method():
         "messageStatus": "template",
         "messageFragments": [],
         "guards": ["self.max_num_seqs < 1"],
+        "priorChecks": [],
         "sourceCode": source.rstrip("\n"),
         "sourceCodeStart": 1,
         "sourceCodeEnd": 8,

@@ -5,16 +5,19 @@ import textwrap
 
 import pytest
 
+from extractors.classes import scan_classes
 from extractors.facts import Rules
 from extractors.functions import function_table
 from extractors.sites import extract_file
-from extractors.validators import find_validators
+from extractors.validators import annotated_class, find_validators
 
 
 def validators_of(source: str, rules: Rules | None = None) -> dict[str, str]:
     rules = rules or Rules()
-    tree = ast.parse(textwrap.dedent(source))
-    return find_validators(function_table(tree, rules.error_classes), rules)
+    text = textwrap.dedent(source)
+    tree = ast.parse(text)
+    return find_validators(function_table(tree, rules.error_classes), rules,
+                           scan_classes(text))
 
 
 # (case name, source, every validator of the source -> its kind)
@@ -271,3 +274,36 @@ def test_reached_function_yields_sites_with_kind_reached():
     assert [(s.qualname, s.validatorKind, s.lineNumber) for s in sites] == [
         ("LoadConfig._handle_format", "reached", 9)
     ]
+
+
+# (annotation as written, the one class it names)
+ANNOTATIONS = [
+    ("ModelLayout", "ModelLayout"),
+    ("Optional[ModelLayout]", "ModelLayout"),
+    ("'ModelLayout | None'", "ModelLayout"),
+    ("None | ModelLayout", "ModelLayout"),
+    ("layouts.ModelLayout", "ModelLayout"),
+    ("Annotated[ModelLayout, Field(description='x')]", "ModelLayout"),
+    ("typing.Optional['ModelLayout']", "ModelLayout"),
+    ("list[ModelLayout]", None),
+    ("dict[str, ModelLayout]", None),
+    ("ModelLayout | CacheLayout", None),
+]
+
+
+@pytest.mark.parametrize(("annotation", "name"), ANNOTATIONS)
+def test_an_annotation_names_one_class(annotation, name):
+    assert annotated_class(annotation) == name
+
+
+def test_init_of_a_class_deriving_from_another_files_configuration_class():
+    source = """
+    class EnvSettingsSource(SourceDefaults):
+        def __init__(self, prefix):
+            if not prefix.isidentifier():
+                raise ValueError("bad prefix")
+    """
+    assert validators_of(source) == {}
+    # the pipeline adds the tree's configuration classes this file derives from
+    rules = Rules(config_bases=(*Rules().config_bases, "SourceDefaults"))
+    assert validators_of(source, rules) == {"EnvSettingsSource.__init__": "init"}

@@ -102,6 +102,7 @@ class Site(BaseModel):
     messageStatus: MessageStatus
     messageFragments: list[str] = Field(default_factory=list)
     guards: list[str]
+    priorChecks: list[str] = Field(default_factory=list)
     sourceCode: str
     sourceCodeStart: LineNumber
     sourceCodeEnd: LineNumber
@@ -227,6 +228,8 @@ class IndexEntry(BaseModel):
     # A message built from parts (`" ".join(parts)`): the literal pieces a rendering may hold,
     # in source order; empty for other messages. Absent from datasets of older vmine.
     messageFragments: list[str] = Field(default_factory=list)
+    # The negated tests of the earlier checks of the function (see Site).
+    priorChecks: list[str] = Field(default_factory=list)
     # Which explainer wrote the record (`openai`, `offline`, `offline-fallback`) and which of
     # its fields the offline explainer replaced; missing in datasets of older vmines.
     explainedBy: str | None = None
@@ -237,7 +240,7 @@ class IndexEntry(BaseModel):
 
     # Fields added after datasets were first written: a dataset read back may lack them.
     added_fields: ClassVar[frozenset[str]] = frozenset(
-        {"messageFragments", "explainedBy", "replacedFields", "settings"})  # fmt: skip
+        {"messageFragments", "priorChecks", "explainedBy", "replacedFields", "settings"})
 
     @classmethod
     def of(cls, site: Site, id: str, slug: str, **explained: object) -> IndexEntry:

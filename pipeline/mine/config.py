@@ -37,6 +37,10 @@ class RuleOverrides(_Strict):
     name_pattern: str | None = None
     error_classes: list[str] | None = None
     follow_calls: bool | None = None
+    init_methods: list[str] | None = None
+    config_suffixes: list[str] | None = None
+    config_decorators: list[str] | None = None
+    config_bases: list[str] | None = None
 
     @field_validator("name_pattern")
     @classmethod
@@ -64,7 +68,7 @@ class Target(_Strict):
     url: str | None = None
     release: str | None = None
     tag: str = "v{version}"
-    path_prefix: str = ""
+    path_prefix: str | None = None  # None: found from the release's sdist and metadata
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=list)
     rules: RuleOverrides = Field(default_factory=RuleOverrides)
@@ -108,7 +112,7 @@ class Target(_Strict):
 
     @field_validator("path_prefix")
     @classmethod
-    def _prefix(cls, value: str) -> str:
+    def _prefix(cls, value: str | None) -> str | None:
         if value and (value.startswith("/") or not value.endswith("/")):
             raise ValueError(f"expected a relative folder ending in '/', got {value!r}")
         return value

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import nullcontext
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -13,12 +13,14 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, ConfigDict
 
+from extractors.classes import FileClasses, rules_for_file
 from extractors.facts import FileExtraction, MessageStatus, RaiseSite, Rules
 from extractors.limits import size_problem
 from extractors.settings_model import FileSettings
 from pipeline.console import Console, Tracker, line_of, skipped_markdown, workflow_command
 from pipeline.dataset.models import Site
 from pipeline.keys import analysis_token
+from pipeline.mine.classes import TreeClasses, scan_blob, store_classes, stored_classes
 from pipeline.mine.settings_facts import SnapshotSettings
 from pipeline.mine.workers import FILE_TIMEOUT, FileResult, Item, WorkerPool
 from pipeline.output import write_output
@@ -80,6 +82,10 @@ def is_candidate(data: bytes, needles: Sequence[bytes]) -> bool:
     return b"raise" in data and any(needle in data for needle in needles)
 
 
+def _raises_one_of(data: bytes, rules: Rules) -> bool:
+    return is_candidate(data, [name.encode() for name in rules.error_classes])
+
+
 class _Silent:
     """A tracker for library callers that passed no console."""
 
@@ -114,32 +120,70 @@ def extract_snapshot(
     for tree_file in files:
         paths_of.setdefault(tree_file.blob, []).append(tree_file.path)
 
-    token = analysis_token(rules)
-    # Every blob seen before is known without reading it: its analysis, or that it holds
-    # nothing worth analysing (None).
-    known = store.get_files(paths_of, token) if store is not None else {}
-    unknown = [blob for blob in paths_of if blob not in known]
-    needles = [name.encode() for name in rules.error_classes]
-    plain: list[tuple[str, None]] = []
+    # Which classes are error classes or configuration classes depends on the whole tree, so
+    # each file is analysed (and cached) under the rules in effect for it, which every file's
+    # class scan decides. Blobs the store has scanned before are not read for it.
+    by_blob = stored_classes(store, paths_of)
+    new = [blob for blob in paths_of if blob not in by_blob]
+    rules_of: dict[str, Rules] = {}
+    if new:
+        # A blob whose scan the store lacks is new to it: it is analysed at once under the
+        # rules its own classes give while the rest is read (almost always the rules in
+        # effect), and again in the few cases the other files' classes change them.
+        own_of = {blob: rules_for_file(rules, facts) for blob, facts in by_blob.items()}
+        known = _stored(store, {blob: analysis_token(own_of[blob]) for blob in by_blob})
+        expected = len(new) + sum(1 for blob in by_blob if blob not in known)
+    else:
+        rules_of = TreeClasses(by_blob).rules_by_blob(rules)
+        known = _stored(store, {blob: analysis_token(rules_of[blob]) for blob in by_blob})
+        expected = sum(1 for blob in paths_of if blob not in known)
     store_path = store.path if store is not None else None
-    facts = SnapshotSettings(snapshot, store) if settings else None
+    tree_settings = SnapshotSettings(snapshot, store) if settings else None
     # Workers are forked before the blob reader and the progress display start threads;
     # they analyse the first files while the rest are still being read.
-    with _Analysis(rules, workers, store_path, len(unknown), file_timeout,
-                   settings) as analysis:
-        for blob, data in snapshot.read_blobs(unknown):
-            if facts is not None:
-                facts.saw(blob, data)
-            if is_candidate(data, needles):
-                analysis.add(blob, paths_of[blob][0], data, len(paths_of[blob]))
+    with _Analysis(rules, workers, store_path, expected, file_timeout, settings) as analysis:
+        read: dict[str, bytes] = {}
+        for blob, data in snapshot.read_blobs(new):
+            read[blob] = data
+            by_blob[blob] = facts = scan_blob(data)
+            own_of[blob] = own = rules_for_file(rules, facts)
+            if tree_settings is not None:
+                tree_settings.saw(blob, data)
+            if _raises_one_of(data, own):
+                analysis.add(blob, paths_of[blob][0], data, len(paths_of[blob]), (own, facts),
+                             analysis_token(own))
+            elif tree_settings is not None and tree_settings.wants_parse(blob):
+                analysis.add_settings_only(blob, paths_of[blob][0], data)  # a parser
+        if new:
+            store_classes(store, by_blob, new)
+            rules_of = TreeClasses(by_blob).rules_by_blob(rules)
+        token_of = {blob: analysis_token(rules_of[blob]) for blob in paths_of}
+        # Blobs whose rules are not those they were looked up or analysed under: their
+        # stored analyses, if any, are under the tokens of the rules in effect.
+        changed = [blob for blob in paths_of
+                   if new and analysis_token(own_of[blob]) != token_of[blob]]
+        for blob in changed:
+            known.pop(blob, None)
+        known.update(_stored(store, {blob: token_of[blob] for blob in changed}))
+        # Every blob seen before is known without reading it: its analysis, or that it
+        # holds nothing worth analysing (None).
+        again = set(changed)
+        unknown = [blob for blob in paths_of
+                   if blob not in known and (blob not in read or blob in again)]
+        plain = [blob for blob in read if blob not in again and blob not in analysis]
+        for blob, data in _contents(snapshot, unknown, read):
+            if tree_settings is not None:
+                tree_settings.saw(blob, data)
+            if _raises_one_of(data, rules_of[blob]):
+                analysis.add(blob, paths_of[blob][0], data, len(paths_of[blob]),
+                             (rules_of[blob], by_blob[blob]), token_of[blob])
             else:
-                plain.append((blob, None))
-                if facts is not None and facts.wants_parse(blob):  # a parser: its flags
-                    analysis.add(blob, paths_of[blob][0], data, 0, settings_only=True)
-        if unknown:
-            analysis.submit()
+                plain.append(blob)
+        read.clear()
+        analysis.submit()
         if store is not None and plain:
-            store.put_files(plain, token)
+            for token, blobs in _by_token({blob: token_of[blob] for blob in plain}).items():
+                store.put_files([(blob, None) for blob in blobs], token)
         reused = [blob for blob, extraction in known.items() if extraction is not None]
         stats.files_reused = sum(len(paths_of[blob]) for blob in reused)
         stats.files_parsed = analysis.weight
@@ -147,7 +191,7 @@ def extract_snapshot(
         with _progress(console, len(files)) as tracker:
             tracker.advance(len(files) - stats.files_parsed)
             # Stored chunk by chunk, so an interrupted run keeps what it finished.
-            analysed = analysis.collect(tracker, store, token)
+            analysed = analysis.collect(tracker, store)
         results = {**{b: e for b, e in known.items() if e is not None}, **analysed}
         raws: list[tuple[str, RaiseSite]] = []
         skipped: list[SkippedFile] = []
@@ -166,11 +210,12 @@ def extract_snapshot(
                 )
                 raws.append((tree_file.path, placed))
         found: list[list] = [[] for _ in raws]
-        if facts is not None:
+        if tree_settings is not None:
             for blob, made in analysis.settings.items():
-                facts.add(blob, made)
-            facts.analyse_many = analysis.settings_facts  # while the workers are still up
-            found = facts.settings_of(raws)
+                tree_settings.add(blob, made)
+            # the files the join asks for are parsed by the workers, still up
+            tree_settings.analyse_many = analysis.settings_facts
+            found = tree_settings.settings_of(raws)
 
     sites = [
         Site.place(raw, repo, snapshot.sha, prefix, url_ref=snapshot.url_ref, settings=read)
@@ -179,6 +224,32 @@ def extract_snapshot(
     sites.sort(key=lambda site: (site.filePath, site.lineNumber))
     skipped.sort(key=lambda item: item.filePath)
     return Extraction(sites=sites, skipped=skipped, stats=stats)
+
+
+def _by_token(token_of: dict[str, str]) -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = {}
+    for blob, token in token_of.items():
+        groups.setdefault(token, []).append(blob)
+    return groups
+
+
+def _stored(store: Store | None, token_of: dict[str, str]) -> dict[str, FileExtraction | None]:
+    """The analyses the store has of these blobs, each under its token."""
+    known: dict[str, FileExtraction | None] = {}
+    if store is not None:
+        for token, blobs in _by_token(token_of).items():
+            known.update(store.get_files(blobs, token))
+    return known
+
+
+def _contents(snapshot: Snapshot, blobs: list[str],
+              read: dict[str, bytes]) -> Iterator[tuple[str, bytes]]:
+    """The blobs' bytes in order: those read already, then the rest from git."""
+    rest = [blob for blob in blobs if blob not in read]
+    for blob in blobs:
+        if blob in read:
+            yield blob, read[blob]
+    yield from snapshot.read_blobs(rest)
 
 
 class _Analysis:
@@ -191,13 +262,15 @@ class _Analysis:
         self._rules, self._store_path, self._file_timeout = rules, store_path, file_timeout
         self._settings = settings
         self._pool = self._new_pool() if expected else None
+        self.settings: dict[str, FileSettings] = {}  # blob -> facts the workers made
         self._items: list[Item] = []  # read, not yet handed to a worker
         self._batch_bytes = 0
         self._blob_of: dict[str, str] = {}
+        self._blobs: set[str] = set()
         self._weight: dict[str, int] = {}
+        self._token: dict[str, str] = {}  # path -> the store token of its rules
         self._arrived: list[FileResult] = []
         self.weight = 0  # files (paths) to analyse, a blob counting once per path
-        self.settings: dict[str, FileSettings] = {}  # blob -> facts the workers made
 
     def _new_pool(self) -> WorkerPool:
         return WorkerPool(self._rules, self._size, self._store_path,
@@ -208,36 +281,76 @@ class _Analysis:
             self._pool.__enter__()  # forks every worker now, before any thread starts
         return self
 
+    def _started_pool(self) -> WorkerPool:
+        if self._pool is None:  # no site to find, but facts to make
+            self._pool = self._new_pool()
+            self._pool.__enter__()
+        return self._pool
+
+    def add_settings_only(self, blob: str, path: str, data: bytes) -> None:
+        """A file wanted for its settings facts only (a parser with no site to find)."""
+        if size_problem(len(data)) is not None:
+            return  # too big for the extractor: no facts
+        self._blob_of[path] = blob
+        self._weight.setdefault(path, 0)
+        self._items.append((path, data, None, None))
+        self._batch_bytes += len(data)
+        if self._batch_bytes >= _BATCH_BYTES:
+            self.submit()
+
+    def settings_facts(self, texts: list[bytes]) -> list[FileSettings]:
+        """The settings facts of these files, made by the workers side by side."""
+        items: list[Item] = [(f"settings-{n}.py", data, None, None)
+                             for n, data in enumerate(texts)]
+        pool = self._started_pool()
+        per_batch = max(1, -(-len(items) // (2 * self._size)))  # two batches per worker
+        for start in range(0, len(items), per_batch):
+            pool.submit(items[start : start + per_batch])
+        made: dict[str, FileSettings] = {}
+        while pool.busy:
+            for result in pool.poll(timeout=1.0):
+                made[result.path] = result.settings or FileSettings()  # lost: no facts
+        return [made.get(path, FileSettings()) for path, *_ in items]
+
     def __exit__(self, *exc: object) -> None:
         if self._pool is not None:
             self._pool.close()
 
     def add(self, blob: str, path: str, data: bytes, weight: int,
-            settings_only: bool = False) -> None:
-        """A file to analyse (for its settings facts only, if asked): handed to a worker with
-        the next batch."""
+            context: tuple[Rules, FileClasses], token: str) -> None:
+        """A file to analyse under the rules in effect for it (their store token is `token`)
+        and with its classes: handed to a worker with the next batch. A file added again
+        under other rules is analysed again, and only the last analysis counts."""
+        if path not in self._blob_of:
+            self.weight += weight
+        self._blobs.add(blob)
         self._blob_of[path] = blob
         self._weight[path] = weight
-        self.weight += weight
+        self._token[path] = token
         problem = size_problem(len(data))
         if problem is not None:  # not worth sending to a worker
-            skipped = None if settings_only else FileExtraction(filePath=path, skipped=problem)
-            self._arrived.append(FileResult(path, skipped))
+            self._arrived.append(FileResult(path, FileExtraction(filePath=path, skipped=problem),
+                                            rules=context[0]))
             return
-        self._items.append((path, data, settings_only))
+        self._items.append((path, data, *context))
         self._batch_bytes += len(data)
         if self._batch_bytes >= _BATCH_BYTES:
             self.submit()
 
+    def __contains__(self, blob: str) -> bool:
+        return blob in self._blobs
+
     def submit(self) -> None:
         """Hand the files read so far to a worker."""
-        assert self._pool is not None
+        if not self._items:
+            return
         chunk, self._items, self._batch_bytes = self._items, [], 0
-        self._pool.submit(chunk)
-        self._arrived += self._pool.poll()
+        pool = self._started_pool()
+        pool.submit(chunk)
+        self._arrived += pool.poll()
 
     def collect(
-        self, tracker: Tracker | _Silent, store: Store | None, token: str
+        self, tracker: Tracker | _Silent, store: Store | None
     ) -> dict[str, FileExtraction]:
         results: dict[str, FileExtraction] = {}
         unsaved: list[FileResult] = []
@@ -246,42 +359,43 @@ class _Analysis:
             arrived, self._arrived = self._arrived, []
             while True:
                 for result in arrived:
-                    if result.extraction is not None:
-                        results[self._blob_of[result.path]] = result.extraction
-                    if result.settings is not None:
+                    if result.settings is not None:  # the same whatever the rules
                         self.settings[self._blob_of[result.path]] = result.settings
+                # an analysis under rules the file was added again under is left out, and
+                # so is what a settings-only item brings but its facts
+                arrived = [result for result in arrived
+                           if result.extraction is not None and self._current(result)]
+                for result in arrived:
+                    results[self._blob_of[result.path]] = result.extraction
                     tracker.advance(self._weight[result.path])
                 unsaved += arrived
                 # Stored every second or so, so an interrupted run keeps what it finished.
                 if store is not None and unsaved and time.monotonic() - saved_at > 1.0:
-                    self._save(unsaved, store, token)
+                    self._save(unsaved, store)
                     unsaved, saved_at = [], time.monotonic()
                 if self._pool is None or not self._pool.busy:
                     return results
                 arrived = self._pool.poll(timeout=1.0)
         finally:
             if store is not None and unsaved:
-                self._save(unsaved, store, token)
+                self._save(unsaved, store)
 
-    def settings_facts(self, texts: list[bytes]) -> list[FileSettings]:
-        """The settings facts of these files, made by the workers side by side."""
-        items: list[Item] = [(f"settings-{n}.py", data, True) for n, data in enumerate(texts)]
-        if self._pool is None:
-            self._pool = self._new_pool()
-            self._pool.__enter__()
-        per_batch = max(1, -(-len(items) // (2 * self._size)))  # two batches per worker
-        for start in range(0, len(items), per_batch):
-            self._pool.submit(items[start : start + per_batch])
-        made: dict[str, FileSettings] = {}
-        while self._pool.busy:
-            for result in self._pool.poll(timeout=1.0):
-                made[result.path] = result.settings or FileSettings()  # lost: no facts
-        return [made.get(path, FileSettings()) for path, *_ in items]
+    def _current(self, result: FileResult) -> bool:
+        return result.rules is None or analysis_token(result.rules) == self._token[result.path]
 
-    def _save(self, results: list[FileResult], store: Store, token: str) -> None:
-        store.put_files([(self._blob_of[r.path], r.extraction) for r in results if r.lasting
-                         and r.extraction is not None],
-                        token, [entry for r in results for entry in r.memo])
+    def _save(self, results: list[FileResult], store: Store) -> None:
+        """Lasting analyses under their tokens, with the memo entries made (one transaction
+        per token; the memo goes with the first)."""
+        groups: dict[str, list[tuple[str, FileExtraction]]] = {}
+        for result in results:
+            if result.lasting:
+                groups.setdefault(self._token[result.path], []).append(
+                    (self._blob_of[result.path], result.extraction))
+        memo = [entry for result in results for entry in result.memo]
+        if not groups:
+            store.put_memo(memo)
+        for index, (token, items) in enumerate(groups.items()):
+            store.put_files(items, token, memo if index == 0 else ())
 
 
 def extract_source(
@@ -289,6 +403,8 @@ def extract_source(
     rev: str | None = None,
     *,
     repo_name: str | None = None,
+    tag: str | None = None,
+    path_prefix: str | None = None,
     cache_dir: Path | None = None,
     use_cache: bool = True,
     rules: Rules | None = None,
@@ -299,10 +415,11 @@ def extract_source(
     settings: bool = True,
 ) -> Extraction:
     """The `extract` command's job: open SOURCE at REV and extract it (SourceError on bad
-    input, before any analysis); `settings=False` leaves each site's settings out."""
+    input, before any analysis); `tag` (a tag format) and `path_prefix` apply to a `pypi:`
+    SOURCE; `settings=False` leaves each site's settings out."""
     cache_dir = resolve_cache_dir(cache_dir)
     snapshot = open_source(source, rev, repo_name=repo_name, cache_dir=cache_dir,
-                           console=console)
+                           console=console, tag=tag, path_prefix=path_prefix)
     snapshot.require_repo()  # before the store file is created
     rules = rules or Rules()
     options = dict(include=include, exclude=exclude, workers=workers, console=console,

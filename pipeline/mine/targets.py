@@ -133,7 +133,8 @@ def run_targets(config_path: Path, names: Sequence[str], overrides: Mapping[str,
     they win over the file's top-level defaults. Raises `ConfigError` for a bad file or name.
     """
     config_path = Path(config_path)
-    pinned = [flag for key, flag in (("rev", "--rev"), ("repo_name", "--repo-name"))
+    pinned = [flag for key, flag in (("rev", "--rev"), ("repo_name", "--repo-name"),
+                                     ("tag", "--tag-format"), ("path_prefix", "--path-prefix"))
               if overrides.get(key) is not None]
     if pinned:
         raise ConfigError(f"{pinned[0]} does not apply with --config: each target pins its own")

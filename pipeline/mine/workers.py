@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 
+from extractors.classes import FileClasses
 from extractors.facts import FileExtraction, Rules
 from extractors.settings_model import FileSettings
 from pipeline.store import MemoReader
@@ -31,23 +32,22 @@ MEMORY_BUDGET = 2 * 2**30
 # The reason of a file a worker ran out of memory on (extract_file says so itself).
 OUT_OF_MEMORY = "out of memory"
 
-# (path, contents[, whether only its settings facts are wanted: a parser with no site])
-Item = tuple[str, bytes] | tuple[str, bytes, bool]
-
-
-def settings_only(item: Item) -> bool:
-    return len(item) > 2 and bool(item[2])
+# (path, contents, the rules in effect for the file, its classes); `submit` also takes
+# (path, contents), analysed under the pool's rules. Rules of None: only the file's settings
+# facts are wanted (a parser with no site to find).
+Item = tuple[str, bytes, Rules | None, FileClasses | None]
 
 
 @dataclass(frozen=True)
 class FileResult:
-    """One analysed file (no extraction for a settings-only item), its settings facts when
-    they were made, the memo entries made on the way, and whether the result may be cached:
+    """One analysed file (no extraction for a settings-only item), the memo entries made on
+    the way, its settings facts when they were made, and whether the result may be cached:
     a crash, a timeout or memory running out says nothing lasting about a file."""
 
     path: str
     extraction: FileExtraction | None
     memo: list[tuple[str, str]] = field(default_factory=list)
+    rules: Rules | None = None  # the rules the file was analysed under
     settings: FileSettings | None = None
 
     @property
@@ -75,7 +75,7 @@ def paused_gc() -> Iterator[None]:
 
 
 def analyse(
-    items: Sequence[Item], rules: Rules, memo: MemoReader | None, settings: bool = True
+    items: Sequence[Item], memo: MemoReader | None, settings: bool = True
 ) -> list[tuple[FileExtraction | None, FileSettings | None]]:
     """The analyses of these files in this process (a bug of ours stays one file), with
     their settings facts when asked for (and a settings-only item gets only those)."""
@@ -83,17 +83,17 @@ def analyse(
     from extractors.sites import analyse_file, decode
 
     results: list[tuple[FileExtraction | None, FileSettings | None]] = []
-    for item in items:
-        path, data = item[0], item[1]
+    for path, data, rules, classes in items:
         with paused_gc():
-            if settings_only(item):
+            if rules is None:
                 try:
                     results.append((None, file_settings(decode(data))))
                 except Exception:  # not Python (or a bug of ours): no facts to give
                     results.append((None, FileSettings()))
                 continue
             try:
-                results.append(analyse_file(path, data, rules, memo, settings=settings))
+                results.append(analyse_file(path, data, rules, memo, classes,
+                                            settings=settings))
             except Exception as exc:  # analyse_file must not raise
                 reason = f"extractor error: {type(exc).__name__}: {exc}".splitlines()[0]
                 results.append((FileExtraction(filePath=path, skipped=reason), None))
@@ -125,8 +125,8 @@ class WorkerPool:
     def __init__(self, rules: Rules, size: int, store_path: Path | None, *,
                  file_timeout: float = FILE_TIMEOUT, memory_budget: int = MEMORY_BUDGET,
                  settings: bool = True) -> None:
+        self._settings = settings  # whether files' settings facts are made beside their sites
         self._rules = rules
-        self._settings = settings
         self._size = size
         self._store_path = store_path
         self._file_timeout = file_timeout
@@ -166,9 +166,10 @@ class WorkerPool:
     def busy(self) -> bool:
         return bool(self._queue) or any(worker.batch is not None for worker in self._workers)
 
-    def submit(self, batch: list[Item]) -> None:
+    def submit(self, batch: Sequence[Item | tuple[str, bytes]]) -> None:
         if batch:
-            self._queue.append(batch)
+            self._queue.append([item if len(item) == 4 else (*item, self._rules, None)
+                                for item in batch])
             self._dispatch()
 
     def poll(self, timeout: float = 0.0) -> list[FileResult]:
@@ -193,8 +194,8 @@ class WorkerPool:
         try:
             while worker.batch is not None and worker.conn.poll():
                 extraction, facts, memo = worker.conn.recv()
-                results.append(FileResult(worker.batch[worker.done][0], extraction, memo,
-                                          facts))
+                item = worker.batch[worker.done]
+                results.append(FileResult(item[0], extraction, memo, item[2], facts))
                 worker.done += 1
                 worker.since = time.monotonic()
                 if worker.done == len(worker.batch):
@@ -217,15 +218,14 @@ class WorkerPool:
         """The file `worker` was on is given up; the rest of its batch goes back in the queue
         and a new process takes its place."""
         assert worker.batch is not None
-        item = worker.batch[worker.done]
-        path = item[0]
+        path, _, rules, _ = worker.batch[worker.done]
         rest = worker.batch[worker.done + 1 :]
         if rest:
             self._queue.appendleft(rest)
         worker.batch = None
         self._replace(worker)
-        lost = None if settings_only(item) else FileExtraction(filePath=path, skipped=reason)
-        return FileResult(path, lost)
+        lost = None if rules is None else FileExtraction(filePath=path, skipped=reason)
+        return FileResult(path, lost, rules=rules)
 
     def _replace(self, worker: _Worker) -> None:
         worker.conn.close()
@@ -257,7 +257,7 @@ class WorkerPool:
         others = [worker.conn for worker in self._workers] + [ours] if forked else []
         process = context.Process(
             target=_serve, daemon=True,
-            args=(theirs, others, self._rules, self._store_path, os.getpid(),
+            args=(theirs, others, self._store_path, os.getpid(),
                   self._memory_budget, self._settings),
         )
         process.start()
@@ -278,7 +278,7 @@ def _death(process: multiprocessing.process.BaseProcess) -> str:
 # --- in the worker -------------------------------------------------------------------------
 
 
-def _serve(conn: Connection, others: list[Connection], rules: Rules, store_path: Path | None,
+def _serve(conn: Connection, others: list[Connection], store_path: Path | None,
            parent: int, memory_budget: int, settings: bool = True) -> None:
     """A worker's life: batches in, one answer per file out, until told to stop or the
     parent is gone."""
@@ -298,7 +298,7 @@ def _serve(conn: Connection, others: list[Connection], rules: Rules, store_path:
         if batch is None:
             return
         for item in batch:
-            ((extraction, facts),) = analyse([item], rules, memo, settings)
+            ((extraction, facts),) = analyse([item], memo, settings)
             try:
                 conn.send((extraction, facts, memo.take() if memo is not None else []))
             except OSError:

@@ -77,11 +77,15 @@ def open_source(
     tag: str | None = None,
     path_prefix: str | None = None,
 ) -> Snapshot:
-    """Resolve SOURCE at REV to a Snapshot; `github`, `tag`, `path_prefix` only apply to
-    `pypi:` releases (see pipeline/source/release.py)."""
+    """Resolve SOURCE at REV to a Snapshot; `github`, `tag` (the tag format) and
+    `path_prefix` only apply to `pypi:` releases (see pipeline/source/release.py)."""
     _refuse_option_like(source, rev)
     if repo_name is not None:
         check_repo_name(repo_name)
+    if not source.startswith("pypi:"):
+        for flag, value in (("--tag-format", tag), ("--path-prefix", path_prefix)):
+            if value is not None:
+                raise SourceError(f"{flag} applies only to a pypi:NAME==VERSION SOURCE")
     if source.startswith("pypi:"):
         if rev is not None:
             raise SourceError("--rev does not apply to a pypi: SOURCE (the version pins it)")

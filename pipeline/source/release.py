@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import string
 import subprocess
 import sys
 import tarfile
 import tempfile
 import zipfile
 from collections.abc import Iterable, Iterator
+from email.parser import HeaderParser
 from pathlib import Path, PurePosixPath
 
 from pipeline.console import Console
@@ -21,11 +25,13 @@ from pipeline.source.git import (
     run_git,
 )
 from pipeline.source.snapshot import MAX_TEXT_FILE, Snapshot, SourceError
+from pipeline.source.upstream import Upstream, upstream_of
 
 _SPEC = re.compile(r"^pypi:(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)=="
                    r"(?P<version>[A-Za-z0-9](?:[A-Za-z0-9.+!_-]*[A-Za-z0-9])?)$")
 
-# Where a published package's code lives on GitHub, and under which folder of that tree.
+# Where a published package's code lives on GitHub, and under which folder of that tree,
+# for projects whose metadata and sdist do not tell (SGLang's sdist is built in python/).
 GITHUB_OF = {"vllm": "vllm-project/vllm", "sglang": "sgl-project/sglang"}
 PATH_PREFIX_OF = {"sglang": "python/"}
 DEFAULT_TAG = "v{version}"
@@ -63,28 +69,97 @@ def open_release(
     path_prefix: str | None = None,
     console: Console | None = None,
 ) -> Snapshot:
-    """The release as a Snapshot, built once into `<cache>/releases/NAME.git` and reused."""
+    """The release as a Snapshot, built once into `<cache>/releases/NAME.git` and reused.
+
+    Its files are the wheel's (what users install), else the sdist's. Unless given, owner/
+    name comes from the distribution's metadata (else a table of known projects) and the
+    path prefix from the sdist's layout and the project URL; `tag` is the format of the
+    release's GitHub tag (default `v{version}`)."""
     name, version = parse_spec(spec)
-    git_dir = Path(cache_dir) / "releases" / f"{name}.git"
+    url_ref = tag_name(tag or DEFAULT_TAG, version)
+    if path_prefix is not None:
+        path_prefix = check_path_prefix(path_prefix)
+    releases = Path(cache_dir) / "releases"
+    git_dir = releases / f"{name}.git"
     ref = f"refs/tags/{name}=={version}"
     sha = tag_commit(git_dir, ref)
-    if sha is None:
+    upstream = _read_upstream(releases, name, version)
+    if sha is None or upstream is None:
         if console is not None:
             console.line(f"downloading {name}=={version} with pip")
         with tempfile.TemporaryDirectory(prefix="vmine-release-") as tmp:
-            archive = download(name, version, Path(tmp))
-            files = dict(release_files(archive))
+            files, sdist_paths = fetch_release(name, version, Path(tmp))
         if not files:
             raise SourceError(f"{name}=={version}: the downloaded archive holds no text files")
+        upstream = upstream_of(files, sdist_paths)
         sha = commit_files(git_dir, files, message=f"{name}=={version}")
         run_git(git_dir, "update-ref", ref, sha)
-    prefix = PATH_PREFIX_OF.get(name, "") if path_prefix is None else path_prefix
-    if prefix and not prefix.endswith("/"):
-        prefix += "/"
+        _write_upstream(releases, name, version, upstream)
+    if path_prefix is None:
+        path_prefix = upstream.path_prefix or PATH_PREFIX_OF.get(name, "")
     return make_snapshot(
-        git_dir, sha, repo=repo_name or GITHUB_OF.get(name), origin=f"pypi:{name}=={version}",
-        source=spec, url_ref=(tag or DEFAULT_TAG).format(version=version), path_prefix=prefix,
+        git_dir, sha, repo=repo_name or upstream.repo or GITHUB_OF.get(name),
+        origin=f"pypi:{name}=={version}", source=spec, url_ref=url_ref,
+        path_prefix=path_prefix,
     )
+
+
+def tag_name(tag_format: str, version: str) -> str:
+    """The release's GitHub tag: `tag_format` with `{version}` filled in (the only field)."""
+    try:
+        fields = list(string.Formatter().parse(tag_format))
+    except ValueError as exc:
+        raise SourceError(f"--tag-format {tag_format!r}: {exc}") from None
+    if any(field is not None and (field != "version" or spec or conversion)
+           for _, field, spec, conversion in fields):
+        raise SourceError(f"--tag-format may hold only {{version}}, got {tag_format!r}")
+    tag = tag_format.format(version=version)
+    if not tag or tag.startswith("-") or any(ch.isspace() for ch in tag):
+        raise SourceError(f"--tag-format {tag_format!r} gives the tag {tag!r}, not a git tag")
+    return tag
+
+
+def check_path_prefix(prefix: str) -> str:
+    """A folder of the GitHub tree as `dir/` ('' for the top), or a one-line SourceError."""
+    if not prefix:
+        return ""
+    cleaned = prefix.strip("/")
+    if (prefix.startswith("/") or "\\" in prefix
+            or any(part in ("", ".", "..") for part in cleaned.split("/"))):
+        raise SourceError(f"--path-prefix must be a relative folder such as src/, got {prefix!r}")
+    return cleaned + "/"
+
+
+# Bumped when what is remembered beside a release's repository changes meaning.
+_UPSTREAM_VERSION = 1
+
+
+def _upstream_path(releases: Path, name: str, version: str) -> Path:
+    return releases / f"{name}-{version}.upstream.json"
+
+
+def _read_upstream(releases: Path, name: str, version: str) -> Upstream | None:
+    """What was found out about the release when it was built; None when nothing was (a
+    release cached by an older vmine is built again: the same files give the same commit)."""
+    try:
+        data = json.loads(_upstream_path(releases, name, version).read_text(encoding="utf-8"))
+        if data.get("version") != _UPSTREAM_VERSION:
+            return None
+        repo, prefix = data["repo"], data["path_prefix"]
+    except (OSError, ValueError, KeyError, AttributeError):
+        return None
+    if not (repo is None or isinstance(repo, str)) or not isinstance(prefix, str):
+        return None
+    return Upstream(repo, prefix)
+
+
+def _write_upstream(releases: Path, name: str, version: str, upstream: Upstream) -> None:
+    path = _upstream_path(releases, name, version)
+    data = {"version": _UPSTREAM_VERSION, "repo": upstream.repo,
+            "path_prefix": upstream.path_prefix}
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(temporary, path)
 
 
 def tag_commit(git_dir: Path, ref: str) -> str | None:
@@ -95,29 +170,71 @@ def tag_commit(git_dir: Path, ref: str) -> str | None:
     return done.stdout.decode().strip() if done.returncode == 0 else None
 
 
-def download(name: str, version: str, into: Path) -> Path:
-    """The release's sdist, else its wheel, fetched by pip (so the user's index settings
-    apply); returns the archive's path."""
-    # No build isolation: preparing an sdist's metadata must not install its build
-    # requirements (vLLM's would pull in torch); when it cannot, the wheel is used.
-    attempts = (("--no-binary", name, "--no-build-isolation"), ("--only-binary", name))
-    reasons = []
-    for index, choice in enumerate(attempts):
-        target = into / str(index)
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-               "--disable-pip-version-check", *choice, "-d", str(target), f"{name}=={version}"]
-        try:
-            done = subprocess.run(cmd, capture_output=True, timeout=FETCH_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            reasons.append("pip timed out")
-            continue
-        archives = sorted(target.glob("*")) if target.exists() else []
-        if done.returncode == 0 and archives:
-            return archives[0]
-        lines = [ln.strip() for ln in done.stderr.decode("utf-8", "replace").splitlines()]
-        errors = [ln for ln in lines if ln.startswith("ERROR:")] or [ln for ln in lines if ln]
-        reasons.append(errors[-1] if errors else f"pip exited {done.returncode}")
-    raise SourceError(f"cannot download {name}=={version} with pip: {reasons[-1]}")
+def fetch_release(name: str, version: str, into: Path) -> tuple[dict[str, bytes], list[str] | None]:
+    """The release's files, and the paths of its sdist's files when the files are a wheel's
+    (None when no sdist could be had). A wheel is preferred: it holds what users run."""
+    wheel, wheel_reason = _pip_download(name, version, into / "wheel", ("--only-binary", name))
+    sdist = _sdist(name, version, into / "sdist")
+    if wheel is not None:
+        files = dict(release_files(wheel))
+        return files, (None if sdist is None else [path for path, _ in _sdist_files(sdist)])
+    if sdist is not None:
+        return dict(_sdist_files(sdist)), None
+    raise SourceError(f"cannot download {name}=={version} with pip: {wheel_reason}")
+
+
+def _pip_download(name: str, version: str, target: Path, choice: tuple[str, ...],
+                  env: dict[str, str] | None = None) -> tuple[Path | None, str]:
+    """The archive pip downloads into `target` (so the user's index settings apply), or
+    None and pip's last error line."""
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
+           "--disable-pip-version-check", *choice, "-d", str(target), f"{name}=={version}"]
+    try:
+        done = subprocess.run(cmd, capture_output=True, timeout=FETCH_TIMEOUT, env=env)
+    except subprocess.TimeoutExpired:
+        return None, "pip timed out"
+    archives = sorted(target.glob("*")) if target.exists() else []
+    if done.returncode == 0 and archives:
+        return archives[0], ""
+    lines = [ln.strip() for ln in done.stderr.decode("utf-8", "replace").splitlines()]
+    errors = [ln for ln in lines if ln.startswith("ERROR:")] or [ln for ln in lines if ln]
+    return None, errors[-1] if errors else f"pip exited {done.returncode}"
+
+
+def _sdist(name: str, version: str, into: Path) -> Path | None:
+    """The release's sdist: its archive, or the folder pip unpacked it into.
+
+    pip prepares an sdist's metadata before it saves the archive, and without build
+    isolation (which could install vLLM's torch) that fails whenever the build backend is
+    not installed here. With `--no-clean` pip leaves the unpacked sdist in its temporary
+    build folder, under our TMPDIR; that folder is found by its PKG-INFO."""
+    scratch = into / "tmp"
+    scratch.mkdir(parents=True)
+    env = {**os.environ, "TMPDIR": str(scratch), "TEMP": str(scratch), "TMP": str(scratch)}
+    archive, _ = _pip_download(name, version, into / "dist",
+                               ("--no-binary", name, "--no-build-isolation", "--no-clean"), env)
+    if archive is not None:
+        return archive
+    for info in sorted(scratch.glob("*/*/PKG-INFO")) + sorted(scratch.glob("*/PKG-INFO")):
+        headers = HeaderParser().parsestr(info.read_text("utf-8", "replace"), headersonly=True)
+        if (canonical_name(str(headers.get("Name", ""))) == name
+                and str(headers.get("Version", "")).strip() == version):
+            return info.parent
+    return None
+
+
+def _sdist_files(sdist: Path) -> Iterator[tuple[str, bytes]]:
+    """(posix path, bytes) of an sdist's text files, from its archive or unpacked folder."""
+    if sdist.is_dir():
+        for path in sorted(sdist.rglob("*")):
+            if path.is_symlink() or not path.is_file():
+                continue
+            relative = _safe_path(path.relative_to(sdist).as_posix())
+            data = path.read_bytes()
+            if relative is not None and _is_text(relative, data):
+                yield relative, data
+    else:
+        yield from release_files(sdist)
 
 
 def release_files(archive: Path) -> Iterator[tuple[str, bytes]]:

@@ -39,10 +39,18 @@ from pipeline.explainers.offline.conditions import (
 )
 from pipeline.explainers.offline.settings import primary_flag
 from pipeline.explainers.offline.settings import solution as setting_solution
-from pipeline.explainers.offline.snippets import example_fix, try_catch, type_guard, validation_code
+from pipeline.explainers.offline.snippets import (
+    BUILD_KINDS,
+    example_fix,
+    try_catch,
+    type_guard,
+    validation_code,
+)
 
 # Bump whenever the text this module produces changes: it is part of the cache key.
-PROMPT_VERSION = "offline-3"
+# 3: the init kind, post_init methods, and the earlier checks that passed (priorChecks).
+# 4: the settings a site reads: their flags, values that pass, commands, and their docs.
+PROMPT_VERSION = "offline-4"
 
 _MAX_SOLUTIONS = 5
 _PATH_NOISE = {"src", "python", "lib", "__init__", "__main__"}  # path parts that make no tag
@@ -125,9 +133,14 @@ def _kind(site: Site, function: FunctionFacts) -> str:
                 return f"a pydantic validator{of}"
         return "a pydantic validator"
     if site.validatorKind == "post_init":
+        hook = site.qualname.rsplit(".", 1)[-1]
         if owner:
-            return f"the __post_init__ hook that runs when {article(owner)} is created"
-        return "a __post_init__ hook"
+            return f"the {hook} hook that runs when {article(owner)} is created"
+        return f"a {hook} hook"
+    if site.validatorKind == "init":
+        if owner:
+            return f"the constructor of the configuration class {owner}"
+        return "the constructor of a configuration class"
     if site.validatorKind == "name":
         return "a check method" if owner else "a check function"
     if owner:
@@ -174,6 +187,7 @@ def _documentation(
     else:
         when = "whenever execution reaches the raise (no if/else test leads to it)"
     sentences = [f"Raised by {site.qualname}, {_kind(site, function)}, {when}."]
+    sentences.append(_prior_sentence(site))
     sentences.append(_message_sentence(site))
     sentences.append(_setting_docs(site, checks))
     if others:
@@ -202,6 +216,16 @@ def _setting_docs(site: Site, checks: list[Check]) -> str:
     return " ".join(quoted.values())
 
 
+def _prior_sentence(site: Site) -> str:
+    """What the earlier checks of the function say: that they passed."""
+    count = len(site.priorChecks)
+    if count == 0:
+        return ""
+    if count == 1:
+        return "The earlier check of this function passed by then."
+    return f"The {count} earlier checks of this function passed by then."
+
+
 def _trigger(site: Site, function: FunctionFacts, checks: list[Check]) -> str:
     if not checks:
         return (
@@ -209,7 +233,7 @@ def _trigger(site: Site, function: FunctionFacts, checks: list[Check]) -> str:
             "if/else test in front of it, so the surrounding code decides."
         )
     conditions = _all_of([c.condition.phrase() for c in checks])
-    if function.owner and site.validatorKind in ("pydantic", "post_init"):
+    if function.owner and site.validatorKind in BUILD_KINDS:
         text = f"Building or validating {article(function.owner)} in which {conditions}."
     else:
         text = f"Running {site.qualname} while {conditions}."

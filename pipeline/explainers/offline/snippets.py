@@ -249,8 +249,12 @@ def _guard_name(site: Site, function: FunctionFacts, checks: list[Check]) -> str
     return f"{base}_ok"
 
 
+# kinds whose raise fires while an object of the owner class is built
+BUILD_KINDS = ("pydantic", "post_init", "init")
+
+
 def _owner_call(site: Site, function: FunctionFacts) -> str:
-    if function.owner and site.validatorKind in ("pydantic", "post_init"):
+    if function.owner and site.validatorKind in BUILD_KINDS:
         return f"config = {function.owner}(...)"
     what = article(function.owner) if function.owner else f"what {site.qualname} checks"
     return f"...  # the code that builds or validates {what}"
