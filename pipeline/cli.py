@@ -13,6 +13,9 @@ from pipeline import __version__
 @click.version_option(__version__, prog_name="vmine")
 def main() -> None:
     """Mine the validation errors of a Python code base into explained error records."""
+    from pipeline.console import ignore_parse_warnings
+
+    ignore_parse_warnings()
 
 
 class InputError(click.ClickException):
@@ -54,6 +57,21 @@ def _path_problem(error: OSError, path: Path | None = None) -> str:
     return f"{where}{error.strerror or error}; pass a directory you can write to"
 
 
+def _release_options(command):
+    """`--tag-format` and `--path-prefix`, shared by `run` and `extract`."""
+    command = click.option(
+        "--path-prefix", metavar="DIR/",
+        help="For a pypi: SOURCE, the folder of the GitHub tree that holds the release's "
+        "files (default: found from the sdist's layout and the project URL, e.g. src/).",
+    )(command)
+    return click.option(
+        "--tag-format", "tag", metavar="FORMAT",
+        help="For a pypi: SOURCE, the release's GitHub tag that githubUrl pins, with "
+        "{version} for the version (default: v{version}; e.g. {version}, or "
+        "langchain-core=={version}).",
+    )(command)
+
+
 @main.command("run", short_help="Mine SOURCE, or the targets of a pipeline.toml, into a dataset.")
 @click.argument("args", nargs=-1, metavar="SOURCE | TARGET...")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -62,14 +80,7 @@ def _path_problem(error: OSError, path: Path | None = None) -> str:
 @click.option("--rev", help="Commit, tag or branch to analyse (default: HEAD).")
 @click.option("--repo-name", help="OWNER/NAME of the repository when its origin is not GitHub "
               "(for a pypi: SOURCE, when its metadata names no GitHub repository).")
-@click.option("--tag-format", "tag", metavar="FORMAT",
-              help="For a pypi: SOURCE, the release's GitHub tag that githubUrl pins, with "
-              "{version} for the version (default: v{version}; e.g. {version}, or "
-              "langchain-core=={version}).")
-@click.option("--path-prefix", metavar="DIR/",
-              help="For a pypi: SOURCE, the folder of the GitHub tree that holds the "
-              "release's files (default: found from the sdist's layout and the project URL, "
-              "e.g. src/).")
+@_release_options
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Directory that receives OWNER/NAME/SHA/ (default: output).")
 @click.option("--llm", type=click.Choice(["auto", "openai", "offline"]),
@@ -164,14 +175,7 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
 @click.option("--repo-name", help="OWNER/NAME written into each site; needed when the "
               "origin is not a GitHub URL (for a pypi: SOURCE, when its metadata names no "
               "GitHub repository).")
-@click.option("--tag-format", "tag", metavar="FORMAT",
-              help="For a pypi: SOURCE, the release's GitHub tag that githubUrl pins, with "
-              "{version} for the version (default: v{version}; e.g. {version}, or "
-              "langchain-core=={version}).")
-@click.option("--path-prefix", metavar="DIR/",
-              help="For a pypi: SOURCE, the folder of the GitHub tree that holds the "
-              "release's files (default: found from the sdist's layout and the project URL, "
-              "e.g. src/).")
+@_release_options
 @click.option("-o", "--output", "output",
               type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
               help="Write the JSON Lines to this file instead of stdout (- is stdout). A "

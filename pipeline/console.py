@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Literal, TextIO
@@ -36,6 +37,14 @@ class _RateColumn(ProgressColumn):
     def render(self, task: Task) -> Text:
         speed = task.finished_speed or task.speed
         return Text("   -/s" if speed is None else f"{speed:6.1f}/s")
+
+
+
+def ignore_parse_warnings() -> None:
+    """Hide the warnings Python gives while parsing the analysed code (invalid escapes and
+    the like, a SyntaxWarning shown by default from 3.12 on): they are that code's business,
+    not the user's. Source parsed from a string is attributed to `<unknown>`."""
+    warnings.filterwarnings("ignore", module=re.escape("<unknown>"))
 
 
 def detect_mode(ci: bool | None = None, stream: TextIO | None = None) -> Mode:

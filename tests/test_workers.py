@@ -200,3 +200,23 @@ def test_a_file_that_exhausts_its_worker_s_memory_loses_only_itself():
 def test_only_what_says_something_about_the_file_is_cached(reason, lasting):
     extraction = FileExtraction(filePath="a.py", skipped=reason)
     assert FileResult("a.py", extraction).lasting is lasting
+
+
+def test_warnings_about_the_analysed_code_are_not_printed(tmp_path):
+    # `"\d"` is an invalid escape: Python warns when it parses it (a SyntaxWarning that is
+    # shown by default from 3.12 on), but that is the analysed code's business, not the user's.
+    files = {"engine/config.py": (
+        "class CacheConfig:\n"
+        "    def __post_init__(self):\n"
+        '        if not self.pattern.startswith("\\d"):\n'
+        '            raise ValueError("pattern must start with a digit class")\n'
+    )}
+    repo = make_git_repo(tmp_path / "repo", files)
+    done = subprocess.run(
+        [sys.executable, "-c", "from pipeline.cli import main; main()", "extract", str(repo),
+         "--repo-name", "acme/engine", "--cache-dir", str(tmp_path / "cache"), "--ci"],
+        capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "default"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert '"pattern must start with a digit class"' in done.stdout
+    assert "Warning" not in done.stderr

@@ -23,6 +23,7 @@ from pathlib import Path
 from extractors.classes import FileClasses
 from extractors.facts import FileExtraction, Rules
 from extractors.settings_model import FileSettings
+from pipeline.console import ignore_parse_warnings
 from pipeline.store import MemoReader
 
 # A file that takes longer than this is given up on (the largest real files take seconds).
@@ -289,6 +290,7 @@ def _serve(conn: Connection, others: list[Connection], store_path: Path | None,
     # Ctrl-C is the parent's to handle: it stops handing out batches and keeps what finished.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _limit_memory(memory_budget)
+    ignore_parse_warnings()  # also where workers are spawned, not forked
     memo = open_memo(store_path)
     while True:
         try:
