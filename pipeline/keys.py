@@ -45,14 +45,20 @@ def settings_token() -> str:
     return _sha256(f"settings\0{SETTINGS_VERSION}")
 
 
-def explanation_key(model: str, prompt_version: str, site: Site) -> str:
-    """The cache key of a site's explanation: what the site means (its function's name, the
-    error, its message and pattern, its guards and the earlier checks that passed, and the
-    raise statement with what encloses it), never its line numbers, its commit, the
-    function's other lines or its other raises, so a regeneration pays only for errors
-    whose meaning changed. The settings it reads are part of it (a flag's new choices or
-    default asks again); a site that reads none keeps the key it had without them."""
+def explanation_key(model: str, prompt_version: str, site: Site, *,
+                    whole_function: bool = False) -> str:
+    """The cache key of a site's explanation: what the explainer reads of the site, never
+    its line numbers or its commit. An LLM reads what the site means (its function's name,
+    the error, its message and pattern, its guards, the raise statement with what encloses
+    it, and the settings it reads), so a regeneration pays only for errors whose meaning
+    changed, not for the function's other lines or raises. An explainer that reads the
+    whole function (`whole_function`: the offline one, which also counts the function's
+    other checks) is keyed by the whole function and the earlier checks, so that a cached
+    explanation is always the one a cold run would make. A site that reads no setting keeps
+    the key it had without them."""
     settings = [setting.model_dump() for setting in site.settings]
+    context = ([site.functionSource, site.priorChecks] if whole_function
+               else [site_meaning(site)])
     return _sha256(dumps_key(
         model,
         prompt_version,
@@ -60,9 +66,8 @@ def explanation_key(model: str, prompt_version: str, site: Site) -> str:
         site.errorMessage,
         site.messagePattern,
         site.guards,
-        site.priorChecks,
         site.qualname,
-        site_meaning(site),
+        *context,
         *([settings] if settings else []),
     ))
 

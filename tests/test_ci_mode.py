@@ -214,6 +214,7 @@ class ScriptedExplainer:
     """Fails the swap_space site; explains the others with a grounding warning."""
 
     provider, model, prompt_version = "scripted", "scripted", "scripted-1"
+    reads_whole_function = False
 
     async def explain(self, request):
         from pipeline.dataset.models import Explanation

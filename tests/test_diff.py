@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from pipeline.cli import main
 from pipeline.dataset.manifest import Counts, LLMUsage, Manifest, Tool
-from pipeline.dataset.models import ErrorRecord, Explanation, IndexEntry
+from pipeline.dataset.models import ErrorRecord, Explanation, IndexEntry, Setting
 from pipeline.dataset.reader import load_dataset
 from pipeline.dataset.writer import write_dataset
 from pipeline.diff.changes import (
@@ -185,6 +185,62 @@ def test_pattern_change_alone_is_changed():
     ]
 
 
+def _spec_method(choices: list[str] | None, default: str | None = '"ngram"',
+                 flags: tuple[str, ...] = ("--speculative-method",), doc: str = "The method.",
+                 ) -> Setting:
+    return Setting(expr="self.method", cls="SpecConfig", field="method", type="SpecMethod",
+                   default=default, choices=choices, doc=doc, flags=list(flags))
+
+
+def _read(settings: list[Setting], sha: str) -> ErrorSet:
+    site = raise_site("SpecConfig.__post_init__", "unknown speculative method {m}", line=30,
+                      guards=("self.method not in get_args(SpecMethod)",))
+    entry = entry_of(site).model_copy(update={"settings": settings})
+    return ErrorSet(label=sha[:4], repo=REPO, sha=sha, entries=(entry,))
+
+
+@pytest.mark.parametrize(("old", "new", "note"), [
+    # a value is no longer accepted, another is: the fix a record gives may be wrong now
+    (_spec_method(["ngram", "medusa"]), _spec_method(["ngram", "mtp"]),
+     "self.method: choices -medusa +mtp"),
+    (_spec_method(["ngram"]), _spec_method(["ngram"], default='"mtp"'),
+     'self.method: default "ngram" -> "mtp"'),
+    (_spec_method(["ngram"]), _spec_method(["ngram"], flags=("--spec-method", "-m")),
+     "self.method: flags --speculative-method -> --spec-method -m"),
+    (_spec_method(["ngram", "mtp"], default=None), _spec_method(None),
+     'self.method: choices ngram mtp -> (not listed), default (none) -> "ngram"'),
+])
+def test_a_setting_set_differently_is_changed(old, new, note):
+    diff = diff_error_sets(_read([old], OLD_SHA), _read([new], NEW_SHA))
+    assert [type(change) for change in diff.changes] == [Changed]
+    assert diff.changes[0].fields == ["settings"]
+    assert render_text(diff).splitlines()[1] == (
+        '! changed  engine/config.py:30  SpecConfig.__post_init__: '
+        f'"unknown speculative method {{m}}" ({note})')
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ([_spec_method(["ngram"])], [_spec_method(["ngram"], doc="Which method to use.")]),
+    ([], [_spec_method(["ngram"])]),  # a dataset of an older vmine has no settings
+    ([_spec_method(["ngram"])], []),
+])
+def test_a_setting_documented_differently_or_read_on_one_side_is_unchanged(old, new):
+    diff = diff_error_sets(_read(old, OLD_SHA), _read(new, NEW_SHA))
+    assert (diff.changes, diff.unchanged) == ((), 1)
+
+
+def test_json_names_each_setting_change():
+    diff = diff_error_sets(_read([_spec_method(["ngram", "medusa"])], OLD_SHA),
+                           _read([_spec_method(["ngram", "mtp"], default=None)], NEW_SHA))
+    change = json.loads(render_json(diff))["changes"][0]
+    assert (change["fields"], change["settings"]) == (["settings"], [{
+        "expr": "self.method", "class": "SpecConfig", "field": "method",
+        "flags": ["--speculative-method"],
+        "old": {"choices": ["ngram", "medusa"], "default": '"ngram"'},
+        "new": {"choices": ["ngram", "mtp"], "default": None},
+    }])
+
+
 def test_dropping_the_first_of_two_identical_raises_removes_one():
     # The second raise takes occurrence 0 (the first's id): it stays, at its own line.
     old = [raise_site("Device.check", "device must be set", line=4),
@@ -283,6 +339,7 @@ def test_json_shape(two_datasets):
         "errorClass": "ValueError",
         "fields": ["lineNumber", "errorMessage", "messagePattern"],
         "similarity": 0.8,
+        "settings": [],
         "old": {
             "id": entry_of(OLD_SITES[3]).id,
             "filePath": "engine/config.py",

@@ -28,11 +28,12 @@ class CacheConfig:
 '''
 
 
-def keys(source: str) -> dict[str, str]:
+def keys(source: str, whole_function: bool = False) -> dict[str, str]:
     """The cache key of each site of `source`, by its message."""
     extraction = extract_file("engine/cache.py", textwrap.dedent(source), Rules())
     sites = [Site.place(raw, "acme/engine", SHA) for raw in extraction.sites]
-    return {site.errorMessage: explanation_key("m", "p", site) for site in sites}
+    return {site.errorMessage: explanation_key("m", "p", site, whole_function=whole_function)
+            for site in sites}
 
 
 BLOCK = "block_size must be a multiple of 16"
@@ -51,9 +52,10 @@ EDITS = [
                                   'multiple of 16"\n            )'), {BLOCK, SIZE}),
     ("the raise gains a cause", ('multiple of 16")', 'multiple of 16") from None'), {SIZE}),
     ("the loop walks something else", ("in self.sizes", "in self.block_sizes"), {BLOCK}),
+    # the LLM is not told of the earlier checks (priorChecks): adding one asks nothing again
     ("an earlier check is added", ("        for size", "        if not self.sizes:\n"
                                    "            raise TypeError('no sizes')\n        for size"),
-     {BLOCK}),
+     {BLOCK, SIZE}),
 ]  # fmt: skip
 
 
@@ -63,6 +65,15 @@ def test_a_key_changes_only_with_the_meaning_of_its_raise(case, edit, same):
     after = keys(BASE.replace(*edit))
     assert len(after) == len(before) == 2
     assert {message for message in before if after.get(message) == before[message]} == same
+
+
+@pytest.mark.parametrize(("case", "edit", "same"), EDITS, ids=[e[0] for e in EDITS])
+def test_an_explainer_that_reads_the_whole_function_is_keyed_by_it(case, edit, same):
+    # The offline explainer counts the function's other checks: any edit of the function
+    # asks it again, so a cached explanation is always the one a cold run would write.
+    before = keys(BASE, whole_function=True)
+    after = keys(BASE.replace(*edit), whole_function=True)
+    assert not set(before.values()) & set(after.values())
 
 
 # (source, the raise's line, its meaning)

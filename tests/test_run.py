@@ -39,6 +39,7 @@ class CountingExplainer:
     provider = "test"
     model = "test-model"
     prompt_version = "test-1"
+    reads_whole_function = False
 
     def __init__(self, tokens: int = 10, fail: str | None = None, pause: float = 0.0) -> None:
         self.calls: list[str] = []
@@ -112,7 +113,7 @@ def test_cache_key_asks_again_when_a_setting_changes():
     # a site that reads no setting keeps the key it had before settings existed
     assert explanation_key("m", "v1", site) == hashlib.sha256(dumps_key(
         "m", "v1", site.errorClass, site.errorMessage, site.messagePattern, site.guards,
-        site.priorChecks, site.qualname, site_meaning(site)).encode()).hexdigest()
+        site.qualname, site_meaning(site)).encode()).hexdigest()
 
 
 def test_every_site_is_explained_and_cached(store):

@@ -9,9 +9,10 @@ Matching, in order:
    paired greedily best-first: `reworded`;
 4. what is left: `added` (only in NEW) or `removed` (only in OLD).
 
-A pair from 1 or 2 whose guards or messagePattern differ is `changed` (and notes a move
-when the file or line moved too: `changed` wins over `moved`); one whose file or line
-moved is `moved`; otherwise it is unchanged and only counted.
+A pair from 1 or 2 whose guards or messagePattern differ, or one of whose settings now
+accepts other values, defaults to another one or is set by other flags (`settings`), is
+`changed` (and notes a move when the file or line moved too: `changed` wins over `moved`);
+one whose file or line moved is `moved`; otherwise it is unchanged and only counted.
 
 The changes are plain data; `pipeline/diff/report.py` renders them as text, Markdown, JSON
 or GitHub annotations.
@@ -24,14 +25,51 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
-from pipeline.dataset.models import IndexEntry
+from pipeline.dataset.models import IndexEntry, Setting
 from pipeline.dataset.reader import Dataset
 
 ChangeKind = Literal["added", "removed", "reworded", "moved", "changed"]
 KINDS: tuple[ChangeKind, ...] = ("added", "removed", "reworded", "moved", "changed")
 REWORD_THRESHOLD = 0.6
 # The facts a pair of records is compared on, in the order they are reported.
-COMPARED_FIELDS = ("filePath", "lineNumber", "errorMessage", "messagePattern", "guards")
+COMPARED_FIELDS = ("filePath", "lineNumber", "errorMessage", "messagePattern", "guards",
+                   "settings")
+# What a user sets of a setting: a change to one of these changes how the error is avoided.
+# Its doc is not among them (rewording a docstring changes no fix).
+SETTING_FACTS = ("choices", "default", "flags")
+# The facts whose change makes a pair `changed` rather than `moved` or unchanged.
+MEANING_FIELDS = ("messagePattern", "guards", "settings")
+
+
+@dataclass(frozen=True)
+class SettingChange:
+    """A setting both records read (the same `expr`) whose accepted values, default or flags
+    differ: `facts` names which, in SETTING_FACTS order."""
+
+    old: Setting
+    new: Setting
+    facts: tuple[str, ...]
+
+    @property
+    def expr(self) -> str:
+        return self.new.expr
+
+
+def setting_changes(old: IndexEntry, new: IndexEntry) -> list[SettingChange]:
+    """The settings read on both sides that a user now sets differently. A setting only one
+    side reads is not one: which settings a site resolves follows from its guards (compared
+    on their own), and a dataset of an older vmine has none at all."""
+    before = {setting.expr: setting for setting in old.settings}
+    found = []
+    for setting in new.settings:
+        was = before.get(setting.expr)
+        if was is None:
+            continue
+        facts = tuple(name for name in SETTING_FACTS
+                      if getattr(was, name) != getattr(setting, name))
+        if facts:
+            found.append(SettingChange(was, setting, facts))
+    return found
 
 
 @dataclass(frozen=True)
@@ -86,8 +124,16 @@ class Change:
             return []
         return [
             name for name in COMPARED_FIELDS
-            if getattr(self.old, name) != getattr(self.new, name)
+            if (bool(self.settings) if name == "settings"
+                else getattr(self.old, name) != getattr(self.new, name))
         ]
+
+    @property
+    def settings(self) -> list[SettingChange]:
+        """The settings read on both sides that a user now sets differently."""
+        if self.old is None or self.new is None:
+            return []
+        return setting_changes(self.old, self.new)
 
     @property
     def moved(self) -> bool:
@@ -216,7 +262,7 @@ def diff_error_sets(old: ErrorSet, new: ErrorSet) -> DatasetDiff:
     unchanged = 0
     for a, b in same + relocated:
         pair = Changed(a, b)
-        if "guards" in pair.fields or "messagePattern" in pair.fields:
+        if any(name in pair.fields for name in MEANING_FIELDS):
             changes.append(pair)
         elif pair.moved:
             changes.append(Moved(a, b))

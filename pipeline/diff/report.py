@@ -12,7 +12,14 @@ import click
 
 from pipeline.console import printable, workflow_command
 from pipeline.dataset.models import IndexEntry
-from pipeline.diff.changes import Change, Changed, DatasetDiff, ErrorSet, Reworded
+from pipeline.diff.changes import (
+    Change,
+    Changed,
+    DatasetDiff,
+    ErrorSet,
+    Reworded,
+    SettingChange,
+)
 from pipeline.site.markdown import md_code
 
 JSON_VERSION = 1
@@ -66,7 +73,29 @@ def note(change: Change) -> str:
         for name in ("guards", "messagePattern")
         if name in change.fields
     ]
+    parts += [setting_note(setting) for setting in change.settings]
     return "; ".join([*parts, moved] if moved else parts)
+
+
+def setting_note(change: SettingChange) -> str:
+    """`self.method: choices -medusa +mtp, default "ngram" -> "mtp"`: the values a list of
+    choices lost and gained, old -> new for the rest (a default as its source text)."""
+    said = []
+    for name in change.facts:
+        before, after = getattr(change.old, name), getattr(change.new, name)
+        if name == "choices" and before is not None and after is not None:
+            gone = [f"-{value}" for value in before if value not in after]
+            new = [f"+{value}" for value in after if value not in before]
+            said.append(f"choices {' '.join(gone + new) or 'reordered'}")
+        else:
+            said.append(f"{name} {_setting_value(name, before)} -> {_setting_value(name, after)}")
+    return f"{change.expr}: {', '.join(said)}"
+
+
+def _setting_value(name: str, value: str | list[str] | None) -> str:
+    if value is None:
+        return "(not listed)" if name == "choices" else "(none)"
+    return value if isinstance(value, str) else " ".join(value) or "(none)"
 
 
 def one_line(change: Change) -> str:
@@ -110,6 +139,13 @@ def change_json(change: Change, old_urls: Mapping[str, str] | None = None,
         "errorClass": change.entry.errorClass,
         "fields": change.fields,
         "similarity": similarity,
+        "settings": [
+            {"expr": setting.expr, "class": setting.new.cls, "field": setting.new.field,
+             "flags": setting.new.flags,
+             "old": {name: getattr(setting.old, name) for name in setting.facts},
+             "new": {name: getattr(setting.new, name) for name in setting.facts}}
+            for setting in change.settings
+        ],
         "old": _entry_json(change.old, old_urls or {}),
         "new": _entry_json(change.new, new_urls or {}),
     }

@@ -135,6 +135,9 @@ class Explainer(Protocol):
     provider: str  # 'offline' | 'openai'
     model: str  # 'offline' for the offline explainer
     prompt_version: str  # 'offline-1', 'explain-v1', ... (part of the cache key)
+    # Whether an explanation depends on the whole function (the offline explainer counts its
+    # other checks), not only on what the site means: it decides the cache key.
+    reads_whole_function: bool
 
     async def explain(self, request: ExplainRequest) -> ExplainResult:
         """Explain one site. Never raises for a per-site problem: returns `error` instead."""

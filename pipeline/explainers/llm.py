@@ -78,6 +78,7 @@ class LLMExplainer:
     """Explains sites with a chat model behind any OpenAI-compatible `base_url`."""
 
     provider = "openai"
+    reads_whole_function = False  # the cache key is what the site means
 
     def __init__(
         self,

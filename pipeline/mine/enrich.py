@@ -93,7 +93,8 @@ def by_key(sites: Sequence[Site], explainer: Explainer) -> dict[str, list[Site]]
     """The sites by explanation key (sites meaning the same share one explanation)."""
     keyed: dict[str, list[Site]] = defaultdict(list)
     for site in sites:
-        keyed[explanation_key(explainer.model, explainer.prompt_version, site)].append(site)
+        keyed[explanation_key(explainer.model, explainer.prompt_version, site,
+                              whole_function=explainer.reads_whole_function)].append(site)
     return keyed
 
 

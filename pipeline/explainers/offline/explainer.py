@@ -64,6 +64,7 @@ class OfflineExplainer:
 
     provider = "offline"
     model = "offline"
+    reads_whole_function = True
 
     def __init__(self, command: str | None = None) -> None:
         self.command = command
