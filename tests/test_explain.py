@@ -463,3 +463,39 @@ def test_explain_and_render_a_dataset_written_by_run(tmp_path: Path) -> None:
 
 def test_one_word_is_close_to_nothing(output: Path) -> None:
     assert _explain(output, "decoding", "--all") == (1, "No record is close to this message.\n")
+
+
+def _case(id: str, qualname: str, message: str, pattern: str, status: str,
+          fragments: tuple[str, ...] = ()) -> Case:
+    return Case(
+        id=id, slug=id, filePath="serve/spec/checks.py", lineNumber=40, qualname=qualname,
+        validatorKind="name", errorMessage=message, messagePattern=pattern,
+        messageStatus=status, guards=[], source=CASES[0].source, sourceStart=21,
+        explanation=CASES[0].explanation, messageFragments=list(fragments),
+    )
+
+
+# Another function's message in nearly the same words: never a match (exit 0).
+PIPELINE = _case("cccc000000000001", "verify_pipeline_support",
+                 "{type(model).__name__} does not support {method} with pipeline parallelism",
+                 "(.*?) does not support (.*?) with pipeline parallelism", "template")
+BUILT = _case("cccc000000000002", "describe_marlin",
+              "{?Marlin does not support weight_bits = {bits}.|None}",
+              "(?:Marlin does not support weight_bits = (.*?)\\.|None)", "partial",
+              ("Marlin does not support weight_bits = ", ".", "None"))
+
+
+@pytest.mark.parametrize(("paste", "kind"), [
+    # the record always renders its {method} between 'support' and 'with': the paste has none
+    ("HiSparse does not support pipeline parallelism.", "approximate"),
+    ("Llama does not support eagle with pipeline parallelism yet.", "reworded"),
+    ("Llama does not support eagle with pipeline", "reworded"),  # cut short
+    # a piece as short as `None` says nothing about where a message comes from
+    ("TP None", None),
+    ("Marlin does not support weight_bits = 3", "parts"),
+])
+def test_a_message_of_another_function_in_near_words_is_no_match(
+        tmp_path: Path, paste: str, kind: str | None) -> None:
+    root = write_fixture_dataset(tmp_path, [*CASES, PIPELINE, BUILT])
+    found = lookup(paste, [index_dataset(root)])
+    assert (found.matches[0].kind if found.matches else None) == kind

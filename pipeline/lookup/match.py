@@ -41,8 +41,10 @@ APPROXIMATE_FLOOR = 0.25
 APPROXIMATE_MIN_WEIGHT = 2
 # A pattern match whose literal text is less than this share of the message is weak.
 WEAK_PATTERN = 0.5
-# A record built from parts matches when its pieces cover this share of the message.
+# A record built from parts matches when its pieces cover this share of the message, and
+# this many characters of it (a short piece such as `None` occurs in many messages).
 PARTS_FLOOR = 0.6
+PARTS_MIN_COVERED = 12
 # `reworded` (a match): the record explains this much of the paste, scores this well, and
 # beats every record of another function by this margin; the paste has this many words.
 REWORDED_CONTAINMENT = 0.85
@@ -185,8 +187,9 @@ def _literal_match(holders: tuple[IndexedPattern, ...], candidate: Candidate,
         kind = "exact" if len(fragments) == 1 else "pattern"
         score = 1.0 if kind == "exact" else min(1.0, shown.literal_chars / len(folded))
     if shown.pieces and kind != "exact":
-        share = covered_in_order(shown.pieces, folded) / len(folded)
-        if share >= PARTS_FLOOR and share > score:
+        covered = covered_in_order(shown.pieces, folded)
+        share = covered / len(folded)
+        if share >= PARTS_FLOOR and covered >= PARTS_MIN_COVERED and share > score:
             kind, score = "parts", share
     if kind is None:
         return None

@@ -79,6 +79,9 @@ class Wording:
     identifiers_agree: bool  # every flag or identifier of the paste is in the record
     substituted: bool  # a word of the paste stands where the record has another (no typo)
     starts_together: bool  # the record has no words before the paste's first one
+    # a run-time part of the record falls inside the paste with no words for its value: the
+    # message always renders one there, so the paste is another message
+    value_missing: bool
     paste_weight: int
 
     @cached_property
@@ -92,7 +95,7 @@ class Wording:
         """Whether the difference is one a release or a user makes to one message: words
         added, dropped or cut off, typos fixed; not a word or identifier exchanged."""
         return (self.identifiers_agree and not self.substituted and self.starts_together
-                and self.literal >= SAME_MESSAGE_LITERAL)
+                and not self.value_missing and self.literal >= SAME_MESSAGE_LITERAL)
 
 
 def compare(paste: list[Word], record: list[Word]) -> Wording | None:
@@ -107,7 +110,7 @@ def compare(paste: list[Word], record: list[Word]) -> Wording | None:
     covered = literal = missing = 0
     lacks: list[str] = []
     adds: list[str] = []
-    agree, substituted, starts_together = True, False, True
+    agree, substituted, starts_together, value_missing = True, False, True, False
     for number, (op, i1, i2, j1, j2) in enumerate(matcher.get_opcodes()):
         ours, theirs = paste[i1:i2], record[j1:j2]
         if op == "equal":
@@ -116,6 +119,8 @@ def compare(paste: list[Word], record: list[Word]) -> Wording | None:
             continue
         if number == 0 and theirs and theirs[0].key != _HOLE and not ours:
             starts_together = False  # the record says more before the paste begins
+        if not ours and 0 < i1 < len(paste) and any(w.key == _HOLE for w in theirs):
+            value_missing = True
         # a run-time part at either end of the difference takes the value next to it, when
         # words that agree hold the value in place on that side
         if theirs and theirs[0].key == _HOLE and ours and (number or len(theirs) == 1):
@@ -149,6 +154,7 @@ def compare(paste: list[Word], record: list[Word]) -> Wording | None:
         identifiers_agree=agree,
         substituted=substituted,
         starts_together=starts_together,
+        value_missing=value_missing,
         paste_weight=total,
     )
 
