@@ -19,8 +19,9 @@ from extractors.facts import Rules
 # Patterns start with a literal so the regex engine can scan fast (a leading `^` with
 # MULTILINE makes them several times slower); `_indent` then checks the line's start.
 _HEADER = re.compile(r"class[ \t]+([A-Za-z_]\w*)[ \t]*([(:])")
-# a `def` or `class` at the start of a line (the text is searched with a newline in front)
-_BLOCK = re.compile(r"\n([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)")
+# a `def` or `class` keyword and its name, matched where `_blocks` found one
+_BLOCK = re.compile(r"(def|class)[ \t]+([A-Za-z_]\w*)")
+_ASYNC = re.compile(r"async[ \t]+")
 _RAISED = re.compile(r"raise[ \t(]+(?:builtins[ \t]*\.[ \t]*)?([A-Za-z_]\w*)")
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:[ \t]*\.[ \t]*[A-Za-z_]\w*)*$")
 _DECORATOR = re.compile(r"@[ \t]*([A-Za-z_][\w.]*)")
@@ -85,8 +86,7 @@ def scan_classes(source: str) -> list[ClassFact]:
     facts: list[ClassFact] = []
     methods: dict[int, list[str]] = {}  # index in facts -> its methods so far
     stack: list[tuple[int, int | None]] = []  # (indent, index in facts, or None for a def)
-    for match in _BLOCK.finditer("\n" + source):
-        written, kind, name = match.groups()
+    for written, kind, name, start in _blocks(source):
         indent = len(written.expandtabs() if "\t" in written else written)
         while stack and stack[-1][0] >= indent:
             stack.pop()
@@ -96,7 +96,6 @@ def scan_classes(source: str) -> list[ClassFact]:
                 methods[owner].append(name)
             stack.append((indent, None))
             continue
-        start = match.start(2) - 1  # in `source`
         header = _HEADER.match(source, start)
         if header is None:  # `class` not followed by `(` or `:`: no class statement
             continue
@@ -111,6 +110,28 @@ def scan_classes(source: str) -> list[ClassFact]:
         facts.append(ClassFact(header[1], bases, _decorators(lines, where(start), written)))
     return [replace(fact, methods=tuple(dict.fromkeys(methods[index])))
             for index, fact in enumerate(facts)]
+
+
+def _blocks(source: str) -> Iterable[tuple[str, str, str, int]]:
+    """Each `def` or `class` (`async` allowed) that starts a line: the spaces and tabs before
+    it, the keyword, the name, and where the keyword is. The keywords are found with
+    `str.find`: a regex scan for them took twice as long on a whole tree."""
+    starts = []
+    for needle in ("def ", "class ", "def\t", "class\t"):
+        at = source.find(needle)
+        while at >= 0:
+            starts.append(at)
+            at = source.find(needle, at + 1)
+    starts.sort()
+    for at in starts:
+        line_start = source.rfind("\n", 0, at) + 1
+        before = source[line_start:at]
+        rest = before.lstrip(" \t")
+        if rest and not _ASYNC.fullmatch(rest):
+            continue  # the keyword is inside the line: a name or a string
+        match = _BLOCK.match(source, at)
+        if match is not None:
+            yield before[: len(before) - len(rest)], match[1], match[2], at
 
 
 def class_annotations(source: str, name: str) -> tuple[tuple[str, str], ...]:
