@@ -490,6 +490,8 @@ BUILT = _case("cccc000000000002", "describe_marlin",
     ("HiSparse does not support pipeline parallelism.", "approximate"),
     ("Llama does not support eagle with pipeline parallelism yet.", "reworded"),
     ("Llama does not support eagle with pipeline", "reworded"),  # cut short
+    # a release that had no value there yet
+    ("Llama does not support with pipeline parallelism yet", "reworded"),
     # a piece as short as `None` says nothing about where a message comes from
     ("TP None", None),
     ("Marlin does not support weight_bits = 3", "parts"),

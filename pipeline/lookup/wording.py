@@ -79,8 +79,9 @@ class Wording:
     identifiers_agree: bool  # every flag or identifier of the paste is in the record
     substituted: bool  # a word of the paste stands where the record has another (no typo)
     starts_together: bool  # the record has no words before the paste's first one
-    # a run-time part of the record falls inside the paste with no words for its value: the
-    # message always renders one there, so the paste is another message
+    # a run-time part of the record and words beside it fall inside the paste with nothing
+    # there: the message always renders a value, so the paste is another message (a value
+    # alone missing is a release that added it)
     value_missing: bool
     paste_weight: int
 
@@ -119,8 +120,9 @@ def compare(paste: list[Word], record: list[Word]) -> Wording | None:
             continue
         if number == 0 and theirs and theirs[0].key != _HOLE and not ours:
             starts_together = False  # the record says more before the paste begins
-        if not ours and 0 < i1 < len(paste) and any(w.key == _HOLE for w in theirs):
-            value_missing = True
+        if (not ours and 0 < i1 < len(paste) and any(w.key == _HOLE for w in theirs)
+                and any(w.key != _HOLE for w in theirs)):
+            value_missing = True  # a value and the words around it: not a release's edit
         # a run-time part at either end of the difference takes the value next to it, when
         # words that agree hold the value in place on that side
         if theirs and theirs[0].key == _HOLE and ours and (number or len(theirs) == 1):
