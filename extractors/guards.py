@@ -274,6 +274,7 @@ class GuardFinder:
         self.module = module
         self._said: dict[int, _Said] = {}
         self._written: dict[tuple[int, bool], str] = {}  # nodes live as long as the module
+        self._headers: dict[tuple[int, int], str] = {}  # by (statement, inner block) ids
 
     def conditions(self, path: Sequence[Step]) -> Conditions:
         """guards: the headers of the enclosing `for` loops (`x in xs`), then the negated
@@ -326,12 +327,13 @@ class GuardFinder:
 
     def _header(self, step: Block, inner: Block | None) -> str | None:
         statement = step.statements[step.index]
-        key = (id(statement), True)
-        if key not in self._written:
-            self._written[key] = _loop_header(
-                statement, inner.statements if inner is not None else None, self.module
-            ) or ""
-        return self._written[key] or None
+        body = inner.statements if inner is not None else None
+        # the header depends on which block of the statement holds the raise (a `for`
+        # loop's body, not its `else`); blocks live as long as the module, like the nodes
+        key = (id(statement), id(body))
+        if key not in self._headers:
+            self._headers[key] = _loop_header(statement, body, self.module) or ""
+        return self._headers[key] or None
 
     def _test(self, step: Branch) -> str:
         key = (id(step.test), step.holds)

@@ -247,6 +247,17 @@ CASES = [
         [["item in items", "item < 0"], ["item in items", "strict"]],
     ),
     (
+        "a raise in a for loop's else has no loop header, even after one in its body",
+        """
+        def validate(xs):
+            for x in xs:
+                if x: raise ValueError("a")
+            else:
+                raise ValueError("in else")
+        """,
+        [["x in xs", "x"], []],
+    ),
+    (
         "one-line if",
         """
         def validate(n):
