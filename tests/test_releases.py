@@ -354,6 +354,10 @@ GITHUB_OF = [
     ("a folder that climbs out is dropped",
      "Project-URL: Source, https://github.com/acme/ports/tree/main/../x\n", ("acme/ports", "")),
     ("nothing on GitHub", "Project-URL: Source, https://example.com/ports\n", None),
+    # a name no repository has would put the dataset outside its folder
+    ("a repository named .. is none",
+     "Project-URL: Source, https://github.com/acme/..\n"
+     "Home-page: https://github.com/acme/ports\n", ("acme/ports", "")),
 ]
 
 

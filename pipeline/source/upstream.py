@@ -10,6 +10,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from email.parser import HeaderParser
 
+from pipeline.dataset.models import REPO_NAME_RE
+
 # Project-URL labels (normalised as PEP 753 says) that name the code, best first; the
 # Home-page field and a `homepage` label come last.
 _CODE_LABELS = ("source", "sourcecode", "code", "repository", "github")
@@ -60,7 +62,8 @@ def github_of(metadata: str) -> tuple[str, str] | None:
     ranked += [str(url).strip() for url in headers.get_all("Home-page") or []]
     for url in ranked:
         match = _GITHUB.match(url)
-        if match is None:
+        # the metadata is untrusted: `acme/..` would put a dataset outside its folder
+        if match is None or not REPO_NAME_RE.fullmatch(f"{match['owner']}/{match['name']}"):
             continue
         path = (match["path"] or "").strip("/")
         folder = f"{path}/" if path and _SAFE_PATH.match(path) and ".." not in path else ""
