@@ -217,6 +217,7 @@ class Store:
 
     # -- the extractor's memo (extractors.facts.Memo) ----------------------------------
 
+    @_guarded
     def get_memos(self, keys: Iterable[str]) -> dict[str, str]:
         """The memo entries of these keys that the store has."""
         found: dict[str, str] = {}
@@ -228,6 +229,7 @@ class Store:
                 found.update(rows)
         return found
 
+    @_guarded
     def put_memo(self, items: Iterable[tuple[str, str]]) -> None:
         rows = list(items)
         if not rows:
@@ -282,6 +284,7 @@ class Store:
 
     # -- LLM servers (explainers/server.py) -------------------------------------------
 
+    @_guarded
     def get_server_profile(self, base_url: str, model: str) -> ServerProfile | None:
         with self._lock:
             row = self._db.execute(
@@ -295,6 +298,7 @@ class Store:
         except ValueError:  # written by another vmine: learn it again
             return None
 
+    @_guarded
     def put_server_profile(self, base_url: str, model: str, profile: ServerProfile) -> None:
         with self._lock:
             self._db.execute(
@@ -305,6 +309,7 @@ class Store:
 
     # -- batches (explainers/batch.py) -------------------------------------------------
 
+    @_guarded
     def open_batches(self, base_url: str, model: str) -> list[tuple[str, str]]:
         """(batch id, state) of the batches submitted to this server and model and not yet
         ingested, oldest first."""
@@ -315,6 +320,7 @@ class Store:
                 (base_url, model),
             ).fetchall()
 
+    @_guarded
     def put_batch(self, batch_id: str, base_url: str, model: str, state: str,
                   *, open: bool = True) -> None:  # fmt: skip
         with self._lock:
@@ -325,6 +331,7 @@ class Store:
             )
             self._db.commit()
 
+    @_guarded
     def close_batch(self, batch_id: str) -> None:
         with self._lock:
             self._db.execute("UPDATE llm_batch SET open = 0 WHERE id = ?", (batch_id,))

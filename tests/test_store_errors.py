@@ -67,3 +67,18 @@ def test_a_cache_damaged_past_its_first_page_is_caught_when_read(tmp_path):
             store.get_files(blobs, "t")
 
 
+
+
+@pytest.mark.parametrize(("table", "call"), [
+    ("memo", lambda store: store.get_memos(["k"])),
+    ("memo", lambda store: store.put_memo([("k", "v")])),
+    ("llm_batch", lambda store: store.open_batches("http://127.0.0.1:1/v1", "m")),
+    ("llm_batch", lambda store: store.put_batch("b", "http://127.0.0.1:1/v1", "m", "sent")),
+    ("llm_batch", lambda store: store.close_batch("b")),
+])
+def test_every_store_method_names_the_file_when_sqlite_fails(tmp_path, table, call):
+    path = tmp_path / "store.sqlite"
+    with Store(path) as store:
+        store._db.execute(f"DROP TABLE {table}")  # as a damaged or foreign file would be
+        with pytest.raises(StoreError, match="cannot use this cache file"):
+            call(store)
