@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.runner import VMINE  # noqa: E402
+from bench.runner import VMINE, tree_memory  # noqa: E402
 from bench.trees import CACHE, ensure_trees  # noqa: E402
 from pipeline.source.git import local_git_dir, run_git  # noqa: E402
 
@@ -82,39 +82,6 @@ class Report:
 # -- measuring ----------------------------------------------------------------------------
 
 
-def _tree_rss(root: int) -> int:
-    """Sum of VmRSS over `root` and all its descendants, from /proc."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        # The command name may hold spaces: fields start after the last ')'.
-        parents[int(entry)] = int(stat.rsplit(b")", 1)[1].split()[1])
-    tree = {root}
-    grew = True
-    while grew:
-        grew = False
-        for pid, ppid in parents.items():
-            if ppid in tree and pid not in tree:
-                tree.add(pid)
-                grew = True
-    total = 0
-    for pid in tree:
-        try:
-            with open(f"/proc/{pid}/status", "rb") as handle:
-                for line in handle:
-                    if line.startswith(b"VmRSS:"):
-                        total += int(line.split()[1]) * 1024
-        except OSError:
-            pass
-    return total
-
-
 def measure(cmd: list[str], *, stdout=subprocess.DEVNULL, env: dict | None = None) -> Measure:
     """Run `cmd`, sampling its process tree's RSS every 50 ms."""
     start = time.perf_counter()
@@ -125,7 +92,7 @@ def measure(cmd: list[str], *, stdout=subprocess.DEVNULL, env: dict | None = Non
     def sample() -> None:
         nonlocal peak
         while not stop.is_set():
-            peak = max(peak, _tree_rss(proc.pid))
+            peak = max(peak, tree_memory(proc.pid)[0])
             stop.wait(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -181,6 +148,17 @@ def semgrep_env() -> dict[str, str]:
 # -- one target ---------------------------------------------------------------------------
 
 
+def run_semgrep(exe: Path, tree: Path) -> tuple[Measure, list[dict]]:
+    """`semgrep -e 'raise ValueError(...)'` over a tree: the timed run and its matches."""
+    cmd = [str(exe), "scan", "--lang", "python", "-e", "raise ValueError(...)",
+           "--metrics=off", "--disable-version-check", "--json", "--quiet",
+           "--no-git-ignore", str(tree)]
+    with tempfile.TemporaryFile() as out:
+        run = measure(cmd, stdout=out, env=semgrep_env())
+        out.seek(0)
+        return run, json.loads(out.read() or b"{}").get("results", [])
+
+
 def bench_target(label: str, git_dir: Path, rev: str, repo: str, *, with_semgrep: bool,
                  report: Report) -> None:
     with tempfile.TemporaryDirectory(prefix="vmine-bench-") as tmp:
@@ -208,13 +186,7 @@ def bench_target(label: str, git_dir: Path, rev: str, repo: str, *, with_semgrep
             report.check(f"{label}: semgrep installed", f"no ({exc})", False)
             check_sites(label, git_dir, rev, sites, report)
             return
-        sg_cmd = [str(exe), "scan", "--lang", "python", "-e", "raise ValueError(...)",
-                  "--metrics=off", "--disable-version-check", "--json", "--quiet",
-                  "--no-git-ignore", str(tree)]
-        with tempfile.TemporaryFile() as sg_out:
-            sg = measure(sg_cmd, stdout=sg_out, env=semgrep_env())
-            sg_out.seek(0)
-            results = json.loads(sg_out.read() or b"{}").get("results", [])
+        sg, results = run_semgrep(exe, tree)
         if sg.returncode != 0:
             report.check(f"{label}: semgrep exit code", sg.returncode, False)
         else:

@@ -30,7 +30,7 @@ from typing import get_args
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.bench import export_tree, measure, semgrep, semgrep_env  # noqa: E402
+from bench.bench import export_tree, measure, run_semgrep, semgrep  # noqa: E402
 from bench.runner import VMINE  # noqa: E402
 from bench.trees import CACHE  # noqa: E402
 from extractors.facts import MessageStatus, ValidatorKind  # noqa: E402
@@ -209,13 +209,7 @@ def transformers_figures(outcome: Outcome) -> list[str]:
     except (OSError, subprocess.CalledProcessError) as exc:
         print(f"  semgrep: not installed ({exc})")
         return ["semgrep installed"]
-    cmd = [str(exe), "scan", "--lang", "python", "-e", "raise ValueError(...)",
-           "--metrics=off", "--disable-version-check", "--json", "--quiet",
-           "--no-git-ignore", str(tree)]
-    with tempfile.TemporaryFile() as out:
-        run = measure(cmd, stdout=out, env=semgrep_env())
-        out.seek(0)
-        matches = json.loads(out.read() or b"{}").get("results", [])
+    run, matches = run_semgrep(exe, tree)
     if run.returncode != 0:
         print(f"  semgrep: exit {run.returncode}")
         return ["semgrep exit code"]

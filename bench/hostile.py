@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.explain_speed import HOSTILE_TARGET, hostile_pastes  # noqa: E402
-from bench.runner import VMINE  # noqa: E402
+from bench.runner import VMINE, tree_memory  # noqa: E402
 from tests.conftest import make_git_repo  # noqa: E402
 
 MAX_RSS = 2**30
@@ -61,7 +61,7 @@ def measure(args: list[str], stdin: bytes = b"", limit: float = HARD_LIMIT,
         def sample() -> None:
             nonlocal peak
             while not stop.is_set():
-                peak = max(peak, *_tree_memory(process.pid))
+                peak = max(peak, *tree_memory(process.pid))
                 stop.wait(0.05)
 
         sampler = threading.Thread(target=sample, daemon=True)
@@ -79,37 +79,6 @@ def measure(args: list[str], stdin: bytes = b"", limit: float = HARD_LIMIT,
         sampler.join()
         err.seek(0)
         return Outcome(seconds, peak, code, err.read().decode("utf-8", "replace"))
-
-
-def _tree_memory(root: int) -> tuple[int, int]:
-    """The summed VmRSS of `root` and its descendants, and the largest VmHWM among them (a
-    process's own peak, which catches what happens between two samples; ru_maxrss would
-    count this bench's size from before the exec)."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_bytes()
-            except OSError:
-                continue
-            parents[int(entry)] = int(stat.rsplit(b")", 1)[1].split()[1])
-    tree, grew = {root}, True
-    while grew:
-        grew = False
-        for pid, ppid in parents.items():
-            if ppid in tree and pid not in tree:
-                tree.add(pid)
-                grew = True
-    total = highest = 0
-    for pid in tree:
-        try:
-            status = Path(f"/proc/{pid}/status").read_text()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        total += int(fields.get("VmRSS", "0 kB").split()[0]) * 1024
-        highest = max(highest, int(fields.get("VmHWM", "0 kB").split()[0]) * 1024)
-    return total, highest
 
 
 def _feed(process: subprocess.Popen, data: bytes) -> None:

@@ -58,3 +58,34 @@ def run_offline(repo: Path, rev: str, repo_name: str, cache: Path, out: Path) ->
     manifest["_seconds"] = step.seconds
     manifest["_dir"] = match[1]
     return manifest
+
+
+def tree_memory(root: int) -> tuple[int, int]:
+    """The summed VmRSS of `root` and its descendants, and the largest VmHWM among them (a
+    process's own peak, which catches what happens between two samples; ru_maxrss would
+    count this bench's size from before the exec)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_bytes()
+            except OSError:
+                continue
+            parents[int(entry)] = int(stat.rsplit(b")", 1)[1].split()[1])
+    tree, grew = {root}, True
+    while grew:
+        grew = False
+        for pid, ppid in parents.items():
+            if ppid in tree and pid not in tree:
+                tree.add(pid)
+                grew = True
+    total = highest = 0
+    for pid in tree:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        total += int(fields.get("VmRSS", "0 kB").split()[0]) * 1024
+        highest = max(highest, int(fields.get("VmHWM", "0 kB").split()[0]) * 1024)
+    return total, highest
