@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from extractors.config_classes import dotted, literal_list, segment
+from extractors.config_classes import dotted, last_name, literal_list, segment
 from extractors.functions import own_statements
 from extractors.settings_model import FieldRef, Flag
 
@@ -316,14 +316,9 @@ def _choices(node: ast.expr | None) -> tuple[list[str] | None, str | None]:
     values = literal_list(node)
     if values is not None:
         return values, None
-    if isinstance(node, ast.Call) and len(node.args) == 1 and last_callee(node) in _VALUES_OF:
+    if isinstance(node, ast.Call) and len(node.args) == 1 and last_name(node) in _VALUES_OF:
         node = node.args[0]
     return None, dotted(node)
-
-
-def last_callee(node: ast.Call) -> str | None:
-    name = dotted(node.func)
-    return name.rsplit(".", 1)[-1] if name else None
 
 
 def _flag(

@@ -31,7 +31,6 @@ from extractors.messages import (
     Repeat,
     Value,
     merge_values,
-    one_line,
 )
 from extractors.parts import extension, repeated, unknown_items
 
@@ -272,7 +271,7 @@ class Bindings:
     def _touch_target(self, target: cst.CSTNode) -> None:
         """`errors[0] = ...`, `del errors[-1]`: the list changed in a way we do not follow."""
         self._touch(target)
-        for inner in _own_nodes(target):
+        for inner in own_nodes(target):
             if isinstance(inner, (cst.Subscript, cst.Attribute)) and isinstance(
                 inner.value, cst.Name
             ) and isinstance(self.lookup(inner.value.value), Items):
@@ -476,10 +475,6 @@ def _is_name(node: cst.CSTNode, name: str) -> bool:
     return isinstance(node, cst.Name) and node.value == name
 
 
-def _name_in(node: cst.CSTNode, names: set[str]) -> bool:
-    return isinstance(node, cst.Name) and node.value in names
-
-
 def ends_in_exit(statements: Sequence[cst.CSTNode]) -> bool:
     """Whether a block never falls through: it ends in `return` or `raise` (or in an `if`
     whose every arm, `else` included, does)."""
@@ -505,7 +500,7 @@ def _reads(node: cst.CSTNode, name: str) -> bool:
     """Whether `node` reads `name` anywhere but as the plain target of an assignment."""
     written: set[int] = set()
     found = False
-    for inner in _own_nodes(node):
+    for inner in own_nodes(node):
         if isinstance(inner, cst.Assign):
             written.update(id(t.target) for t in inner.targets)
         elif isinstance(inner, cst.AnnAssign):
@@ -515,7 +510,7 @@ def _reads(node: cst.CSTNode, name: str) -> bool:
     return found
 
 
-def _own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+def own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """`node` and everything under it that is not inside a nested def, class or lambda, in
     source order (parents first)."""
     stack = [node]
@@ -562,7 +557,7 @@ def _handed_to_calls(node: cst.CSTNode, facts: Facts) -> tuple[str, ...]:
     known = facts.get(key)
     if known is None:
         names: list[str] = []
-        for inner in _own_nodes(node):
+        for inner in own_nodes(node):
             if not isinstance(inner, cst.Call):
                 continue
             func = inner.func
@@ -596,18 +591,6 @@ def _shape(node: cst.CSTNode, shapes: Facts) -> tuple[cst.CSTNode, bool, bool]:
     return shape
 
 
-def lookup_at(
-    path: Sequence[Step],
-    module: cst.Module,
-    helpers: Helpers | None = None,
-    outer: Lookup | None = None,
-    renames: Mapping[str, cst.BaseExpression] | None = None,
-) -> Lookup:
-    """The local-name lookup for a raise (or return) reached along `path` (outermost step
-    first): the statements before it on every enclosing block are applied in source order."""
-    return BindingsWalk(module, helpers, outer, renames).lookup_at(path)
-
-
 class _BlockState:
     """Where the walk stands in one block: the bindings after `statements[:done]`, and those
     just inside `statements[done]` for the inner block last stepped into."""
@@ -621,10 +604,11 @@ class _BlockState:
 
 
 class BindingsWalk:
-    """`lookup_at` for every raise of one function in source order: each block remembers how
-    far it has been applied, so every statement runs once, not once per raise after it (a
-    validator with thousands of raises stays linear); stepping into the statement that holds
-    a raise (a loop's earlier iterations) is done once for all the raises inside it."""
+    """The local-name lookups for every raise (or return) of one function, asked for in
+    source order: each block remembers how far it has been applied, so every statement runs
+    once, not once per raise after it (a validator with thousands of raises stays linear);
+    stepping into the statement that holds a raise (a loop's earlier iterations) is done
+    once for all the raises inside it."""
 
     def __init__(
         self,
@@ -641,6 +625,9 @@ class BindingsWalk:
         self._blocks: dict[int, _BlockState] = {}
 
     def lookup_at(self, path: Sequence[Step]) -> Lookup:
+        """The local-name lookup for a raise (or return) reached along `path` (outermost
+        step first): the statements before it on every enclosing block are applied in
+        source order."""
         blocks = [step for step in path if isinstance(step, Block)]
         here = Bindings(self.module, self.helpers, self.outer, self.renames, self.facts)
         for number, step in enumerate(blocks):
@@ -661,6 +648,4 @@ class BindingsWalk:
         return here.lookup
 
 
-own_nodes = _own_nodes
-
-__all__ = ["Bindings", "BindingsWalk", "ends_in_exit", "lookup_at", "one_line", "own_nodes"]
+__all__ = ["Bindings", "BindingsWalk", "ends_in_exit", "own_nodes"]

@@ -60,16 +60,6 @@ class Function:
     _reparse: Callable[[], None] | None = field(default=None, repr=False, compare=False)
 
     @property
-    def self_calls(self) -> frozenset[str]:
-        """Names called as `self.x(...)` or `cls.x(...)` in this function's own scope."""
-        return self.calls.self_calls
-
-    @property
-    def direct_calls(self) -> frozenset[str]:
-        """Names called as `x(...)` in this function's own scope."""
-        return self.calls.direct
-
-    @property
     def calls(self) -> Calls:
         # computed only for validators: walking every expression of every function is
         # the slow part of the pre-pass
@@ -101,8 +91,7 @@ def scan_calls(node: FunctionNode) -> Calls:
     self_attributes: list[ast.Attribute] = []  # `self.x` read, called or not
     for child in own_nodes(node.body):
         if isinstance(child, ast.Attribute):
-            if (isinstance(child.ctx, ast.Load) and isinstance(child.value, ast.Name)
-                    and child.value.id == "self"):
+            if isinstance(child.ctx, ast.Load) and _is_self_member(child):
                 self_attributes.append(child)
         elif isinstance(child, ast.Call):
             callee = child.func
@@ -118,8 +107,7 @@ def scan_calls(node: FunctionNode) -> Calls:
                         class_calls.add((owner.id, callee.attr))
                 elif _is_super(owner):
                     super_calls.add(callee.attr)
-                elif (isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name)
-                      and owner.value.id == "self"):
+                elif _is_self_member(owner):
                     member_calls.add((owner.attr, callee.attr))
         elif isinstance(child, ast.AnnAssign) and _is_self_member(child.target):
             types.setdefault(child.target.attr, ast.unparse(child.annotation))

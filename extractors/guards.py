@@ -244,17 +244,6 @@ def _loop_header(statement: cst.CSTNode, inner: Sequence[cst.CSTNode] | None,
     return f"{target} in {condition(statement.iter, module)}"
 
 
-# What each earlier statement says, by the statement's id: (guards, prior checks) texts.
-# One per function, so that its raises share the work.
-Said = dict[int, tuple[list[str], list[str]]]
-
-
-def guards_of(path: Sequence[Step], module: cst.Module) -> Conditions:
-    """The conditions of a raise reached along `path` (outermost step first); see
-    `GuardFinder.conditions`."""
-    return GuardFinder(module).conditions(path)
-
-
 @dataclass
 class _Said:
     """What the statements of one block say, worked out as far as `before` reaches."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from extractors.bindings import ends_in_exit, lookup_at, own_nodes
+from extractors.bindings import BindingsWalk, ends_in_exit, own_nodes
 from extractors.functions import Function
 from extractors.guards import Block, Step
 from extractors.messages import Items, Reader, Value, merge_values, value_of
@@ -168,10 +168,11 @@ class ValidatorHelpers:
             return known.get(name)
 
         results = []
+        walk = BindingsWalk(module, None, parameter, renames)  # the returns in source order
         for node, path in _returns_in(function.body.body, []):
             if node.value is None:
                 return None  # `return` alone: None is no message
-            lookup = lookup_at(path, module, None, parameter, renames)
+            lookup = walk.lookup_at(path)
             result = value_of(node.value, module, lookup, None, renames)
             if not (isinstance(result, Items) or result.has_text()):
                 return None
@@ -252,14 +253,9 @@ def _bind_arguments(
 
 
 def _is_generator(function: cst.FunctionDef) -> bool:
-    stack: list[cst.CSTNode] = list(function.body.children)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.Yield, cst.Await)):
-            return True
-        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            stack.extend(node.children)
-    return False
+    """Whether the function's own scope (not a nested def, class or lambda) yields or
+    awaits."""
+    return any(isinstance(node, (cst.Yield, cst.Await)) for node in own_nodes(function.body))
 
 
 def _returns_in(

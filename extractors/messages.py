@@ -48,6 +48,7 @@ from extractors.parts import (
     repr_of,
     unknown_items,
 )
+from extractors.parts import literal as _literal
 
 __all__ = [
     "Choice", "Hole", "Items", "Message", "Part", "Repeat", "Shown", "Text", "Value",
@@ -73,15 +74,9 @@ class Helpers(Protocol):
         ...
 
 
-def message_of(
-    expr: cst.BaseExpression,
-    module: cst.Module,
-    lookup: Lookup,
-    helpers: Helpers | None = None,
-    renames: Mapping[str, cst.BaseExpression] | None = None,
-) -> Message:
+def message_of(expr: cst.BaseExpression, module: cst.Module, lookup: Lookup) -> Message:
     """The message that `expr` evaluates to at run time, as far as the source tells."""
-    return Reader(module, lookup, helpers, renames).message(expr)
+    return Reader(module, lookup).message(expr)
 
 
 def value_of(
@@ -129,10 +124,6 @@ def merge_values(values: Sequence[Value]) -> Value | None:
 
 def _unknown(source: str) -> Message:
     return Message((Hole(source, False),))
-
-
-def _literal(text: str) -> Message:
-    return Message((Text(text),))
 
 
 def _joined(messages: Sequence[Message]) -> Message:

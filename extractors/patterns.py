@@ -5,6 +5,7 @@ text, the text a page shows, the part of it that stands for each hole of the pat
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 # Every run-time part of a message matches anything, newlines included (dot-all).
 HOLE_PATTERN = "(.*?)"
@@ -194,21 +195,29 @@ def holes_in_message(message: str, pattern: str) -> list[str] | None:
     if fragments is None:
         return None
     written = [f.replace("{", "{{").replace("}", "}}") for f in fragments]
-    first, last = written[0], written[-1]
-    if len(written) == 1:
-        return [] if message == first else None
-    if not message.startswith(first) or not message.endswith(last):
+    spans = fragment_spans(written, message)
+    return None if spans is None else [message[start:end] for start, end in spans]
+
+
+def fragment_spans(fragments: Sequence[str], text: str) -> list[tuple[int, int]] | None:
+    """Where each hole lies in `text` when `fragments[0] (.*?) fragments[1] ... (.*?)
+    fragments[-1]` matches all of it; None when it does not.
+
+    Linear in the text: the first fragment must start it and the last end it, and the ones
+    between are placed leftmost in order, which finds a match whenever one exists (and the
+    spans a lazy regex would give)."""
+    if len(fragments) == 1:
+        return [] if text == fragments[0] else None
+    first, last = fragments[0], fragments[-1]
+    end = len(text) - len(last)
+    if end < len(first) or not text.startswith(first) or not text.endswith(last):
         return None
-    stop = len(message) - len(last)
-    if stop < len(first):
-        return None
-    found: list[str] = []
-    position = len(first)
-    for fragment in written[1:-1]:
-        at = message.find(fragment, position, stop)
-        if at < 0:
+    at, holes = len(first), []
+    for fragment in fragments[1:-1]:
+        found = text.find(fragment, at, end)
+        if found < 0:
             return None
-        found.append(message[position:at])
-        position = at + len(fragment)
-    found.append(message[position:stop])
-    return found
+        holes.append((at, found))
+        at = found + len(fragment)
+    holes.append((at, end))
+    return holes

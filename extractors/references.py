@@ -11,7 +11,7 @@ import functools
 import textwrap
 from collections import Counter
 
-from extractors.config_classes import dotted, type_ref
+from extractors.config_classes import dotted, last_name, type_ref
 from extractors.settings_model import Binding, FunctionScope, Reference
 
 _FIELD_VALIDATORS = frozenset({"field_validator", "validator"})
@@ -128,8 +128,7 @@ def function_scope(source: str) -> FunctionScope:
 def scope_of(func: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionScope:
     """The bindings of a function's names, from its tree."""
     positional = [*func.args.posonlyargs, *func.args.args]
-    decorators = [d.func if isinstance(d, ast.Call) else d for d in func.decorator_list]
-    static = any((dotted(d) or "").rsplit(".", 1)[-1] == "staticmethod" for d in decorators)
+    static = any(last_name(d) == "staticmethod" for d in func.decorator_list)
     bindings: dict[str, Binding] = {}
     for param in [*positional, *func.args.kwonlyargs]:
         if param.annotation is not None:
@@ -168,7 +167,7 @@ def _validated_field(func: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None
     for decorator in func.decorator_list:
         if not isinstance(decorator, ast.Call):
             continue
-        name = (dotted(decorator.func) or "").rsplit(".", 1)[-1]
+        name = last_name(decorator)
         fields = [
             a.value for a in decorator.args
             if isinstance(a, ast.Constant) and isinstance(a.value, str)

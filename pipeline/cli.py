@@ -323,7 +323,7 @@ def explain_command(message: str, datasets: tuple[Path, ...], as_json: bool,
     except ExplainError as error:
         for warning in error.warnings:
             click.echo(f"warning: {printable(warning)}", err=True)
-        raise InputError(printable(str(error))) from None
+        raise InputError(str(error)) from None  # InputError escapes it
     for warning in explained.warnings:
         click.echo(f"warning: {warning}", err=True)
     click.echo(explained.output, nl=False)

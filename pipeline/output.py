@@ -1,12 +1,12 @@
-"""Where a command's output file goes: `-` is stdout; a regular file or a new path is replaced
-atomically (temp file + rename, so a reader never sees half of it); anything else (a device,
-a FIFO, a symlink, a socket) is opened and written in place, never replaced."""
+"""Where a command's output file goes (`-`, stdout, is the command's to print): a regular
+file or a new path is replaced atomically (temp file + rename, so a reader never sees half of
+it); anything else (a device, a FIFO, a symlink, a socket) is opened and written in place,
+never replaced."""
 
 from __future__ import annotations
 
 import os
 import stat
-import sys
 import tempfile
 from pathlib import Path
 
@@ -36,10 +36,6 @@ def write_output(path: Path | str, text: str) -> bool:
     """Write `text` to `path` as described above; returns False (and writes nothing) when a
     regular file already holds exactly these bytes."""
     data = text.encode("utf-8")
-    if str(path) == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-        return True
     path = Path(path)
     try:
         status: os.stat_result | None = path.lstat()

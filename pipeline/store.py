@@ -167,7 +167,7 @@ class Store:
                 "INSERT OR REPLACE INTO blob_analysis (blob, token, extraction) VALUES (?, ?, ?)",
                 rows,
             )
-            self._db.executemany("INSERT OR REPLACE INTO memo (key, value) VALUES (?, ?)", memo)
+            self._insert_memo(memo)
             self._db.commit()
 
     # -- per-blob settings facts (pipeline/mine/settings_facts.py) -----------------------
@@ -235,8 +235,12 @@ class Store:
         if not rows:
             return
         with self._lock:
-            self._db.executemany("INSERT OR REPLACE INTO memo (key, value) VALUES (?, ?)", rows)
+            self._insert_memo(rows)
             self._db.commit()
+
+    def _insert_memo(self, rows: Iterable[tuple[str, str]]) -> None:
+        """Memo entries, in the caller's transaction (the lock held)."""
+        self._db.executemany("INSERT OR REPLACE INTO memo (key, value) VALUES (?, ?)", rows)
 
     # -- explanations ------------------------------------------------------------------
 
@@ -321,13 +325,13 @@ class Store:
             ).fetchall()
 
     @_guarded
-    def put_batch(self, batch_id: str, base_url: str, model: str, state: str,
-                  *, open: bool = True) -> None:  # fmt: skip
+    def put_batch(self, batch_id: str, base_url: str, model: str, state: str) -> None:
+        """A batch sent and not yet ingested (open until `close_batch`)."""
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO llm_batch (id, base_url, model, state, open) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (batch_id, base_url, model, state, int(open)),
+                "VALUES (?, ?, ?, ?, 1)",
+                (batch_id, base_url, model, state),
             )
             self._db.commit()
 

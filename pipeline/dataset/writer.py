@@ -20,11 +20,11 @@ from pathlib import Path
 
 from pipeline.dataset.jsonl import json_text
 from pipeline.dataset.layout import (
-    INDEX,
-    MANIFEST,
-    RECORDS,
     dataset_dir,
+    index_path,
     manifest_path,
+    record_path,
+    records_dir,
 )
 from pipeline.dataset.manifest import Manifest
 from pipeline.dataset.models import Envelope, ErrorRecord, IndexEntry
@@ -121,21 +121,21 @@ def write_dataset(
 def _fill(temp: Path, old: Path, records: Iterable[ErrorRecord],
           index_entries: Iterable[IndexEntry], manifest: Manifest) -> bool:
     """Write the dataset into `temp`; whether it differs from the one in `old`."""
-    (temp / RECORDS).mkdir(mode=DIR_MODE)
-    os.chmod(temp / RECORDS, DIR_MODE)
+    records_dir(temp).mkdir(mode=DIR_MODE)
+    os.chmod(records_dir(temp), DIR_MODE)
     changed = False
     written: set[str] = set()
     for record in records:
         envelope = Envelope(record=record, datasetVersion=manifest.datasetVersion)
-        name = f"{record.id}.json"
-        changed |= _place(temp / RECORDS / name, old / RECORDS / name, json_text(envelope))
-        written.add(name)
+        path = record_path(temp, record.id)
+        changed |= _place(path, record_path(old, record.id), json_text(envelope))
+        written.add(path.name)
     entries = sorted(index_entries, key=lambda entry: (entry.filePath, entry.lineNumber))
     index = "".join(json_text(entry) + "\n" for entry in entries)
-    changed |= _place(temp / INDEX, old / INDEX, index)
-    changed |= _place(temp / MANIFEST, old / MANIFEST, manifest.to_json())
+    changed |= _place(index_path(temp), index_path(old), index)
+    changed |= _place(manifest_path(temp), manifest_path(old), manifest.to_json())
     try:
-        kept = {path.name for path in (old / RECORDS).iterdir()}
+        kept = {path.name for path in records_dir(old).iterdir()}
     except FileNotFoundError:
         kept = set()
     return changed or kept != written
@@ -201,7 +201,7 @@ def clean_strays(root: Path) -> None:
     for stray in parent.glob(f"{TEMP_PREFIX}{root.name}-*"):
         shutil.rmtree(stray, ignore_errors=True)
     # per-file temp files of an older vmine, which wrote into the dataset itself
-    for stray in [*root.glob(TEMP_PREFIX + "*"), *(root / RECORDS).glob(TEMP_PREFIX + "*")]:
+    for stray in [*root.glob(TEMP_PREFIX + "*"), *records_dir(root).glob(TEMP_PREFIX + "*")]:
         stray.unlink(missing_ok=True)
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import ClassVar, Literal
 
 from pipeline.dataset.models import IndexEntry, Setting
@@ -117,7 +118,7 @@ class Change:
         assert entry is not None
         return entry
 
-    @property
+    @cached_property  # a change is frozen: its facts are worked out once
     def fields(self) -> list[str]:
         """Which compared facts differ between the old and the new record."""
         if self.old is None or self.new is None:
@@ -128,7 +129,7 @@ class Change:
                 else getattr(self.old, name) != getattr(self.new, name))
         ]
 
-    @property
+    @cached_property
     def settings(self) -> list[SettingChange]:
         """The settings read on both sides that a user now sets differently."""
         if self.old is None or self.new is None:

@@ -9,6 +9,8 @@ long): those make the answer invalid, and the explainer asks for a repair.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -33,7 +35,14 @@ _NULL_WORDS = frozenset({"", "none", "null", "n/a"})
 
 def answer_schema() -> dict[str, Any]:
     """The Explanation's JSON Schema in the strict form structured outputs want (every key
-    required, no others), built by the openai SDK's own helper; handlingStrategy is an enum."""
+    required, no others), built by the openai SDK's own helper; handlingStrategy is an enum.
+    A fresh copy each call: the request body it goes into is the caller's to change."""
+    return copy.deepcopy(_answer_schema())
+
+
+@functools.cache
+def _answer_schema() -> dict[str, Any]:
+    """Built once per process (the SDK's helper walks the whole model); never handed out."""
     from openai.lib._pydantic import to_strict_json_schema  # the SDK is slow to import
 
     schema = to_strict_json_schema(Explanation)
@@ -55,9 +64,11 @@ def response_format_param(kind: ResponseFormat) -> dict[str, Any] | None:
     return None
 
 
+@functools.cache
 def schema_note() -> str:
-    """The schema written into the prompt, for servers that cannot be given it as a format."""
-    schema = json.dumps(answer_schema(), indent=1, ensure_ascii=False)
+    """The schema written into the prompt, for servers that cannot be given it as a format
+    (a string: built once, shared safely)."""
+    schema = json.dumps(_answer_schema(), indent=1, ensure_ascii=False)
     return f"The JSON Schema your answer must follow:\n\n```json\n{schema}\n```\n"
 
 

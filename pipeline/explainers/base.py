@@ -19,6 +19,7 @@ __all__ = [
     "Grounding",
     "NoGrounding",
     "Usage",
+    "command_prompt_version",
 ]
 
 
@@ -128,6 +129,12 @@ class ExplainResult:
     dropped_keys: int = 0  # unknown keys dropped from the answers
     fixed_values: int = 0  # fences unwrapped, enums and nulls normalised
     out_of_budget: bool = False
+
+
+def command_prompt_version(version: str, command: str | None) -> str:
+    """An explainer's prompt version (part of the cache key) with the target's entry point
+    in it when one is given: the example fixes start their command lines with it."""
+    return f"{version}; command: {command}" if command else version
 
 
 @runtime_checkable

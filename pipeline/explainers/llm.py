@@ -24,7 +24,13 @@ import openai
 from extractors.meaning import raise_line
 from pipeline.dataset.models import Site
 from pipeline.explainers.answers import response_format_param, schema_note
-from pipeline.explainers.base import Budget, ExplainRequest, ExplainResult, Usage
+from pipeline.explainers.base import (
+    Budget,
+    ExplainRequest,
+    ExplainResult,
+    Usage,
+    command_prompt_version,
+)
 from pipeline.explainers.conversation import Conversation
 from pipeline.explainers.server import ServerProfile
 from pipeline.explainers.transport import (
@@ -115,9 +121,7 @@ class LLMExplainer:
         # the entry point the example fixes start with; the answers depend on it, so the
         # prompt version (part of the cache key) names it
         self.command = command
-        self.prompt_version = (
-            f"{self.prompt.version}; command: {command}" if command else self.prompt.version
-        )
+        self.prompt_version = command_prompt_version(self.prompt.version, command)
         profile = ServerProfile.first_guess(base_url)
         if self.forced_format:
             profile = profile.model_copy(update={"response_format": response_format})

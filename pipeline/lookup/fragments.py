@@ -37,28 +37,9 @@ def fold(text: str) -> str:
     return "".join(text.split())
 
 
-def fullmatch(fragments: tuple[str, ...], text: str) -> list[tuple[int, int]] | None:
-    """Where each hole lies in `text` when `fragments[0] (.*?) fragments[1] ... (.*?)
-    fragments[-1]` matches all of it; None when it does not.
-
-    Linear in the text: the first fragment must start it and the last end it, and the ones
-    between are placed leftmost in order, which finds a match whenever one exists (and the
-    spans a lazy regex would give)."""
-    if len(fragments) == 1:
-        return [] if text == fragments[0] else None
-    first, last = fragments[0], fragments[-1]
-    end = len(text) - len(last)
-    if end < len(first) or not text.startswith(first) or not text.endswith(last):
-        return None
-    at, holes = len(first), []
-    for fragment in fragments[1:-1]:
-        found = text.find(fragment, at, end)
-        if found < 0:
-            return None
-        holes.append((at, found))
-        at = found + len(fragment)
-    holes.append((at, end))
-    return holes
+# Where each hole lies in a (folded) text that `fragments[0] (.*?) ... fragments[-1]` fully
+# matches: the linear search extractors.patterns also reads an errorMessage's holes with.
+fullmatch = patterns.fragment_spans
 
 
 def covered_in_order(pieces: tuple[str, ...], text: str) -> int:
@@ -76,7 +57,5 @@ def covered_in_order(pieces: tuple[str, ...], text: str) -> int:
     return covered
 
 
-def placeholders(message: str) -> list[str]:
-    """The run-time parts of an errorMessage in order (`{expr}`, `{?a|b}`; a doubled brace is
-    a literal one): extractors.patterns reads the notation, in linear time."""
-    return patterns.placeholders(message)
+# The run-time parts of an errorMessage in order (tests and bench read them from here).
+placeholders = patterns.placeholders

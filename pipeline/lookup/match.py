@@ -52,7 +52,6 @@ REWORDED_SCORE = 0.7
 REWORDED_MARGIN = 0.1
 REWORDED_MIN_WEIGHT = 4
 
-KINDS = ("exact", "pattern", "parts", "reworded", "approximate")
 _TIER = {"exact": 0, "pattern": 1, "parts": 1, "reworded": 1, "approximate": 3}
 
 
@@ -170,8 +169,9 @@ def _records(datasets: list[IndexedDataset]) -> dict[tuple[str, str], tuple[Inde
     """Every record, once: (repo, id) -> its entries in each dataset, oldest release first."""
     records: dict[tuple[str, str], list[IndexedPattern]] = {}
     for dataset in sorted(datasets, key=lambda d: d.release_order):
-        for pattern in dataset.patterns:
-            records.setdefault((dataset.repo, pattern.id), []).append(pattern)
+        repo = dataset.repo
+        for pattern in dataset.patterns:  # raw["id"]: `.id` is a property, called per record
+            records.setdefault((repo, pattern.raw["id"]), []).append(pattern)
     return {key: tuple(holders) for key, holders in records.items()}
 
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from pipeline.lookup.fragments import placeholders
+from extractors.patterns import placeholders
 
 _TOKEN = re.compile(r"-{0,2}\w[\w.\-/]*")
 _HOLE = "\x00"  # a run-time part in the record's token list; no word is ever this
@@ -126,11 +126,11 @@ def compare(paste: list[Word], record: list[Word]) -> Wording | None:
         # a run-time part at either end of the difference takes the value next to it, when
         # words that agree hold the value in place on that side
         if theirs and theirs[0].key == _HOLE and ours and (number or len(theirs) == 1):
-            value = _value_words(ours, _spare(ours, theirs))
+            value = _value_words(ours, _spare(theirs))
             covered += sum(w.weight for w in value)
             ours, theirs = ours[len(value) :], theirs[1:]
         if theirs and theirs[-1].key == _HOLE and ours and j2 < len(record):
-            value = _value_words(ours[::-1], _spare(ours, theirs))
+            value = _value_words(ours[::-1], _spare(theirs))
             covered += sum(w.weight for w in value)
             ours, theirs = ours[: len(ours) - len(value)], theirs[:-1]
         theirs_words = [w for w in theirs if w.key != _HOLE]
@@ -161,7 +161,7 @@ def compare(paste: list[Word], record: list[Word]) -> Wording | None:
     )
 
 
-def _spare(ours: list[Word], theirs: list[Word]) -> int:
+def _spare(theirs: list[Word]) -> int:
     """How many of the paste's words a run-time part may take: a few when the part is all the
     record has there, else only the word next to it (the rest stand against the record's)."""
     return HOLE_WORDS if all(w.key == _HOLE for w in theirs) else 1

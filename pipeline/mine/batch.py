@@ -27,6 +27,7 @@ from pipeline.explainers.llm import LLMExplainer
 from pipeline.explainers.transport import Completion
 from pipeline.keys import record_id
 from pipeline.mine.enrich import Misses, by_key, siblings_of
+from pipeline.output import write_atomic
 from pipeline.store import Store
 
 MAX_ROUNDS = 3  # the first questions, then up to two rounds of repairs and retries
@@ -69,11 +70,7 @@ def write_request_file(sites: Sequence[Site], explainer: LLMExplainer, store: St
         request = ExplainRequest(group[0], siblings[record_id(group[0])], grounding)
         body = explainer.request_body(explainer.messages(request))
         lines.append(request_line(custom_id(key, 1), body))
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.vmine-tmp")
-    temporary.write_text("".join(lines), encoding="utf-8")
-    temporary.replace(path)
+    write_atomic(Path(path), "".join(lines).encode("utf-8"))
     return len(lines), sum(len(group) for key, group in keyed.items() if key in cached)
 
 

@@ -125,7 +125,7 @@ def extract_snapshot(
     # class scan decides. Blobs the store has scanned before are not read for it.
     by_blob = stored_classes(store, paths_of)
     new = [blob for blob in paths_of if blob not in by_blob]
-    rules_of: dict[str, Rules] = {}
+    rules_of: dict[str, Rules]  # set on both paths below, once the classes are known
     if new:
         # A blob whose scan the store lacks is new to it: it is analysed at once under the
         # rules its own classes give while the rest is read (almost always the rules in

@@ -16,7 +16,7 @@ have lands in `missing`, for the caller to load before the next round (`resolve_
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from extractors.facts import RaiseSite
@@ -150,7 +150,7 @@ class TreeSettings:
     _ancestors: dict[tuple[str, str], set[tuple[str, str]]] = field(default_factory=dict)
     _subclass_memo: dict[tuple[str, str], list[ClassSymbol]] = field(default_factory=dict)
     _dests: dict[str, list[tuple[str, Flag]]] | None = None
-    _class_files: dict[str, list[str]] | None = None
+    _class_files: dict[str, list[str]] = field(default_factory=dict)  # class -> its files
     _carriers: dict[tuple[str, str], list[tuple[ClassSymbol, ConfigField]]] | None = None
     _lookups: dict[tuple[str, str], Symbol | None] = field(default_factory=dict)
     _misses: int = 0  # facts asked for and not loaded, so far
@@ -223,11 +223,6 @@ class TreeSettings:
 
     def _unique_class(self, name: str) -> ClassSymbol | None:
         """A class only one file of the tree defines (the fallback of an unimported name)."""
-        if self._class_files is None:
-            self._class_files = {}
-            for path, outline in self.outlines.items():
-                for cls in outline.classes:
-                    self._class_files.setdefault(cls, []).append(path)
         last = name.rsplit(".", 1)[-1]
         paths = self._class_files.get(last, [])
         if len(paths) != 1 or "." in name:
@@ -316,20 +311,17 @@ class TreeSettings:
     def _flag_fields(self, path: str, flag: Flag) -> list[tuple[str, str, str]]:
         """The fields a flag sets: the one its idiom names, and the parser's args class's
         field named `dest` (the parsed value lands there, argparse-style)."""
-        keys: list[tuple[str, str, str]] = []
-        targets = []
-        if flag.sets is not None:
-            targets.append((flag.sets.cls, flag.sets.field))
-        if flag.argsClass is not None:
-            targets.append((flag.argsClass, flag.dest))
-        for cls_name, attr in targets:
+        return list(dict.fromkeys((*member.owner.key, attr)
+                                  for attr, member in self._flag_members(path, flag)))
+
+    def _flag_members(self, path: str, flag: Flag) -> Iterator[tuple[str, Member]]:
+        """Each field a flag of the file at `path` sets, found: (its name, the member)."""
+        for cls_name, attr in _flag_targets(flag):
             cls = self.lookup(path, cls_name)
-            if not isinstance(cls, ClassSymbol):
-                continue
-            member = self.member(cls, attr)
-            if member is not None and member.field is not None:
-                keys.append((*member.owner.key, attr))
-        return list(dict.fromkeys(keys))
+            if isinstance(cls, ClassSymbol):
+                member = self.member(cls, attr)
+                if member is not None and member.field is not None:
+                    yield attr, member
 
     def flags_for(self, cls: ClassSymbol, name: str) -> list[tuple[str, Flag]]:
         """The flags that set field `name` declared by `cls`: those linked to it, and those
@@ -366,8 +358,8 @@ class TreeSettings:
         while grew:
             grew = False
             names = {c.facts.name for c in found.values()}
-            for path in self._loaded_paths():
-                facts = self.facts_of(path)
+            for path in self.outlines:
+                facts = self.facts_of(path)  # None: not loaded
                 for cls in facts.classes if facts is not None else ():
                     symbol = ClassSymbol(path, cls)
                     if symbol.key in found or not any(
@@ -389,9 +381,6 @@ class TreeSettings:
                 if member is not None and member.field is not None:
                     found.append((member.owner, member.field, path, flag))
         return found
-
-    def _loaded_paths(self) -> list[str]:
-        return [p for p in self.outlines if self.facts_of(p) is not None]
 
     def flags_by_dest(self, dest: str, path: str, same_file: bool = False
                       ) -> list[tuple[str, Flag]]:
@@ -519,12 +508,8 @@ class TreeSettings:
         if not flags:
             return []
         for flag_path, flag in flags:
-            for cls_name, attr in _flag_targets(flag):
-                cls = self.lookup(flag_path, cls_name)
-                if isinstance(cls, ClassSymbol):
-                    member = self.member(cls, attr)
-                    if member is not None and member.field is not None:
-                        return [self.setting(expr, member.owner, member.field)]
+            for _, member in self._flag_members(flag_path, flag):
+                return [self.setting(expr, member.owner, member.field)]
         flag_path, flag = flags[0]
         return [
             Setting(
@@ -538,10 +523,6 @@ class TreeSettings:
                 flags=_options(flags),
             )
         ]
-
-    def resolve(self, path: str, site: RaiseSite) -> list[Setting]:
-        """The settings a site's guards and message read (path: its file in the tree)."""
-        return self.resolve_read(_Read.of(path, site))
 
     def resolve_read(self, read: _Read) -> list[Setting]:
         path, scope = read.path, read.scope
@@ -631,8 +612,9 @@ class _Read:
     references: tuple[Reference, ...]
 
     @classmethod
-    def of(cls, path: str, site: RaiseSite, facts: FileSettings | None = None) -> _Read:
-        """`facts`: the site file's, whose scopes spare parsing the function again."""
+    def of(cls, path: str, site: RaiseSite, facts: FileSettings | None) -> _Read:
+        """`facts`: the site file's (None: not loaded), whose scopes spare parsing the function
+        again."""
         scope = facts.scopes.get(site.qualname) if facts is not None else None
         return cls(path, site.qualname, scope or function_scope(site.functionSource),
                    tuple(references(site.guards, site.errorMessage)))

@@ -13,13 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from extractors.facts import RaiseSite
-from extractors.limits import size_problem
-from extractors.settings import file_settings, outline_of
+from extractors.settings import outline_of
 from extractors.settings_model import FileSettings, Outline
-from extractors.sites import decode
 from pipeline.dataset.models import Setting
 from pipeline.keys import settings_token
 from pipeline.mine.settings import ModuleIndex, resolve_rounds
+from pipeline.mine.workers import settings_facts_of
 from pipeline.source import Snapshot
 from pipeline.store import Store
 
@@ -92,15 +91,20 @@ class SnapshotSettings:
 
     def _complete_outlines(self) -> None:
         missing = sorted(self._blobs - set(self._outlines))
+        parsers = []
         for blob, data in self._snapshot.read_blobs(missing):
             self.saw(blob, data)
             if self._outlines[blob].links and blob not in self._facts:
-                self._analyse(blob, data)  # the join starts from these: spare a second read
+                parsers.append((blob, data))  # the join starts from these: spare a second read
+        self._analyse_read(parsers)
 
     def _load(self, paths: set[str]) -> None:
         blobs = {self.blob_of[p] for p in paths if p in self.blob_of} - set(self._facts)
-        read = list(self._snapshot.read_blobs(sorted(blobs)))
-        if self.analyse_many is not None and read:  # parsed in the workers, not here
+        self._analyse_read(list(self._snapshot.read_blobs(sorted(blobs))))
+
+    def _analyse_read(self, read: list[tuple[str, bytes]]) -> None:
+        """The facts of blobs read: made in the workers when there are some, else here."""
+        if self.analyse_many is not None and read:
             for (blob, _), facts in zip(read, self.analyse_many([d for _, d in read]),
                                         strict=True):
                 self.add(blob, facts)
@@ -109,10 +113,4 @@ class SnapshotSettings:
             self._analyse(blob, data)
 
     def _analyse(self, blob: str, data: bytes) -> None:
-        facts = FileSettings()
-        if size_problem(len(data)) is None:  # a file too big for the extractor gives none
-            try:
-                facts = file_settings(decode(data))
-            except Exception:  # not Python, or a bug of ours: the file has no facts to give
-                pass
-        self.add(blob, facts)
+        self.add(blob, settings_facts_of(data))

@@ -75,22 +75,33 @@ def paused_gc() -> Iterator[None]:
         gc.collect(0)
 
 
+def settings_facts_of(data: bytes) -> FileSettings:
+    """A file's settings facts; none for a file too big for the extractor, one that is not
+    Python, or one a bug of ours fails on (facts only add to sites)."""
+    from extractors.limits import size_problem
+    from extractors.settings import file_settings
+    from extractors.sites import decode
+
+    if size_problem(len(data)) is not None:
+        return FileSettings()
+    try:
+        return file_settings(decode(data))
+    except Exception:
+        return FileSettings()
+
+
 def analyse(
     items: Sequence[Item], memo: MemoReader | None, settings: bool = True
 ) -> list[tuple[FileExtraction | None, FileSettings | None]]:
     """The analyses of these files in this process (a bug of ours stays one file), with
     their settings facts when asked for (and a settings-only item gets only those)."""
-    from extractors.settings import file_settings
-    from extractors.sites import analyse_file, decode
+    from extractors.sites import analyse_file
 
     results: list[tuple[FileExtraction | None, FileSettings | None]] = []
     for path, data, rules, classes in items:
         with paused_gc():
             if rules is None:
-                try:
-                    results.append((None, file_settings(decode(data))))
-                except Exception:  # not Python (or a bug of ours): no facts to give
-                    results.append((None, FileSettings()))
+                results.append((None, settings_facts_of(data)))
                 continue
             try:
                 results.append(analyse_file(path, data, rules, memo, classes,
@@ -134,7 +145,6 @@ class WorkerPool:
         self._memory_budget = memory_budget
         self._workers: list[_Worker] = []
         self._queue: deque[list[Item]] = deque()
-        self.replaced = 0  # workers that died or were stopped, and replaced
 
     def __enter__(self) -> WorkerPool:
         # Forked workers, and those that replace them, start with the extractor imported.
@@ -232,7 +242,6 @@ class WorkerPool:
         worker.conn.close()
         self._workers.remove(worker)
         self._workers.append(self._start())
-        self.replaced += 1
 
     def _dispatch(self) -> None:
         for worker in list(self._workers):

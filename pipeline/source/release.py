@@ -16,6 +16,7 @@ from email.parser import HeaderParser
 from pathlib import Path, PurePosixPath
 
 from pipeline.console import Console
+from pipeline.output import write_atomic
 from pipeline.source.git import (
     FETCH_TIMEOUT,
     error_line,
@@ -157,9 +158,7 @@ def _write_upstream(releases: Path, name: str, version: str, upstream: Upstream)
     path = _upstream_path(releases, name, version)
     data = {"version": _UPSTREAM_VERSION, "repo": upstream.repo,
             "path_prefix": upstream.path_prefix}
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    write_atomic(path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
 
 
 def tag_commit(git_dir: Path, ref: str) -> str | None:

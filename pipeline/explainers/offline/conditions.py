@@ -322,7 +322,7 @@ def simplify(conditions: list[Condition]) -> list[Condition]:
         compare = condition.compare
         if compare and compare[1] is ops.EQ and isinstance(compare[2], ast.Constant):
             pinned.setdefault(ast.dump(compare[0]), compare[2].value)
-        if compare and compare[1] is ops.IS_NOT and _is_none(compare[2]):
+        if compare and compare[1] is ops.IS_NOT and is_none(compare[2]):
             not_none.add(ast.dump(compare[0]))
     kept = [c for c in unique if not _implied(c, pinned)]
     return [
@@ -333,7 +333,8 @@ def simplify(conditions: list[Condition]) -> list[Condition]:
     ]
 
 
-def _is_none(node: ast.expr) -> bool:
+def is_none(node: ast.expr) -> bool:
+    """Whether `node` is the literal `None`."""
     return isinstance(node, ast.Constant) and node.value is None
 
 

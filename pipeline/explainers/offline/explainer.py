@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from extractors import ops
 from pipeline.dataset.models import Explanation, Setting, Site
-from pipeline.explainers.base import ExplainRequest, ExplainResult
+from pipeline.explainers.base import ExplainRequest, ExplainResult, command_prompt_version
 from pipeline.explainers.flags import find_flags, flag_values
 from pipeline.explainers.offline.checks import (
     Check,
@@ -68,9 +68,7 @@ class OfflineExplainer:
 
     def __init__(self, command: str | None = None) -> None:
         self.command = command
-        self.prompt_version = (
-            f"{PROMPT_VERSION}; command: {command}" if command else PROMPT_VERSION
-        )
+        self.prompt_version = command_prompt_version(PROMPT_VERSION, command)
 
     async def explain(self, request: ExplainRequest) -> ExplainResult:
         explanation = explain_site(request.site, request.siblings, self.command)

@@ -15,7 +15,7 @@ import shlex
 
 from extractors import ops
 from pipeline.dataset.models import Setting
-from pipeline.explainers.offline.conditions import Condition, chain
+from pipeline.explainers.offline.conditions import Condition, chain, is_none
 
 PLACEHOLDER = "<value>"  # a value the code does not name
 _MISSING = object()
@@ -102,7 +102,7 @@ def passing_values(
     choices = setting.choices or []
     default = default_text(setting)
     items = _constants(right)
-    if op is ops.IS and _is_none(right) and wanted is None:
+    if op is ops.IS and is_none(right) and wanted is None:
         return (choices[0] if choices else None), offending
     if wanted is not None:
         return wanted, offending
@@ -145,10 +145,6 @@ def _constants(node: ast.expr) -> list[str] | None:
     return None
 
 
-def _is_none(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
-
-
 def _boundary_words(condition: Condition) -> str:
     """`or any value at least 2`, for an order test."""
     compare = condition.compare
@@ -171,7 +167,7 @@ def needs(condition: Condition, setting: Setting, wanted: str | None) -> tuple[s
             return ("off", None) if switch[1] else ("on", None)
         return ("unset", None) if switch[1] else ("set", wanted)
     compare = condition.compare
-    if compare is not None and _is_none(compare[2]):
+    if compare is not None and is_none(compare[2]):
         if compare[1] is ops.IS_NOT:
             return "unset", None
         if compare[1] is ops.IS:
