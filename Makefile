@@ -28,6 +28,7 @@ bench: install
 
 lint: install
 	$(BIN)/ruff check pipeline extractors tests bench
+	$(BIN)/ruff format --check pipeline extractors tests bench prompts
 
 clean:
 	rm -rf $(VENV) .pytest_cache

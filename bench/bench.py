@@ -33,8 +33,17 @@ from pipeline.source.git import local_git_dir, run_git  # noqa: E402
 
 TOOLS = CACHE / "tools"
 SEMGREP_VERSION = "1.185.0"
-SECTIONS = ("incremental", "llm_throughput", "llm_cache", "explain_speed", "run_offline",
-            "messages", "hostile", "ecosystem", "settings")
+SECTIONS = (
+    "incremental",
+    "llm_throughput",
+    "llm_cache",
+    "explain_speed",
+    "run_offline",
+    "messages",
+    "hostile",
+    "ecosystem",
+    "settings",
+)
 MAX_RATIO = 0.25
 MAX_RSS = 1024**3
 
@@ -116,8 +125,17 @@ def semgrep() -> Path:
     if not exe.exists():
         print("installing semgrep into bench/.cache/tools ...", file=sys.stderr, flush=True)
         subprocess.run([sys.executable, "-m", "venv", str(TOOLS)], check=True)
-        subprocess.run([str(TOOLS / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                        f"semgrep=={SEMGREP_VERSION}"], check=True)
+        subprocess.run(
+            [
+                str(TOOLS / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                f"semgrep=={SEMGREP_VERSION}",
+            ],
+            check=True,
+        )
     return exe
 
 
@@ -129,8 +147,9 @@ def export_tree(git_dir: Path, rev: str, name: str) -> Path:
     with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
         archive = Path(tmp) / "tree.tar"
         with archive.open("wb") as out:
-            subprocess.run(["git", "--git-dir", str(git_dir), "archive", rev], stdout=out,
-                           check=True)
+            subprocess.run(
+                ["git", "--git-dir", str(git_dir), "archive", rev], stdout=out, check=True
+            )
         unpacked = Path(tmp) / "tree"
         with tarfile.open(archive) as tar:
             tar.extractall(unpacked, filter="data")
@@ -150,21 +169,45 @@ def semgrep_env() -> dict[str, str]:
 
 def run_semgrep(exe: Path, tree: Path) -> tuple[Measure, list[dict]]:
     """`semgrep -e 'raise ValueError(...)'` over a tree: the timed run and its matches."""
-    cmd = [str(exe), "scan", "--lang", "python", "-e", "raise ValueError(...)",
-           "--metrics=off", "--disable-version-check", "--json", "--quiet",
-           "--no-git-ignore", str(tree)]
+    cmd = [
+        str(exe),
+        "scan",
+        "--lang",
+        "python",
+        "-e",
+        "raise ValueError(...)",
+        "--metrics=off",
+        "--disable-version-check",
+        "--json",
+        "--quiet",
+        "--no-git-ignore",
+        str(tree),
+    ]
     with tempfile.TemporaryFile() as out:
         run = measure(cmd, stdout=out, env=semgrep_env())
         out.seek(0)
         return run, json.loads(out.read() or b"{}").get("results", [])
 
 
-def bench_target(label: str, git_dir: Path, rev: str, repo: str, *, with_semgrep: bool,
-                 report: Report) -> None:
+def bench_target(
+    label: str, git_dir: Path, rev: str, repo: str, *, with_semgrep: bool, report: Report
+) -> None:
     with tempfile.TemporaryDirectory(prefix="vmine-bench-") as tmp:
         out = Path(tmp) / "sites.jsonl"
-        cmd = [str(VMINE), "extract", str(git_dir), "--rev", rev, "--repo-name", repo,
-               "--cache-dir", str(Path(tmp) / "cache"), "-o", str(out), "--ci"]
+        cmd = [
+            str(VMINE),
+            "extract",
+            str(git_dir),
+            "--rev",
+            rev,
+            "--repo-name",
+            repo,
+            "--cache-dir",
+            str(Path(tmp) / "cache"),
+            "-o",
+            str(out),
+            "--ci",
+        ]
         run = measure(cmd)
         if run.returncode not in (0, 1):
             report.check(f"{label}: vmine extract exit code", run.returncode, False)
@@ -176,8 +219,11 @@ def bench_target(label: str, git_dir: Path, rev: str, repo: str, *, with_semgrep
     report.add(f"{label}: .py files", files)
     report.add(f"{label}: sites", len(sites))
     report.add(f"{label}: vmine cold wall (s)", f"{run.seconds:.2f}")
-    report.check(f"{label}: vmine peak RSS, tree (MiB)", f"{run.peak_rss / 2**20:.0f}",
-                 run.peak_rss < MAX_RSS)
+    report.check(
+        f"{label}: vmine peak RSS, tree (MiB)",
+        f"{run.peak_rss / 2**20:.0f}",
+        run.peak_rss < MAX_RSS,
+    )
     if with_semgrep:
         tree = export_tree(git_dir, rev, f"{git_dir.stem}-{rev}")
         try:
@@ -194,8 +240,11 @@ def bench_target(label: str, git_dir: Path, rev: str, repo: str, *, with_semgrep
             report.add(f"{label}: semgrep wall (s)", f"{sg.seconds:.2f}")
             report.add(f"{label}: semgrep peak RSS (MiB)", f"{sg.peak_rss / 2**20:.0f}")
             report.add(f"{label}: semgrep matches (any raise ValueError)", len(results))
-            report.check(f"{label}: vmine/semgrep wall ratio (<= {MAX_RATIO})",
-                         f"{ratio:.3f}", ratio <= MAX_RATIO)
+            report.check(
+                f"{label}: vmine/semgrep wall ratio (<= {MAX_RATIO})",
+                f"{ratio:.3f}",
+                ratio <= MAX_RATIO,
+            )
     check_sites(label, git_dir, rev, sites, report)
 
 
@@ -255,10 +304,22 @@ def run_sections() -> list[str]:
 def main() -> int:
     trees = ensure_trees()
     report = Report()
-    bench_target("vLLM 0.33.0", trees.vllm, trees.vllm_new, "vllm-project/vllm",
-                 with_semgrep=True, report=report)
-    bench_target("SGLang 0.5.10.post1", trees.sglang, trees.sglang_rev, "sgl-project/sglang",
-                 with_semgrep=True, report=report)
+    bench_target(
+        "vLLM 0.33.0",
+        trees.vllm,
+        trees.vllm_new,
+        "vllm-project/vllm",
+        with_semgrep=True,
+        report=report,
+    )
+    bench_target(
+        "SGLang 0.5.10.post1",
+        trees.sglang,
+        trees.sglang_rev,
+        "sgl-project/sglang",
+        with_semgrep=True,
+        report=report,
+    )
     report.print(f"cold extract (cpus={os.cpu_count()})")
     failed = run_sections()
     print("\n== summary ==")

@@ -71,8 +71,18 @@ class Outcome:
 
 
 def _extract(package: Package, cache: Path, out: Path):
-    cmd = [str(VMINE), "extract", package.spec, "--tag-format", package.tag_format,
-           "--cache-dir", str(cache), "-o", str(out), "--ci"]
+    cmd = [
+        str(VMINE),
+        "extract",
+        package.spec,
+        "--tag-format",
+        package.tag_format,
+        "--cache-dir",
+        str(cache),
+        "-o",
+        str(out),
+        "--ci",
+    ]
     return measure(cmd)
 
 
@@ -107,8 +117,13 @@ def _cold_run(package: Package) -> Outcome:
         run = _extract(package, cache, out)
         if run.returncode not in (0, 1):
             lines = [ln for ln in run.stderr.splitlines() if ln.strip()]
-            return Outcome(package, run.seconds, run.peak_rss, [],
-                           lines[-1] if lines else f"exit {run.returncode}")
+            return Outcome(
+                package,
+                run.seconds,
+                run.peak_rss,
+                [],
+                lines[-1] if lines else f"exit {run.returncode}",
+            )
         sites = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     return Outcome(package, run.seconds, run.peak_rss, sites)
 
@@ -124,14 +139,19 @@ def report(outcome: Outcome) -> None:
         print(f"  {label}: FAILED: {outcome.error}", flush=True)
         return
     sites = outcome.sites
-    print(f"  {label}: {len(sites)} sites, {outcome.seconds:.2f} s cold, "
-          f"peak RSS {outcome.peak_rss / 2**20:.0f} MiB", flush=True)
+    print(
+        f"  {label}: {len(sites)} sites, {outcome.seconds:.2f} s cold, "
+        f"peak RSS {outcome.peak_rss / 2**20:.0f} MiB",
+        flush=True,
+    )
     print(f"    by kind:   {_counts(sites, 'validatorKind', get_args(ValidatorKind))}")
     print(f"    by status: {_counts(sites, 'messageStatus', get_args(MessageStatus))}")
     subclasses = Counter(s["errorClass"] for s in sites if s["errorClass"] != "ValueError")
     with_prior = sum(1 for s in sites if s.get("priorChecks"))
-    print(f"    ValueError subclasses raised: {dict(sorted(subclasses.items())) or 'none'}; "
-          f"sites with priorChecks: {with_prior}")
+    print(
+        f"    ValueError subclasses raised: {dict(sorted(subclasses.items())) or 'none'}; "
+        f"sites with priorChecks: {with_prior}"
+    )
     if sites:
         print(f"    first link: {sites[0]['githubUrl']}", flush=True)
 
@@ -172,8 +192,9 @@ def _bases(tree: Path) -> dict[str, set[str]]:
             continue
         for node in ast.walk(module):
             if isinstance(node, ast.ClassDef):
-                names = {b.id if isinstance(b, ast.Name) else getattr(b, "attr", "")
-                         for b in node.bases}
+                names = {
+                    b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases
+                }
                 bases.setdefault(node.name, set()).update(names)
     return bases
 
@@ -200,9 +221,12 @@ def transformers_figures(outcome: Outcome) -> list[str]:
     configs = _derived(_bases(tree), "PretrainedConfig")
     in_configs = {key for key, cls in raises.items() if cls in configs}
     kinds = Counter(s["validatorKind"] for s in outcome.sites)
-    print(f"  transformers: `raise ValueError` in __init__: {len(raises)}; in PretrainedConfig "
-          f"subclasses: {len(in_configs)}, of which sites: {len(in_configs & sites)}; "
-          f"sites of kind init: {kinds['init']}", flush=True)
+    print(
+        f"  transformers: `raise ValueError` in __init__: {len(raises)}; in PretrainedConfig "
+        f"subclasses: {len(in_configs)}, of which sites: {len(in_configs & sites)}; "
+        f"sites of kind init: {kinds['init']}",
+        flush=True,
+    )
     failed = []
     try:
         exe = semgrep()
@@ -216,10 +240,13 @@ def transformers_figures(outcome: Outcome) -> list[str]:
     ratio = outcome.seconds / run.seconds
     verdict = "ok" if ratio <= MAX_RATIO else "FAIL"
     runs = ", ".join(f"{seconds:.2f}" for seconds in outcome.all_seconds)
-    print(f"  transformers: semgrep {run.seconds:.2f} s (peak RSS {run.peak_rss / 2**20:.0f} "
-          f"MiB, {len(matches)} matches of any raise ValueError); vmine cold "
-          f"{outcome.seconds:.2f} s (median of {runs}); ratio {ratio:.3f} (<= {MAX_RATIO}) "
-          f"{verdict}", flush=True)
+    print(
+        f"  transformers: semgrep {run.seconds:.2f} s (peak RSS {run.peak_rss / 2**20:.0f} "
+        f"MiB, {len(matches)} matches of any raise ValueError); vmine cold "
+        f"{outcome.seconds:.2f} s (median of {runs}); ratio {ratio:.3f} (<= {MAX_RATIO}) "
+        f"{verdict}",
+        flush=True,
+    )
     if ratio > MAX_RATIO:
         failed.append("transformers vmine/semgrep ratio")
     return failed

@@ -39,8 +39,25 @@ from pipeline.lookup.match import lookup  # noqa: E402
 
 REPO = "bench/serve"
 SHA = "ab" * 20
-WORDS = ("cache", "block", "tensor", "parallel", "pipeline", "decode", "prefill", "kv",
-         "spec", "draft", "lora", "quant", "rope", "sliding", "window", "expert", "mamba")
+WORDS = (
+    "cache",
+    "block",
+    "tensor",
+    "parallel",
+    "pipeline",
+    "decode",
+    "prefill",
+    "kv",
+    "spec",
+    "draft",
+    "lora",
+    "quant",
+    "rope",
+    "sliding",
+    "window",
+    "expert",
+    "mamba",
+)
 # Message shapes seen in real validators: flag pairs, ranges, choices, multi-line hints.
 SHAPES = (
     ("--{a}-{b} requires --{c}-backend {d}", "literal"),
@@ -48,8 +65,11 @@ SHAPES = (
     ("{a}_{b}_size must be a power of 2, got {{self.{a}_{b}_size}}", "template"),
     ("{a}_{b} ({{self.{a}_{b}}}) must be <= max_{c}_len ({{self.max_{c}_len}})", "template"),
     ("Unknown {a} {b} mode {{mode!r}}. Choose one of: {{', '.join(MODES)}}", "template"),
-    ("{a}-{b} {{name}} is incompatible with {c}; pass --{d}-{a} instead.\n"
-     "See the docs for --{c}-{d}.", "template"),
+    (
+        "{a}-{b} {{name}} is incompatible with {c}; pass --{d}-{a} instead.\n"
+        "See the docs for --{c}-{d}.",
+        "template",
+    ),
 )
 _PLACEHOLDER = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
 SOURCE = "\n".join(f"        line_{n} = compute(self.value_{n})" for n in range(37))
@@ -75,28 +95,56 @@ def build_dataset(out_dir: Path, count: int, seed: int = 7) -> tuple[Path, list[
         file_path = f"serve/config/module_{index // 50}.py"
         line = 20 + (index % 50) * 40
         record_id = f"{index:016x}"
-        records.append(ErrorRecord(
-            id=record_id, repo=REPO, slug=f"error-{index}", errorMessage=message,
-            messagePattern=_pattern(message), errorClass="ValueError", filePath=file_path,
-            lineNumber=line, sourceCode=SOURCE, sourceCodeStart=line - 18,
-            sourceCodeEnd=line + 18,
-            githubUrl=github_url(REPO, SHA, file_path, line - 18, line + 18),
-            documentation="Raised when the configuration is inconsistent.",
-            triggerScenarios="Starting the server.", commonSituations="Old launch scripts.",
-            solutions=["Fix the flag."], exampleFix="serve --flag", handlingStrategy="validation",
-            validationCode="check(cfg)", typeGuard="def ok(cfg) -> bool: ...",
-            tryCatchPattern=None, preventionTips=[], tags=["config"],
-            analyzedSha=SHA, analyzedAt="2026-08-14T00:00:00.000Z",
-        ))
-        entries.append(IndexEntry(
-            id=record_id, slug=f"error-{index}", filePath=file_path, lineNumber=line,
-            qualname=f"Config{index // 50}.validate", validatorKind="pydantic",
-            errorClass="ValueError", errorMessage=message, messagePattern=_pattern(message),
-            messageStatus=status, guards=["self.enabled"],
-        ))
+        records.append(
+            ErrorRecord(
+                id=record_id,
+                repo=REPO,
+                slug=f"error-{index}",
+                errorMessage=message,
+                messagePattern=_pattern(message),
+                errorClass="ValueError",
+                filePath=file_path,
+                lineNumber=line,
+                sourceCode=SOURCE,
+                sourceCodeStart=line - 18,
+                sourceCodeEnd=line + 18,
+                githubUrl=github_url(REPO, SHA, file_path, line - 18, line + 18),
+                documentation="Raised when the configuration is inconsistent.",
+                triggerScenarios="Starting the server.",
+                commonSituations="Old launch scripts.",
+                solutions=["Fix the flag."],
+                exampleFix="serve --flag",
+                handlingStrategy="validation",
+                validationCode="check(cfg)",
+                typeGuard="def ok(cfg) -> bool: ...",
+                tryCatchPattern=None,
+                preventionTips=[],
+                tags=["config"],
+                analyzedSha=SHA,
+                analyzedAt="2026-08-14T00:00:00.000Z",
+            )
+        )
+        entries.append(
+            IndexEntry(
+                id=record_id,
+                slug=f"error-{index}",
+                filePath=file_path,
+                lineNumber=line,
+                qualname=f"Config{index // 50}.validate",
+                validatorKind="pydantic",
+                errorClass="ValueError",
+                errorMessage=message,
+                messagePattern=_pattern(message),
+                messageStatus=status,
+                guards=["self.enabled"],
+            )
+        )
         messages.append(message)
     manifest = Manifest(
-        repo=REPO, analyzedSha=SHA, datasetVersion="2026-08-14T00:00:00.000Z", source="git",
+        repo=REPO,
+        analyzedSha=SHA,
+        datasetVersion="2026-08-14T00:00:00.000Z",
+        source="git",
         counts=Counts(records=count),
         llm=LLMUsage(provider="offline", model="offline", promptVersion="offline-1"),
         tool=Tool(version="bench", extractorVersion="1"),
@@ -143,7 +191,9 @@ def _explain(text: str, datasets: list[Path], *extra: str) -> Timed:
         started = time.perf_counter()
         process = subprocess.Popen(
             [sys.executable, "-c", _CHILD, hwm.name, "explain", "-", *args, *extra],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
             cwd=Path(__file__).resolve().parents[1],
         )
         process.stdin.write(text.encode())
@@ -157,8 +207,12 @@ def _explain(text: str, datasets: list[Path], *extra: str) -> Timed:
 def _timed_runs(text: str, datasets: list[Path], runs: int) -> tuple[float, float, int, int]:
     """Median wall and CPU seconds, the largest peak RSS, and the exit code of `runs` runs."""
     results = [_explain(text, datasets) for _ in range(runs)]
-    return (statistics.median(r.wall for r in results), statistics.median(r.cpu for r in results),
-            max(r.peak_rss for r in results), results[-1].code)
+    return (
+        statistics.median(r.wall for r in results),
+        statistics.median(r.cpu for r in results),
+        max(r.peak_rss for r in results),
+        results[-1].code,
+    )
 
 
 def synthetic(records: int, runs: int) -> list[str]:
@@ -171,16 +225,18 @@ def synthetic(records: int, runs: int) -> list[str]:
         queries = {
             "literal": next(m for m in messages if "{" not in m),
             "template": _rendered(rng.choice([m for m in messages if "{" in m])),
-            "traceback": "Traceback (most recent call last):\n  File \"x.py\", line 1\n"
-                         "ValueError: " + _rendered(messages[-1]),
+            "traceback": 'Traceback (most recent call last):\n  File "x.py", line 1\n'
+            "ValueError: " + _rendered(messages[-1]),
             "approximate": "the kv cache block size should be a power of two",
         }
 
         _INDEX_CACHE.clear()
         started = time.perf_counter()
         dataset = index_dataset(root)
-        print(f"in-process: index {len(dataset.patterns)} entries (cold): "
-              f"{(time.perf_counter() - started) * 1000:.1f} ms")
+        print(
+            f"in-process: index {len(dataset.patterns)} entries (cold): "
+            f"{(time.perf_counter() - started) * 1000:.1f} ms"
+        )
         for name, text in queries.items():
             times = []
             for _ in range(runs):
@@ -188,22 +244,36 @@ def synthetic(records: int, runs: int) -> list[str]:
                 found = lookup(text, [dataset])
                 times.append(time.perf_counter() - started)
             kind = found.matches[0].kind if found.matches else "none"
-            print(f"in-process: lookup {name:<11} median {statistics.median(times) * 1000:7.1f} ms"
-                  f"  (best: {kind})")
+            print(
+                f"in-process: lookup {name:<11} median {statistics.median(times) * 1000:7.1f} ms"
+                f"  (best: {kind})"
+            )
         for name, text in queries.items():
             wall, cpu, _, code = _timed_runs(text, [root], runs)
             ok = cpu < SYNTHETIC_TARGET
             failures += [] if ok else [f"synthetic {name}"]
-            print(f"end to end: vmine explain {name:<11} median {wall:.3f} s wall, {cpu:.3f} s "
-                  f"CPU  (exit {code})  {'ok' if ok else 'FAIL'} (< {SYNTHETIC_TARGET} s)")
+            print(
+                f"end to end: vmine explain {name:<11} median {wall:.3f} s wall, {cpu:.3f} s "
+                f"CPU  (exit {code})  {'ok' if ok else 'FAIL'} (< {SYNTHETIC_TARGET} s)"
+            )
     return failures
 
 
 # -- ten releases of vLLM --------------------------------------------------------------------
 
 RELEASES_DIR = Path(__file__).resolve().parent / ".cache" / "explain-releases"
-VLLM_RELEASES = ("0.24.0", "0.25.0", "0.26.0", "0.27.0", "0.28.0", "0.29.0", "0.30.0", "0.31.0",
-                 "0.32.0", "0.33.0")
+VLLM_RELEASES = (
+    "0.24.0",
+    "0.25.0",
+    "0.26.0",
+    "0.27.0",
+    "0.28.0",
+    "0.29.0",
+    "0.30.0",
+    "0.31.0",
+    "0.32.0",
+    "0.33.0",
+)
 
 
 def vllm_releases() -> list[Path]:
@@ -216,9 +286,23 @@ def vllm_releases() -> list[Path]:
         if f"pypi:vllm=={version}" in have:
             continue
         print(f"mining vllm=={version} (once) ...", flush=True)
-        subprocess.run([*_vmine(), "run", f"pypi:vllm=={version}", "--llm", "offline", "-o",
-                        str(out), "--cache-dir", str(RELEASES_DIR / "vmine-cache"), "--ci"],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                *_vmine(),
+                "run",
+                f"pypi:vllm=={version}",
+                "--llm",
+                "offline",
+                "-o",
+                str(out),
+                "--cache-dir",
+                str(RELEASES_DIR / "vmine-cache"),
+                "--ci",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         for manifest in out.glob("*/*/*/manifest.json"):
             have[json.loads(manifest.read_text())["source"]] = manifest.parent
     return [have[f"pypi:vllm=={version}"] for version in VLLM_RELEASES]
@@ -232,22 +316,30 @@ def _words_cut(message: str, share: float) -> str:
 def releases(runs: int) -> list[str]:
     roots = vllm_releases()
     datasets = [index_dataset(root) for root in roots]
-    print(f"datasets: {len(datasets)} releases of vLLM, "
-          f"{sum(len(d.patterns) for d in datasets):,} records, "
-          f"{len({p.id for d in datasets for p in d.patterns}):,} distinct")
+    print(
+        f"datasets: {len(datasets)} releases of vLLM, "
+        f"{sum(len(d.patterns) for d in datasets):,} records, "
+        f"{len({p.id for d in datasets for p in d.patterns}):,} distinct"
+    )
     newest = datasets[-1].patterns
-    literal = next(p.message for p in newest if p.raw["messageStatus"] == "literal"
-                   and len(p.message.split()) >= 8)
-    template = next(p.message for p in newest if p.raw["messageStatus"] == "template"
-                    and len(p.message.split()) >= 8)
+    literal = next(
+        p.message
+        for p in newest
+        if p.raw["messageStatus"] == "literal" and len(p.message.split()) >= 8
+    )
+    template = next(
+        p.message
+        for p in newest
+        if p.raw["messageStatus"] == "template" and len(p.message.split()) >= 8
+    )
     queries = {
         "literal": literal,
         "template": _rendered(template),
-        "traceback": "Traceback (most recent call last):\n  File \"x.py\", line 1\n"
-                     "ValueError: " + _rendered(template),
+        "traceback": 'Traceback (most recent call last):\n  File "x.py", line 1\n'
+        "ValueError: " + _rendered(template),
         "pydantic": "pydantic_core._pydantic_core.ValidationError: 1 validation error for "
-                    f"VllmConfig\n  Value error, {_rendered(template)} [type=value_error, "
-                    "input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]",
+        f"VllmConfig\n  Value error, {_rendered(template)} [type=value_error, "
+        "input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]",
         "cut short": _words_cut(literal, 0.6),
         "approximate": "the kv cache block size should be a power of two",
     }
@@ -256,9 +348,11 @@ def releases(runs: int) -> list[str]:
         wall, cpu, rss, code = _timed_runs(text, roots, runs)
         ok = cpu < RELEASES_TARGET
         failures += [] if ok else [f"releases {name}"]
-        print(f"end to end: vmine explain {name:<11} median {wall:.3f} s wall, {cpu:.3f} s CPU, "
-              f"{rss / 2**20:.0f} MiB  (exit {code})  {'ok' if ok else 'FAIL'} "
-              f"(< {RELEASES_TARGET} s)")
+        print(
+            f"end to end: vmine explain {name:<11} median {wall:.3f} s wall, {cpu:.3f} s CPU, "
+            f"{rss / 2**20:.0f} MiB  (exit {code})  {'ok' if ok else 'FAIL'} "
+            f"(< {RELEASES_TARGET} s)"
+        )
     return failures
 
 
@@ -274,8 +368,9 @@ def hostile_pastes(out_dir: Path) -> tuple[Path, dict[str, str]]:
     root, messages = build_dataset(out_dir, 50)
     lines = (root / "index.jsonl").read_text().splitlines()
     planted = []
-    for number, (message, pattern) in enumerate(((SIX_HOLES, _pattern(SIX_HOLES)),
-                                                  ("anything X", "(.|\\s)*X"))):
+    for number, (message, pattern) in enumerate(
+        ((SIX_HOLES, _pattern(SIX_HOLES)), ("anything X", "(.|\\s)*X"))
+    ):
         entry = json.loads(lines[number])
         entry.update(errorMessage=message, messagePattern=pattern)
         planted.append(json.dumps(entry))
@@ -287,7 +382,8 @@ def hostile_pastes(out_dir: Path) -> tuple[Path, dict[str, str]]:
         "planted (.|\\s)*X": "a" * 40,
         "10 MB, no traceback": "noise " * 1_747_627,
         "10 MB log, error at the end": log * (10 * 2**20 // len(log))
-                                       + "ValueError: " + _rendered(messages[-1]),
+        + "ValueError: "
+        + _rendered(messages[-1]),
         "200 KB pydantic item": "Value error, " + "x" * 200_000,
     }
     return root, pastes
@@ -301,9 +397,11 @@ def hostile() -> list[str]:
             timed = _explain(text, [root])
             ok = timed.wall < HOSTILE_TARGET
             failures += [] if ok else [f"hostile {name}"]
-            print(f"hostile: {name:<28} {timed.wall:6.2f} s wall, {timed.cpu:6.2f} s CPU, "
-                  f"{timed.peak_rss / 2**20:5.0f} MiB  (exit {timed.code})  "
-                  f"{'ok' if ok else 'FAIL'} (< {HOSTILE_TARGET} s)")
+            print(
+                f"hostile: {name:<28} {timed.wall:6.2f} s wall, {timed.cpu:6.2f} s CPU, "
+                f"{timed.peak_rss / 2**20:5.0f} MiB  (exit {timed.code})  "
+                f"{'ok' if ok else 'FAIL'} (< {HOSTILE_TARGET} s)"
+            )
     return failures
 
 
@@ -318,8 +416,7 @@ def quality(samples: int) -> list[str]:
 
     datasets = [index_dataset(root) for root in vllm_releases()]
     rng = random.Random(3)
-    newest = [p for p in datasets[-1].patterns if p.raw["messageStatus"] in ("literal",
-                                                                            "template")]
+    newest = [p for p in datasets[-1].patterns if p.raw["messageStatus"] in ("literal", "template")]
     rng.shuffle(newest)
 
     def function(p) -> tuple:
@@ -346,8 +443,10 @@ def quality(samples: int) -> list[str]:
         variants = {
             "cut": _words_cut(text, 0.6),
             "dropped": " ".join(w for i, w in enumerate(words) if i != middle),
-            "typo": " ".join(w[:-1] + "x" if i == middle and w.isalpha() and len(w) > 3 else w
-                             for i, w in enumerate(words)),
+            "typo": " ".join(
+                w[:-1] + "x" if i == middle and w.isalpha() and len(w) > 3 else w
+                for i, w in enumerate(words)
+            ),
         }
         for name, variant in variants.items():
             found = lookup(variant, datasets)
@@ -356,11 +455,15 @@ def quality(samples: int) -> list[str]:
                 counts[name][0] += 1
                 counts[name][1] += top.kind != "approximate"
     n = min(samples, len(newest))
-    print(f"quality: leave-function-out, {n} messages of vLLM 0.33.0: {wrong} matched another "
-          f"function by wording (exit 0)  {'ok' if wrong == 0 else 'FAIL'} (0)")
+    print(
+        f"quality: leave-function-out, {n} messages of vLLM 0.33.0: {wrong} matched another "
+        f"function by wording (exit 0)  {'ok' if wrong == 0 else 'FAIL'} (0)"
+    )
     for name, (first, matched) in counts.items():
-        print(f"quality: {name:<8} message: its function first {first}/{n}, as a match "
-              f"(exit 0) {matched}/{n}")
+        print(
+            f"quality: {name:<8} message: its function first {first}/{n}, as a match "
+            f"(exit 0) {matched}/{n}"
+        )
     return [] if wrong == 0 else ["quality: leave-function-out"]
 
 
@@ -373,8 +476,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--records", type=int, default=5000)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--samples", type=int, default=200,
-                        help="messages of vLLM 0.33.0 for the quality section")
+    parser.add_argument(
+        "--samples", type=int, default=200, help="messages of vLLM 0.33.0 for the quality section"
+    )
     parser.add_argument("--only", choices=["synthetic", "releases", "hostile", "quality"])
     args = parser.parse_args(argv if argv is not None else [])
     sections = {

@@ -46,15 +46,24 @@ class Outcome:
     stderr: str
 
 
-def measure(args: list[str], stdin: bytes = b"", limit: float = HARD_LIMIT,
-            env: dict[str, str] | None = None) -> Outcome:
+def measure(
+    args: list[str],
+    stdin: bytes = b"",
+    limit: float = HARD_LIMIT,
+    env: dict[str, str] | None = None,
+) -> Outcome:
     """Run `vmine ARGS` in its own session, sampling its tree's RSS every 50 ms; kill the
     whole session at `limit` seconds."""
     with tempfile.TemporaryFile() as err:
         started = time.perf_counter()
-        process = subprocess.Popen([str(VMINE), *args], stdin=subprocess.PIPE,
-                                   stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
-                                   env={**os.environ, "CI": "true", **(env or {})})
+        process = subprocess.Popen(
+            [str(VMINE), *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+            env={**os.environ, "CI": "true", **(env or {})},
+        )
         peak = 0
         stop = threading.Event()
 
@@ -106,9 +115,12 @@ def report(case: Case, outcome: Outcome, problem: str | None) -> bool:
         notes.append(f"over {case.target:g} s")
     if not small:
         notes.append(f"over {MAX_RSS // 2**20} MiB")
-    print(f"hostile: {case.name:<44} {outcome.seconds:7.2f} s  "
-          f"{outcome.peak_rss / 2**20:6.0f} MiB  {how:<8}  {'ok' if ok else 'FAIL'}"
-          f"{': ' + '; '.join(notes) if notes else ''}", flush=True)
+    print(
+        f"hostile: {case.name:<44} {outcome.seconds:7.2f} s  "
+        f"{outcome.peak_rss / 2**20:6.0f} MiB  {how:<8}  {'ok' if ok else 'FAIL'}"
+        f"{': ' + '; '.join(notes) if notes else ''}",
+        flush=True,
+    )
     return ok
 
 
@@ -116,9 +128,11 @@ def report(case: Case, outcome: Outcome, problem: str | None) -> bool:
 
 
 def _check(number: int) -> str:
-    return (f"def check_{number}(cfg):\n"
-            f"    if cfg.size_{number} < 0:\n"
-            f'        raise ValueError("size_{number} must be >= 0, got {{cfg.size_{number}}}")\n')
+    return (
+        f"def check_{number}(cfg):\n"
+        f"    if cfg.size_{number} < 0:\n"
+        f'        raise ValueError("size_{number} must be >= 0, got {{cfg.size_{number}}}")\n'
+    )
 
 
 def _and_terms() -> str:
@@ -135,19 +149,33 @@ def _many_raises(count: int) -> str:
     checks = "".join(
         f"    if cfg.limit_{n} < 0:\n"
         f'        raise ValueError(f"limit_{n} must be >= 0, got {{cfg.limit_{n}}}")\n'
-        for n in range(count))
+        for n in range(count)
+    )
     return f"def validate(cfg):\n{checks}"
 
 
 def _extract(tmp: Path, files: dict[str, str]) -> Outcome:
     repo = make_git_repo(tmp / "repo", files)
-    return measure(["extract", str(repo), "--repo-name", "acme/hostile", "--no-cache",
-                    "--cache-dir", str(tmp / "cache"), "-o", str(tmp / "sites.jsonl"), "--ci"])
+    return measure(
+        [
+            "extract",
+            str(repo),
+            "--repo-name",
+            "acme/hostile",
+            "--no-cache",
+            "--cache-dir",
+            str(tmp / "cache"),
+            "-o",
+            str(tmp / "sites.jsonl"),
+            "--ci",
+        ]
+    )
 
 
 def _expect(outcome: Outcome, sites: int, skipped: str | None) -> str | None:
-    summary = next((line for line in outcome.stderr.splitlines()
-                    if line.startswith("extract: files=")), "")
+    summary = next(
+        (line for line in outcome.stderr.splitlines() if line.startswith("extract: files=")), ""
+    )
     if f" sites={sites} " not in summary:
         return f"expected {sites} sites: {summary or outcome.stderr.strip()[-200:]}"
     if skipped is not None and skipped not in outcome.stderr:
@@ -159,8 +187,10 @@ def and_terms_among(normal: int) -> Callable[[Path], tuple[Outcome, str | None]]
     def run(tmp: Path) -> tuple[Outcome, str | None]:
         files = {f"pkg/mod_{n:03d}.py": _check(n) for n in range(normal)}
         outcome = _extract(tmp, {**files, "pkg/flags.py": _and_terms()})
-        return outcome, _expect(outcome, normal,
-                                "skipped: pkg/flags.py: expression nested too deep at line 2")
+        return outcome, _expect(
+            outcome, normal, "skipped: pkg/flags.py: expression nested too deep at line 2"
+        )
+
     return run
 
 
@@ -180,9 +210,9 @@ def many_raises(tmp: Path) -> tuple[Outcome, str | None]:
 def explain_paste(name: str) -> Callable[[Path], tuple[Outcome, str | None]]:
     def run(tmp: Path) -> tuple[Outcome, str | None]:
         root, pastes = hostile_pastes(tmp / "output")
-        outcome = measure(["explain", "-", "--dataset", str(root)],
-                          stdin=pastes[name].encode())
+        outcome = measure(["explain", "-", "--dataset", str(root)], stdin=pastes[name].encode())
         return outcome, None if outcome.code in (0, 1) else outcome.stderr.strip()[-200:]
+
     return run
 
 
@@ -195,15 +225,32 @@ def trickling_server(tmp: Path) -> tuple[Outcome, str | None]:
     if "trickle" not in FAULT_KINDS:
         return Outcome(0.0, 0, 0, ""), "tests/llm_server.py has no trickle fault yet"
     repo = make_git_repo(tmp / "repo", {"pkg/config.py": _check(1)})
-    help_text = subprocess.run([str(VMINE), "run", "--help"], capture_output=True,
-                               text=True).stdout
+    help_text = subprocess.run([str(VMINE), "run", "--help"], capture_output=True, text=True).stdout
     timeout = ["--timeout", "10"] if "--timeout" in help_text else []
     with FakeLLM() as server:
         server.fail("trickle", trickle_seconds=5.0, times=1000)
-        outcome = measure(["run", str(repo), "--repo-name", "acme/hostile", "--llm", "openai",
-                           "--base-url", server.base_url, "--model", "m", *timeout,
-                           "--cache-dir", str(tmp / "cache"), "-o", str(tmp / "out"), "--ci"],
-                          limit=120.0, env={"OPENAI_API_KEY": "bench"})
+        outcome = measure(
+            [
+                "run",
+                str(repo),
+                "--repo-name",
+                "acme/hostile",
+                "--llm",
+                "openai",
+                "--base-url",
+                server.base_url,
+                "--model",
+                "m",
+                *timeout,
+                "--cache-dir",
+                str(tmp / "cache"),
+                "-o",
+                str(tmp / "out"),
+                "--ci",
+            ],
+            limit=120.0,
+            env={"OPENAI_API_KEY": "bench"},
+        )
     problem = None if timeout else "vmine run has no --timeout yet"
     return outcome, problem
 
@@ -213,10 +260,17 @@ CASES = [
     Case("extract: if of 10,000 and-terms, 3 files", 30.0, and_terms_among(3)),
     Case("extract: a 38 MB file", 30.0, huge_file),
     Case("extract: 4,000 raises in one validator", 30.0, many_raises),
-    *(Case(f"explain: {name}", HOSTILE_TARGET, explain_paste(name))
-      for name in ("6 holes, 2,400 chars", "6 holes, 20,000 chars", "planted (.|\\s)*X",
-                   "10 MB, no traceback", "10 MB log, error at the end",
-                   "200 KB pydantic item")),
+    *(
+        Case(f"explain: {name}", HOSTILE_TARGET, explain_paste(name))
+        for name in (
+            "6 holes, 2,400 chars",
+            "6 holes, 20,000 chars",
+            "planted (.|\\s)*X",
+            "10 MB, no traceback",
+            "10 MB log, error at the end",
+            "200 KB pydantic item",
+        )
+    ),
     Case("run: server trickling 1 byte / 5 s, --timeout 10", 60.0, trickling_server),
 ]
 
@@ -233,8 +287,11 @@ def main(argv: list[str] | None = None) -> int:
             outcome, problem = case.run(Path(tmp))
         if not report(case, outcome, problem):
             failed.append(case.name)
-    print(f"hostile: {len(failed)} of the cases failed" if failed else
-          "hostile: every case finished in time and memory")
+    print(
+        f"hostile: {len(failed)} of the cases failed"
+        if failed
+        else "hostile: every case finished in time and memory"
+    )
     return 1 if failed else 0
 
 

@@ -26,15 +26,28 @@ MAX_WARM_RATIO = 0.25
 
 
 def extract(repo: Path, rev: str, cache: Path, out: Path) -> Step:
-    return vmine("extract", str(repo), "--rev", rev, "--repo-name", REPO_NAME,
-                 "--cache-dir", str(cache), "-o", str(out), "--ci")
+    return vmine(
+        "extract",
+        str(repo),
+        "--rev",
+        rev,
+        "--repo-name",
+        REPO_NAME,
+        "--cache-dir",
+        str(cache),
+        "-o",
+        str(out),
+        "--ci",
+    )
 
 
 def _run_line(label: str, manifest: dict) -> str:
     counts, llm = manifest["counts"], manifest["llm"]
-    return (f"  {label}: {manifest['_seconds']:.1f} s, {counts['records']} records, "
-            f"{counts['sitesNew']} explained anew, {counts['sitesReused']} from the cache, "
-            f"{llm['requests']} explanation requests")
+    return (
+        f"  {label}: {manifest['_seconds']:.1f} s, {counts['records']} records, "
+        f"{counts['sitesNew']} explained anew, {counts['sitesReused']} from the cache, "
+        f"{llm['requests']} explanation requests"
+    )
 
 
 def main() -> int:
@@ -51,22 +64,34 @@ def main() -> int:
         same = (work / "cold.jsonl").read_bytes() == (work / "new.jsonl").read_bytes()
         c, p, w = cold.extract_counts(), prime.extract_counts(), warm.extract_counts()
         a = again.extract_counts()
-        print(f"  cold extract {new}: {cold.seconds:.2f} s, {cold.cpu:.2f} s CPU "
-              f"({c['parsed']} files parsed, {c['reused']} reused, {c['sites']} sites)")
-        print(f"  extract {old} (fresh cache): {prime.seconds:.2f} s "
-              f"({p['parsed']} parsed, {p['reused']} reused)")
-        print(f"  warm extract {new}: {warm.seconds:.2f} s, {warm.cpu:.2f} s CPU "
-              f"({w['parsed']} files parsed, {w['reused']} reused, {w['sites']} sites)")
-        print(f"  extract {new} again (nothing changed): {again.seconds:.2f} s, "
-              f"{again.cpu:.2f} s CPU "
-              f"({a['parsed']} parsed, {a['reused']} reused; "
-              f"{again.seconds / cold.seconds:.3f} of cold)")
+        print(
+            f"  cold extract {new}: {cold.seconds:.2f} s, {cold.cpu:.2f} s CPU "
+            f"({c['parsed']} files parsed, {c['reused']} reused, {c['sites']} sites)"
+        )
+        print(
+            f"  extract {old} (fresh cache): {prime.seconds:.2f} s "
+            f"({p['parsed']} parsed, {p['reused']} reused)"
+        )
+        print(
+            f"  warm extract {new}: {warm.seconds:.2f} s, {warm.cpu:.2f} s CPU "
+            f"({w['parsed']} files parsed, {w['reused']} reused, {w['sites']} sites)"
+        )
+        print(
+            f"  extract {new} again (nothing changed): {again.seconds:.2f} s, "
+            f"{again.cpu:.2f} s CPU "
+            f"({a['parsed']} parsed, {a['reused']} reused; "
+            f"{again.seconds / cold.seconds:.3f} of cold)"
+        )
         changed = c["candidates"] - w["reused"]
-        print(f"  candidate files that differ between {old} and {new}: "
-              f"{changed} of {c['candidates']} ({changed / c['candidates']:.0%})")
+        print(
+            f"  candidate files that differ between {old} and {new}: "
+            f"{changed} of {c['candidates']} ({changed / c['candidates']:.0%})"
+        )
         verdict = "ok" if ratio <= MAX_WARM_RATIO else "MISSED"
-        print(f"  warm/cold: {ratio:.3f} (target <= {MAX_WARM_RATIO}) {verdict}; "
-              f"warm output identical to cold: {same}")
+        print(
+            f"  warm/cold: {ratio:.3f} (target <= {MAX_WARM_RATIO}) {verdict}; "
+            f"warm output identical to cold: {same}"
+        )
         if ratio > MAX_WARM_RATIO:
             failures.append(f"warm/cold {ratio:.3f} > {MAX_WARM_RATIO}")
         if not same:

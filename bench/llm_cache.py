@@ -35,28 +35,59 @@ def main() -> int:
     trees = ensure_trees()
     with tempfile.TemporaryDirectory(prefix="vmine-llm-cache-") as tmp, FakeLLM() as server:
         work = Path(tmp)
-        common = ["--repo-name", REPO_NAME, "--llm", "openai", "--model", "fake-model",
-                  "--base-url", server.base_url, "--cache-dir", str(work / "cache"), "--ci"]
-        warm = vmine("run", str(trees.vllm), "--rev", trees.vllm_old, *common,
-                     "-o", str(work / "out"), "--concurrency", "8")  # fmt: skip
+        common = [
+            "--repo-name",
+            REPO_NAME,
+            "--llm",
+            "openai",
+            "--model",
+            "fake-model",
+            "--base-url",
+            server.base_url,
+            "--cache-dir",
+            str(work / "cache"),
+            "--ci",
+        ]
+        warm = vmine(
+            "run",
+            str(trees.vllm),
+            "--rev",
+            trees.vllm_old,
+            *common,
+            "-o",
+            str(work / "out"),
+            "--concurrency",
+            "8",
+        )
         warmed = server.count
         dry = vmine("run", str(trees.vllm), "--rev", trees.vllm_new, *common, "--dry-run")
         found = _DRY.search(dry.stderr)
         if found is None:
             raise RuntimeError(f"no dry-run line in:\n{dry.stderr}")
         sites, cached, to_request = map(int, found.groups())
-        diff = vmine("diff", f"{trees.vllm}@{trees.vllm_old}", f"{trees.vllm}@{trees.vllm_new}",
-                     "--format", "json", "--cache-dir", str(work / "cache"))  # fmt: skip
+        diff = vmine(
+            "diff",
+            f"{trees.vllm}@{trees.vllm_old}",
+            f"{trees.vllm}@{trees.vllm_new}",
+            "--format",
+            "json",
+            "--cache-dir",
+            str(work / "cache"),
+        )
         counts = json.loads(diff.stdout)["counts"]
     floor = counts["added"] + counts["reworded"] + counts["changed"]
     ratio = to_request / floor if floor else float("inf")
     print(f"  warm the cache at {trees.vllm_old}: {warmed} requests in {warm.seconds:.1f} s")
     print(f"  dry run at {trees.vllm_new}: {sites} sites, {cached} cached, {to_request} to request")
-    print(f"  floor from vmine diff: {counts['added']} added + {counts['reworded']} reworded + "
-          f"{counts['changed']} changed = {floor}")
+    print(
+        f"  floor from vmine diff: {counts['added']} added + {counts['reworded']} reworded + "
+        f"{counts['changed']} changed = {floor}"
+    )
     verdict = "ok" if ratio <= MAX_RATIO else "above target"
-    print(f"  requests / floor: {to_request} / {floor} = {ratio:.2f}x (target <= {MAX_RATIO}x: "
-          f"{verdict})")
+    print(
+        f"  requests / floor: {to_request} / {floor} = {ratio:.2f}x (target <= {MAX_RATIO}x: "
+        f"{verdict})"
+    )
     return 0 if ratio <= MAX_RATIO else 1
 
 

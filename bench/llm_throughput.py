@@ -64,16 +64,15 @@ class Memory:
         self.profiles[(base_url, model)] = profile
 
 
-async def explain_all(base_url: str, sites: list[Site], concurrency: int,
-                      memory: Memory) -> tuple[int, float]:  # fmt: skip
+async def explain_all(
+    base_url: str, sites: list[Site], concurrency: int, memory: Memory
+) -> tuple[int, float]:
     """(HTTP requests made, seconds) for explaining every site once."""
     explainer = LLMExplainer("fake-model", base_url, "bench", concurrency)
     explainer.remember_with(memory)
     started = time.perf_counter()
     try:
-        results = await asyncio.gather(
-            *(explainer.explain(ExplainRequest(site)) for site in sites)
-        )
+        results = await asyncio.gather(*(explainer.explain(ExplainRequest(site)) for site in sites))
     finally:
         await explainer.aclose()
     elapsed = time.perf_counter() - started
@@ -90,10 +89,19 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     server = subprocess.Popen(
-        [sys.executable, "-m", "tests.llm_server", "--port", "0",
-         "--latency-ms", str(args.latency_ms)],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "tests.llm_server",
+            "--port",
+            "0",
+            "--latency-ms",
+            str(args.latency_ms),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         base_url = server.stdout.readline().strip()
         sites = [synthetic_site(number) for number in range(args.sites)]
@@ -111,8 +119,10 @@ def main(argv: list[str] | None = None) -> None:
             )
         ratio = rates[8] / rates[1]
         verdict = "ok" if ratio >= 6 else "below target"
-        print(f"speed-up at concurrency 8: {ratio:.2f}x (target >= 6x: {verdict}); "
-              f"server latency {args.latency_ms:g} ms, {args.sites} sites")  # fmt: skip
+        print(
+            f"speed-up at concurrency 8: {ratio:.2f}x (target >= 6x: {verdict}); "
+            f"server latency {args.latency_ms:g} ms, {args.sites} sites"
+        )
     finally:
         server.send_signal(signal.SIGINT)
         server.wait(timeout=10)

@@ -29,7 +29,7 @@ from bench.runner import VMINE  # noqa: E402
 from bench.trees import ensure_trees  # noqa: E402
 
 RENDERINGS = 5
-FILLERS = ["", "x", "(.*?)", "it's \"q\"", "a\nb", "$1 \\", "{n}", "\u2028", "\U0001f600"]
+FILLERS = ["", "x", "(.*?)", 'it\'s "q"', "a\nb", "$1 \\", "{n}", "\u2028", "\U0001f600"]
 NODE_SCRIPT = """
 const cases = JSON.parse(require("fs").readFileSync(0, "utf8"));
 const out = cases.map(([pattern, subjects]) => {
@@ -152,9 +152,22 @@ def render(parts: list, rng: random.Random) -> str:
 def extract(git_dir: Path, rev: str, repo: str, tmp: Path, name: str) -> list[dict]:
     out = tmp / f"{name}.jsonl"
     subprocess.run(
-        [str(VMINE), "extract", str(git_dir), "--rev", rev, "--repo-name", repo, "--cache-dir",
-         str(tmp / "cache"), "-o", str(out), "--ci"],
-        check=False, stderr=subprocess.DEVNULL,
+        [
+            str(VMINE),
+            "extract",
+            str(git_dir),
+            "--rev",
+            rev,
+            "--repo-name",
+            repo,
+            "--cache-dir",
+            str(tmp / "cache"),
+            "-o",
+            str(out),
+            "--ci",
+        ],
+        check=False,
+        stderr=subprocess.DEVNULL,
     )
     return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
 
@@ -162,10 +175,14 @@ def extract(git_dir: Path, rev: str, repo: str, tmp: Path, name: str) -> list[di
 def check(name: str, sites: list[dict], rng: random.Random) -> bool:
     statuses = Counter(site["messageStatus"] for site in sites)
     built = sum(1 for site in sites if site.get("messageFragments"))
-    print(f"  {name}: {len(sites)} sites; " + ", ".join(
-        f"{status} {statuses[status]}" for status in ("literal", "template", "partial",
-                                                      "unresolved")
-    ) + f"; built from parts (with messageFragments) {built}")
+    print(
+        f"  {name}: {len(sites)} sites; "
+        + ", ".join(
+            f"{status} {statuses[status]}"
+            for status in ("literal", "template", "partial", "unresolved")
+        )
+        + f"; built from parts (with messageFragments) {built}"
+    )
     cases, bad_python, unmatched = [], 0, []
     for site in sites:
         pattern = site["messagePattern"]
@@ -189,17 +206,26 @@ def check(name: str, sites: list[dict], rng: random.Random) -> bool:
     if node is None:
         print("    ECMAScript: node is not on PATH, not checked")
         return ok
-    result = subprocess.run([node, "-e", NODE_SCRIPT], input=json.dumps(cases),
-                            capture_output=True, text=True, encoding="utf-8", check=True)
+    result = subprocess.run(
+        [node, "-e", NODE_SCRIPT],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=True,
+    )
     in_js = json.loads(result.stdout)
     bad_js = sum(1 for row in in_js if row is None)
     disagree = sum(
-        1 for row, (pattern, subjects) in zip(in_js, cases, strict=True)
-        if row is not None and row != [re.fullmatch(pattern, s, re.DOTALL) is not None
-                                       for s in subjects]
+        1
+        for row, (pattern, subjects) in zip(in_js, cases, strict=True)
+        if row is not None
+        and row != [re.fullmatch(pattern, s, re.DOTALL) is not None for s in subjects]
     )
-    print(f"    patterns not compiling in ECMAScript: {bad_js}; "
-          f"Python and ECMAScript disagree on {disagree}")
+    print(
+        f"    patterns not compiling in ECMAScript: {bad_js}; "
+        f"Python and ECMAScript disagree on {disagree}"
+    )
     return ok and bad_js == 0 and disagree == 0
 
 
@@ -216,8 +242,10 @@ def compare(name: str, before: list[dict], after: list[dict]) -> None:
             moves[(earlier["messageStatus"], site["messageStatus"])] += 1
         if earlier["errorMessage"] != site["errorMessage"]:
             reworded += 1
-    print(f"  {name} against the earlier sites: {reworded} errorMessages differ; status moves: "
-          + (", ".join(f"{a} -> {b}: {n}" for (a, b), n in sorted(moves.items())) or "none"))
+    print(
+        f"  {name} against the earlier sites: {reworded} errorMessages differ; status moves: "
+        + (", ".join(f"{a} -> {b}: {n}" for (a, b), n in sorted(moves.items())) or "none")
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -46,7 +46,7 @@ SHA = "0123456789abcdef0123456789abcdef01234567"
 REPO = "acme/engine"
 
 FIXTURE = {
-    "engine/args.py": '''\
+    "engine/args.py": """\
 import argparse
 
 
@@ -60,8 +60,8 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--swap-space", type=float, default=4.0)
     parser.add_argument("--port", type=int, default=8000)
     return parser
-''',
-    "engine/config.py": '''\
+""",
+    "engine/config.py": """\
 from dataclasses import dataclass
 
 
@@ -93,14 +93,14 @@ class CacheConfig:
             raise ValueError(f"block_size must be 8, 16 or 32, got {self.block_size}")
         if self.swap_space < 0:
             raise ValueError("swap_space must not be negative")
-''',
-    "engine/server.py": '''\
+""",
+    "engine/server.py": """\
 def check_server_args(args) -> None:
     if not 1024 <= args.port <= 65535:
         raise ValueError(f"--port must be between 1024 and 65535, got {args.port}")
     if args.host == "":
         raise ValueError("--host must not be empty")
-''',
+""",
 }
 
 
@@ -122,7 +122,10 @@ class Recording:
     def __init__(self, inner: LLMExplainer) -> None:
         self.inner = inner
         self.provider, self.model, self.prompt_version = (
-            inner.provider, inner.model, inner.prompt_version)  # fmt: skip
+            inner.provider,
+            inner.model,
+            inner.prompt_version,
+        )
         self.results: list[ExplainResult] = []
         self.seconds: list[float] = []
 
@@ -131,10 +134,16 @@ class Recording:
         result = await self.inner.explain(request)
         self.seconds.append(time.monotonic() - started)
         self.results.append(result)
-        state = result.error or ("valid" if not result.grounding_warnings else
-                                 f"kept with {len(result.grounding_warnings)} violations")
-        print(f"  {request.site.qualname}: {result.usage.requests} requests, {result.repairs} "
-              f"repairs: {state} ({self.seconds[-1]:.0f} s)", flush=True)
+        state = result.error or (
+            "valid"
+            if not result.grounding_warnings
+            else f"kept with {len(result.grounding_warnings)} violations"
+        )
+        print(
+            f"  {request.site.qualname}: {result.usage.requests} requests, {result.repairs} "
+            f"repairs: {state} ({self.seconds[-1]:.0f} s)",
+            flush=True,
+        )
         return result
 
     def estimate_tokens(self, request):
@@ -149,30 +158,48 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--model", required=True)
     parser.add_argument("--timeout", type=float, default=300.0)
-    parser.add_argument("--response-format", default="auto",
-                        choices=["auto", "json_schema", "json_object"])
+    parser.add_argument(
+        "--response-format", default="auto", choices=["auto", "json_schema", "json_object"]
+    )
     parser.add_argument("--sites", type=int, default=0, help="only the first N sites")
     args = parser.parse_args(argv)
 
     sites = fixture_sites()
     if args.sites:
         sites = sites[: args.sites]
-    explainer = LLMExplainer(args.model, args.base_url, concurrency=1, timeout=args.timeout,
-                             response_format=args.response_format)  # fmt: skip
+    explainer = LLMExplainer(
+        args.model,
+        args.base_url,
+        concurrency=1,
+        timeout=args.timeout,
+        response_format=args.response_format,
+    )
     recording = Recording(explainer)
     print(f"  {len(sites)} fixture sites against {args.base_url} ({args.model})", flush=True)
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="vmine-real-llm-") as tmp, \
-            Store(Path(tmp) / "store.sqlite") as store:  # fmt: skip
+    with (
+        tempfile.TemporaryDirectory(prefix="vmine-real-llm-") as tmp,
+        Store(Path(tmp) / "store.sqlite") as store,
+    ):
         explainer.remember_with(store)
-        outcome = enrich(sites, recording, store, RepoGrounding(contains), concurrency=1,
-                         console=Console("plain", sys.stderr), fallback=offline_fallback)
+        outcome = enrich(
+            sites,
+            recording,
+            store,
+            RepoGrounding(contains),
+            concurrency=1,
+            console=Console("plain", sys.stderr),
+            fallback=offline_fallback,
+        )
     seconds = time.monotonic() - started
     results = recording.results
     # first try: the first answer was valid and grounded (a request that timed out or failed
     # before it and was sent again is a retry, counted below, not a repair)
-    first_try = sum(1 for r in results if r.explanation is not None and r.repairs == 0
-                    and not r.grounding_warnings)  # fmt: skip
+    first_try = sum(
+        1
+        for r in results
+        if r.explanation is not None and r.repairs == 0 and not r.grounding_warnings
+    )
     repaired = sum(1 for r in results if r.explanation is not None and r.repairs)
     retried = outcome.usage.requests - len(results) - outcome.repairs
     records = len(outcome.explanations)
@@ -181,22 +208,28 @@ def main(argv: list[str] | None = None) -> int:
     warnings = [w for ws in outcome.grounding_warnings.values() for w in ws]
     usage = outcome.usage
     print(f"  records: {records} of {len(sites)} sites")
-    print(f"  first-try valid: {first_try}; repaired: {repaired}; offline fallbacks: "
-          f"{fallbacks}; fields replaced: {len(replaced)} ({', '.join(sorted(replaced)) or '-'})")
+    print(
+        f"  first-try valid: {first_try}; repaired: {repaired}; offline fallbacks: "
+        f"{fallbacks}; fields replaced: {len(replaced)} ({', '.join(sorted(replaced)) or '-'})"
+    )
     for rid, reason in outcome.fallbacks.items():
         print(f"    fallback {rid}: {reason[:160]}")
     print(f"  grounding warnings left: {len(warnings)}")
     for warning in warnings:
         print(f"    {warning[:160]}")
-    print(f"  response format: {explainer.profile.response_format}; unknown keys dropped: "
-          f"{outcome.dropped_keys}; values fixed: {outcome.fixed_values}; repairs asked: "
-          f"{outcome.repairs}")
+    print(
+        f"  response format: {explainer.profile.response_format}; unknown keys dropped: "
+        f"{outcome.dropped_keys}; values fixed: {outcome.fixed_values}; repairs asked: "
+        f"{outcome.repairs}"
+    )
     per = max(1, records)
-    print(f"  requests: {usage.requests} ({retried} of them retries of a request that timed out, "
-          f"failed or was refused for its format); tokens: {usage.prompt_tokens} prompt + "
-          f"{usage.completion_tokens} completion = "
-          f"{(usage.prompt_tokens + usage.completion_tokens) / per:.0f} per record; "
-          f"{seconds:.0f} s in all = {seconds / per:.0f} s per record")
+    print(
+        f"  requests: {usage.requests} ({retried} of them retries of a request that timed out, "
+        f"failed or was refused for its format); tokens: {usage.prompt_tokens} prompt + "
+        f"{usage.completion_tokens} completion = "
+        f"{(usage.prompt_tokens + usage.completion_tokens) / per:.0f} per record; "
+        f"{seconds:.0f} s in all = {seconds / per:.0f} s per record"
+    )
     return 0
 
 

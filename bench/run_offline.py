@@ -22,8 +22,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="vmine-bench-run-") as scratch:
         cache, out = Path(scratch) / "cache", Path(scratch) / "out"
         for label in ("cold", "warm"):
-            manifest = run_offline(trees.sglang, trees.sglang_rev, "sgl-project/sglang", cache,
-                                   out)
+            manifest = run_offline(trees.sglang, trees.sglang_rev, "sgl-project/sglang", cache, out)
             seconds, counts = manifest["_seconds"], manifest["counts"]
             print(
                 f"  run --llm offline SGLang 0.5.10.post1 ({label}): {seconds:.2f} s, "

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 VMINE = Path(sys.executable).parent / "vmine"
-_SUMMARY = re.compile(r"extract: files=(\d+) candidates=(\d+) parsed=(\d+) reused=(\d+) "
-                      r"sites=(\d+)")
+_SUMMARY = re.compile(
+    r"extract: files=(\d+) candidates=(\d+) parsed=(\d+) reused=(\d+) "
+    r"sites=(\d+)"
+)
 
 
 @dataclass
@@ -40,8 +42,9 @@ def vmine(*args: str, ok: tuple[int, ...] = (0, 1)) -> Step:
     started, before = time.perf_counter(), os.times()
     done = subprocess.run([str(VMINE), *args], capture_output=True, text=True, env=env)
     seconds, after = time.perf_counter() - started, os.times()
-    cpu = (after.children_user - before.children_user
-           + after.children_system - before.children_system)
+    cpu = (
+        after.children_user - before.children_user + after.children_system - before.children_system
+    )
     if done.returncode not in ok:
         raise RuntimeError(f"vmine {' '.join(args)} exited {done.returncode}:\n{done.stderr}")
     return Step(seconds, done.stderr, done.stdout, cpu)
@@ -49,8 +52,21 @@ def vmine(*args: str, ok: tuple[int, ...] = (0, 1)) -> Step:
 
 def run_offline(repo: Path, rev: str, repo_name: str, cache: Path, out: Path) -> dict:
     """`vmine run --llm offline`; the manifest it wrote, with `_seconds` and `_dir` added."""
-    step = vmine("run", str(repo), "--rev", rev, "--repo-name", repo_name, "--llm", "offline",
-                 "--cache-dir", str(cache), "-o", str(out), "--ci")
+    step = vmine(
+        "run",
+        str(repo),
+        "--rev",
+        rev,
+        "--repo-name",
+        repo_name,
+        "--llm",
+        "offline",
+        "--cache-dir",
+        str(cache),
+        "-o",
+        str(out),
+        "--ci",
+    )
     match = re.search(r"records: \d+ written to (\S+)", step.stderr)
     if match is None:
         raise RuntimeError(f"vmine run did not say where it wrote:\n{step.stderr}")

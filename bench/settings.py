@@ -65,8 +65,10 @@ def parser_flags(store: Path) -> set[str]:
     """Every long option an `add_argument` call of the tree defines (the run's settings facts)."""
     flags: set[str] = set()
     with sqlite3.connect(store) as db:
-        rows = db.execute("SELECT settings FROM blob_settings WHERE token = ? AND settings "
-                          "IS NOT NULL", (settings_token(),)).fetchall()
+        rows = db.execute(
+            "SELECT settings FROM blob_settings WHERE token = ? AND settings IS NOT NULL",
+            (settings_token(),),
+        ).fetchall()
     for (text,) in rows:
         for flag in json.loads(text).get("flags", []):
             flags.update(option for option in flag["options"] if option.startswith("--"))
@@ -77,11 +79,13 @@ def offline_figures(dataset: Path, flags: set[str]) -> tuple[int, int, int]:
     """(records, records whose solutions name a parser's flag, fallback example fixes)."""
     records = [json.loads(p.read_text())["record"] for p in (dataset / "records").glob("*.json")]
     named = sum(
-        1 for r in records
+        1
+        for r in records
         if any(flag in flags for text in r["solutions"] for flag in _FLAG.findall(text))
     )
     fallback = sum(
-        1 for r in records
+        1
+        for r in records
         if all(line.lstrip().startswith("#") for line in r["exampleFix"].splitlines() if line)
     )
     return len(records), named, fallback
@@ -91,11 +95,15 @@ def timed_extract(repo: Path, rev: str, name: str, settings: bool) -> tuple[floa
     """(wall, CPU of the process tree) of one cold extract in a fresh interpreter."""
     with tempfile.TemporaryDirectory(prefix="vmine-bench-settings-") as cache:
         before, started = os.times(), time.perf_counter()
-        subprocess.run([sys.executable, "-c", _EXTRACT, str(repo), rev, name, cache,
-                        "1" if settings else "0"], check=True, cwd=ROOT)
+        subprocess.run(
+            [sys.executable, "-c", _EXTRACT, str(repo), rev, name, cache, "1" if settings else "0"],
+            check=True,
+            cwd=ROOT,
+        )
         wall, after = time.perf_counter() - started, os.times()
-    cpu = (after.children_user - before.children_user
-           + after.children_system - before.children_system)
+    cpu = (
+        after.children_user - before.children_user + after.children_system - before.children_system
+    )
     return wall, cpu
 
 
@@ -121,28 +129,45 @@ def main(argv: list[str] | None = None) -> int:
         flag_goal, named_goal = GOALS[label]
         with tempfile.TemporaryDirectory(prefix="vmine-bench-settings-") as scratch:
             out = Path(scratch) / "sites.jsonl"
-            vmine("extract", str(repo), "--rev", rev, "--repo-name", name, "--cache-dir",
-                  str(Path(scratch) / "c"), "-o", str(out), "--ci")
+            vmine(
+                "extract",
+                str(repo),
+                "--rev",
+                rev,
+                "--repo-name",
+                name,
+                "--cache-dir",
+                str(Path(scratch) / "c"),
+                "-o",
+                str(out),
+                "--ci",
+            )
             sites = [json.loads(line) for line in out.read_text().splitlines()]
             reading, flagged, resolved = resolution(sites)
             share = flagged / reading if reading else 0.0
-            print(f"  {label}: sites {len(sites)}; reading self/cfg/args {reading}; with a flag "
-                  f"{_share(flagged, reading)} (goal >= {flag_goal:.0%}) "
-                  f"{_verdict(share >= flag_goal)}; with a setting {_share(resolved, reading)}",
-                  flush=True)
+            print(
+                f"  {label}: sites {len(sites)}; reading self/cfg/args {reading}; with a flag "
+                f"{_share(flagged, reading)} (goal >= {flag_goal:.0%}) "
+                f"{_verdict(share >= flag_goal)}; with a setting {_share(resolved, reading)}",
+                flush=True,
+            )
             failed |= share < flag_goal
 
             cache = Path(scratch) / "run-cache"
             manifest = run_offline(repo, rev, name, cache, Path(scratch) / "out")
-            total, named, fallback = offline_figures(Path(manifest["_dir"]),
-                                                     parser_flags(cache / "store.sqlite"))
+            total, named, fallback = offline_figures(
+                Path(manifest["_dir"]), parser_flags(cache / "store.sqlite")
+            )
             named_share = named / total if total else 0.0
             fallback_share = fallback / total if total else 0.0
-            print(f"  {label}: offline records {total}; solutions naming a parser's flag "
-                  f"{_share(named, total)} (goal >= {named_goal:.0%}) "
-                  f"{_verdict(named_share >= named_goal)}; fallback example fixes "
-                  f"{_share(fallback, total)} (goal <= {MAX_FALLBACK:.0%}) "
-                  f"{_verdict(fallback_share <= MAX_FALLBACK)}", flush=True)
+            print(
+                f"  {label}: offline records {total}; solutions naming a parser's flag "
+                f"{_share(named, total)} (goal >= {named_goal:.0%}) "
+                f"{_verdict(named_share >= named_goal)}; fallback example fixes "
+                f"{_share(fallback, total)} (goal <= {MAX_FALLBACK:.0%}) "
+                f"{_verdict(fallback_share <= MAX_FALLBACK)}",
+                flush=True,
+            )
             failed |= named_share < named_goal or fallback_share > MAX_FALLBACK
 
         walls: dict[bool, list[float]] = {True: [], False: []}
@@ -156,14 +181,16 @@ def main(argv: list[str] | None = None) -> int:
         base_cpu, added_cpu = min(cpus[False]), min(cpus[True])
         wall_cost = added / base - 1
         median_cost = statistics.median(walls[True]) / statistics.median(walls[False]) - 1
-        print(f"  {label}: cold extract without settings {base:.2f} s wall / {base_cpu:.2f} s "
-              f"CPU, with {added:.2f} s / {added_cpu:.2f} s (fastest of {runs}): "
-              f"{wall_cost:+.1%} wall, {added_cpu / base_cpu - 1:+.1%} CPU "
-              f"(goal <= +{MAX_ADDED:.0%}) {_verdict(wall_cost <= MAX_ADDED)}; medians "
-              f"{median_cost:+.1%} wall; all walls without "
-              f"{[round(w, 2) for w in walls[False]]}, with "
-              f"{[round(w, 2) for w in walls[True]]}; load {os.getloadavg()[0]:.1f}",
-              flush=True)
+        print(
+            f"  {label}: cold extract without settings {base:.2f} s wall / {base_cpu:.2f} s "
+            f"CPU, with {added:.2f} s / {added_cpu:.2f} s (fastest of {runs}): "
+            f"{wall_cost:+.1%} wall, {added_cpu / base_cpu - 1:+.1%} CPU "
+            f"(goal <= +{MAX_ADDED:.0%}) {_verdict(wall_cost <= MAX_ADDED)}; medians "
+            f"{median_cost:+.1%} wall; all walls without "
+            f"{[round(w, 2) for w in walls[False]]}, with "
+            f"{[round(w, 2) for w in walls[True]]}; load {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
         failed |= wall_cost > MAX_ADDED
     return 1 if failed else 0
 

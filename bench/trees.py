@@ -47,8 +47,19 @@ def wheel(name: str, version: str) -> Path:
     if not found:
         print(f"downloading {name}=={version} ...", file=sys.stderr, flush=True)
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-             "--quiet", "-d", str(WHEELS), f"{name}=={version}"],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary",
+                ":all:",
+                "--quiet",
+                "-d",
+                str(WHEELS),
+                f"{name}=={version}",
+            ],
             check=True,
         )
         found = sorted(WHEELS.glob(f"{prefix}*.whl"))

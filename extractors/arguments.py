@@ -21,8 +21,7 @@ from extractors.config_classes import dotted, last_name, literal_list, segment
 from extractors.functions import own_statements
 from extractors.settings_model import FieldRef, Flag
 
-_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
-             ast.Match)
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match)
 _SKIPPED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # scopes of their own
 # callees whose result lists a choices name's values: `choices=get_args(LogLevel)`
 _VALUES_OF = frozenset({"get_args", "list", "tuple", "sorted", "set"})
@@ -56,7 +55,8 @@ def flags_of(tree: ast.Module, lines: list[str], texts: dict[str, str]) -> list[
     for scope in _scopes(tree.body, "", None, None, marked):
         calls = [
             node
-            for stmt in own_statements(scope.body) if marked(stmt)
+            for stmt in own_statements(scope.body)
+            if marked(stmt)
             for part in _own_expressions(stmt)
             for node in ast.walk(part)
             if isinstance(node, ast.Call) and _is_add_argument(node.func)
@@ -78,8 +78,9 @@ def _own_expressions(stmt: ast.stmt) -> list[ast.AST]:
     """The parts of a statement that are its own, not the statements of its blocks."""
     if isinstance(stmt, _COMPOUND):
         return [
-            part for name in ("test", "iter", "target", "subject") if (part := getattr(stmt, name,
-                                                                                      None))
+            part
+            for name in ("test", "iter", "target", "subject")
+            if (part := getattr(stmt, name, None))
         ] + [item for item in getattr(stmt, "items", [])]
     if isinstance(stmt, _SKIPPED):
         return []
@@ -95,7 +96,10 @@ def _is_add_argument(func: ast.expr) -> bool:
 
 
 def _scopes(
-    body: list[ast.stmt], prefix: str, owner: str | None, receiver: str | None,
+    body: list[ast.stmt],
+    prefix: str,
+    owner: str | None,
+    receiver: str | None,
     marked: Callable[[ast.AST], bool],
 ) -> Iterator[_Scope]:
     yield _Scope(body, owner, receiver)
@@ -114,8 +118,9 @@ def _scopes(
                 elif isinstance(member, ast.ClassDef):
                     yield from _scopes([member], qualname + ".", None, None, marked)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            yield from _scopes(node.body, prefix + node.name + ".<locals>.", owner, receiver,
-                               marked)
+            yield from _scopes(
+                node.body, prefix + node.name + ".<locals>.", owner, receiver, marked
+            )
 
 
 def _class_arg(node: ast.expr, scope: _Scope) -> str | None:
@@ -182,11 +187,18 @@ def _kwargs_loops(scope: _Scope) -> dict[str, tuple[str, str]]:
         if not isinstance(node, ast.For | ast.AsyncFor):
             continue
         target, source = node.target, node.iter
-        if not (isinstance(target, ast.Tuple) and len(target.elts) == 2
-                and all(isinstance(e, ast.Name) for e in target.elts)):
+        if not (
+            isinstance(target, ast.Tuple)
+            and len(target.elts) == 2
+            and all(isinstance(e, ast.Name) for e in target.elts)
+        ):
             continue
-        if not (isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute)
-                and source.func.attr == "items" and isinstance(source.func.value, ast.Name)):
+        if not (
+            isinstance(source, ast.Call)
+            and isinstance(source.func, ast.Attribute)
+            and source.func.attr == "items"
+            and isinstance(source.func.value, ast.Name)
+        ):
             continue
         cls = scope.kwargs.get(source.func.value.id)
         if isinstance(cls, str):
@@ -198,8 +210,9 @@ def _kwargs_loops(scope: _Scope) -> dict[str, tuple[str, str]]:
 def _each_field(call: ast.Call, scope: _Scope) -> tuple[str, str] | None:
     """(class, "as-is" or "dashed") for `add_argument(f"--{key}", **value)` (or
     `f"--{key.replace('_', '-')}"`) inside a loop over a class's kwargs."""
-    splats = [kw.value.id for kw in call.keywords
-              if kw.arg is None and isinstance(kw.value, ast.Name)]
+    splats = [
+        kw.value.id for kw in call.keywords if kw.arg is None and isinstance(kw.value, ast.Name)
+    ]
     loop = next((scope.loops[name] for name in splats if name in scope.loops), None)
     if loop is None:
         return None
@@ -208,16 +221,23 @@ def _each_field(call: ast.Call, scope: _Scope) -> tuple[str, str] | None:
         if not (isinstance(arg, ast.JoinedStr) and len(arg.values) == 2):
             continue
         head, tail = arg.values
-        if not (isinstance(head, ast.Constant) and head.value == "--"
-                and isinstance(tail, ast.FormattedValue)):
+        if not (
+            isinstance(head, ast.Constant)
+            and head.value == "--"
+            and isinstance(tail, ast.FormattedValue)
+        ):
             continue
         value = tail.value
         if isinstance(value, ast.Name) and value.id == key:
             return cls, "as-is"
-        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-                and value.func.attr == "replace" and isinstance(value.func.value, ast.Name)
-                and value.func.value.id == key
-                and [getattr(a, "value", None) for a in value.args] == ["_", "-"]):
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "replace"
+            and isinstance(value.func.value, ast.Name)
+            and value.func.value.id == key
+            and [getattr(a, "value", None) for a in value.args] == ["_", "-"]
+        ):
             return cls, "dashed"
     return None
 
@@ -332,8 +352,14 @@ def _flag(
         family = _each_field(call, scope)
         if family is None:
             return None
-        return Flag(options=[], dest="", sets=FieldRef(cls=family[0], field="*"),
-                    argsClass=args_class, eachField=family[1], line=call.lineno)
+        return Flag(
+            options=[],
+            dest="",
+            sets=FieldRef(cls=family[0], field="*"),
+            argsClass=args_class,
+            eachField=family[1],
+            line=call.lineno,
+        )
     given: dict[str, ast.expr] = {}
     sets: FieldRef | None = None
     for kw in call.keywords:

@@ -41,8 +41,19 @@ _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 MAX_ENTRIES = 64
 MAX_PARTS = 256
 # nodes that (re)bind a name: a compound statement without any changes no binding
-_BINDING = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.For, cst.CompFor,
-            cst.AsName, cst.FunctionDef, cst.ClassDef, cst.Del, cst.MatchCase)
+_BINDING = (
+    cst.Assign,
+    cst.AnnAssign,
+    cst.AugAssign,
+    cst.NamedExpr,
+    cst.For,
+    cst.CompFor,
+    cst.AsName,
+    cst.FunctionDef,
+    cst.ClassDef,
+    cst.Del,
+    cst.MatchCase,
+)
 # Calls that never change a list they are handed (anything else might append to it).
 _PURE_FUNCTIONS = frozenset(
     "all any bool dict enumerate frozenset hash id isinstance iter len list max min print "
@@ -124,8 +135,10 @@ class Bindings:
 
     def _may_hold_text(self, node: cst.BaseExpression) -> bool:
         """A cheap test: could this value be (or contain) literal text we can read?"""
-        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
-                             cst.List, cst.Tuple)):
+        if isinstance(
+            node,
+            (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List, cst.Tuple),
+        ):
             return True
         if isinstance(node, cst.Name):
             return self.lookup(node.value) is not None
@@ -272,9 +285,11 @@ class Bindings:
         """`errors[0] = ...`, `del errors[-1]`: the list changed in a way we do not follow."""
         self._touch(target)
         for inner in own_nodes(target):
-            if isinstance(inner, (cst.Subscript, cst.Attribute)) and isinstance(
-                inner.value, cst.Name
-            ) and isinstance(self.lookup(inner.value.value), Items):
+            if (
+                isinstance(inner, (cst.Subscript, cst.Attribute))
+                and isinstance(inner.value, cst.Name)
+                and isinstance(self.lookup(inner.value.value), Items)
+            ):
                 self._may_have_grown(inner.value.value)
 
     def _may_have_grown(self, name: str) -> None:
@@ -523,8 +538,10 @@ def own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 # fields that hold only layout (whitespace, brackets, commas, comments), never a name
-_LAYOUT = re.compile(r"whitespace|^(?:lpar|rpar|comma|semicolon|leading_lines|header|footer"
-                     r"|lines_after_decorators|newline|lbracket|rbracket|lbrace|rbrace)$")
+_LAYOUT = re.compile(
+    r"whitespace|^(?:lpar|rpar|comma|semicolon|leading_lines|header|footer"
+    r"|lines_after_decorators|newline|lbracket|rbracket|lbrace|rbrace)$"
+)
 
 
 def _children(node: cst.CSTNode) -> list[cst.CSTNode]:

@@ -26,8 +26,25 @@ _RAISED = re.compile(r"raise[ \t(]+(?:builtins[ \t]*\.[ \t]*)?([A-Za-z_]\w*)")
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:[ \t]*\.[ \t]*[A-Za-z_]\w*)*$")
 _DECORATOR = re.compile(r"@[ \t]*([A-Za-z_][\w.]*)")
 _ANNOTATION = re.compile(r"([A-Za-z_]\w*)[ \t]*:(?!=)[ \t]*(\S.*)")
-_KEYWORDS = frozenset({"else", "try", "finally", "except", "elif", "if", "for", "while",
-                       "with", "match", "case", "lambda", "def", "class", "return"})
+_KEYWORDS = frozenset(
+    {
+        "else",
+        "try",
+        "finally",
+        "except",
+        "elif",
+        "if",
+        "for",
+        "while",
+        "with",
+        "match",
+        "case",
+        "lambda",
+        "def",
+        "class",
+        "return",
+    }
+)
 _OPEN, _CLOSE = "([{", ")]}"
 
 
@@ -108,8 +125,10 @@ def scan_classes(source: str) -> list[ClassFact]:
         methods[len(facts)] = []
         stack.append((indent, len(facts)))
         facts.append(ClassFact(header[1], bases, _decorators(lines, where(start), written)))
-    return [replace(fact, methods=tuple(dict.fromkeys(methods[index])))
-            for index, fact in enumerate(facts)]
+    return [
+        replace(fact, methods=tuple(dict.fromkeys(methods[index])))
+        for index, fact in enumerate(facts)
+    ]
 
 
 def _blocks(source: str) -> Iterable[tuple[str, str, str, int]]:
@@ -249,8 +268,10 @@ def _decorators(lines: list[str], line: int, indent: str) -> tuple[str, ...]:
             match = _DECORATOR.match(stripped)
             if match:
                 found.append(match[1].rsplit(".", 1)[-1])
-        elif not (text.startswith(indent) and (text[len(indent) : len(indent) + 1] in " \t"
-                                               or stripped[0] in _CLOSE)):
+        elif not (
+            text.startswith(indent)
+            and (text[len(indent) : len(indent) + 1] in " \t" or stripped[0] in _CLOSE)
+        ):
             break
         index -= 1
     return tuple(reversed(found))
@@ -332,14 +353,20 @@ class Hierarchy:
         """Names of the configuration classes here: named like one, decorated as a dataclass,
         a pydantic model, or deriving from a class that is one (here or by its name)."""
         named = {
-            name for name in self.bases
-            if has_config_name(name, rules)
-            or self.decorators[name] & set(rules.config_decorators)
+            name
+            for name in self.bases
+            if has_config_name(name, rules) or self.decorators[name] & set(rules.config_decorators)
         }
-        roots = named | set(rules.config_bases) | {
-            base for bases in self.bases.values() for base in bases
-            if has_config_name(base, rules)
-        }
+        roots = (
+            named
+            | set(rules.config_bases)
+            | {
+                base
+                for bases in self.bases.values()
+                for base in bases
+                if has_config_name(base, rules)
+            }
+        )
         return named | self.derived_from(roots)
 
     def error_classes(self, rules: Rules) -> set[str]:
@@ -357,8 +384,9 @@ class ClassRules:
     @classmethod
     def of(cls, facts: Iterable[ClassFact], rules: Rules) -> ClassRules:
         hierarchy = Hierarchy(facts)
-        return cls(frozenset(hierarchy.error_classes(rules)),
-                   frozenset(hierarchy.config_classes(rules)))
+        return cls(
+            frozenset(hierarchy.error_classes(rules)), frozenset(hierarchy.config_classes(rules))
+        )
 
 
 def init_holders(file: FileClasses, rules: Rules) -> set[str]:
@@ -379,19 +407,25 @@ def rules_for_file(rules: Rules, file: FileClasses, tree: ClassRules | None = No
     errors = (tree.errors | own.errors) & file.raised
     configs = (tree.configs | own.configs) & file.base_names
     add_errors = tuple(sorted(errors - set(rules.error_classes)))
-    add_configs = tuple(sorted(
-        name for name in configs - set(rules.config_bases) if not has_config_name(name, rules)
-    ))
+    add_configs = tuple(
+        sorted(
+            name for name in configs - set(rules.config_bases) if not has_config_name(name, rules)
+        )
+    )
     if add_configs:
         holders = init_holders(file, rules)
         extended = rules.model_copy(update={"config_bases": rules.config_bases + add_configs})
         hierarchy = Hierarchy(file.classes)
-        if (hierarchy.config_classes(extended) & holders
-                == hierarchy.config_classes(rules) & holders):
+        if (
+            hierarchy.config_classes(extended) & holders
+            == hierarchy.config_classes(rules) & holders
+        ):
             add_configs = ()
     if not add_errors and not add_configs:
         return rules
-    return rules.model_copy(update={
-        "error_classes": rules.error_classes + add_errors,
-        "config_bases": rules.config_bases + add_configs,
-    })
+    return rules.model_copy(
+        update={
+            "error_classes": rules.error_classes + add_errors,
+            "config_bases": rules.config_bases + add_configs,
+        }
+    )

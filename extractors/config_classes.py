@@ -34,8 +34,7 @@ _PROPERTY = frozenset({"property", "cached_property"})
 _FIELD_CALLS = frozenset({"Field", "field", "ib", "attrib"})
 # wrappers whose first argument is the type itself
 _WRAPPERS = frozenset(
-    {"Optional", "Annotated", "ClassVar", "Final", "InitVar", "Required", "NotRequired",
-     "ReadOnly"}
+    {"Optional", "Annotated", "ClassVar", "Final", "InitVar", "Required", "NotRequired", "ReadOnly"}
 )
 # comments after a field that are tool directives, not its doc
 _DIRECTIVES = ("type:", "noqa", "pragma", "pyright:", "mypy:", "fmt:", "pylint:", "isort:")
@@ -187,14 +186,15 @@ def module_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 def imports_of(stmt: ast.stmt) -> list[Import]:
     """The names an import statement binds."""
     if isinstance(stmt, ast.Import):
-        return [
-            Import(name=alias.asname or alias.name, module=alias.name)
-            for alias in stmt.names
-        ]
+        return [Import(name=alias.asname or alias.name, module=alias.name) for alias in stmt.names]
     if isinstance(stmt, ast.ImportFrom):
         return [
-            Import(name=alias.asname or alias.name, module=stmt.module or "", level=stmt.level,
-                   attr=alias.name)
+            Import(
+                name=alias.asname or alias.name,
+                module=stmt.module or "",
+                level=stmt.level,
+                attr=alias.name,
+            )
             for alias in stmt.names
             if alias.name != "*"
         ]
@@ -241,8 +241,9 @@ def constant_of(stmt: ast.stmt) -> tuple[str, list[str] | str] | None:
 
 def module_facts(
     tree: ast.Module, lines: list[str]
-) -> tuple[list[Import], dict[str, list[str]], dict[str, list[str]], dict[str, str],
-           list[ConfigClass]]:
+) -> tuple[
+    list[Import], dict[str, list[str]], dict[str, list[str]], dict[str, str], list[ConfigClass]
+]:
     """(imports, Literal aliases, constant lists, constant texts, classes) of a module."""
     imports: list[Import] = []
     aliases: dict[str, list[str]] = {}
@@ -278,16 +279,17 @@ def classes_of(body: list[ast.stmt], lines: list[str], prefix: str) -> list[Conf
 
 
 def class_kind(node: ast.ClassDef, has_fields: bool) -> str:
-    bases = {last_name(base.value if isinstance(base, ast.Subscript) else base)
-             for base in node.bases}
-    decorators = [dotted(d.func if isinstance(d, ast.Call) else d) or "" for d in
-                  node.decorator_list]
+    bases = {
+        last_name(base.value if isinstance(base, ast.Subscript) else base) for base in node.bases
+    }
+    decorators = [
+        dotted(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list
+    ]
     if bases & _ENUM_BASES:
         return "enum"
     if any(d.rsplit(".", 1)[-1] in _DATACLASS for d in decorators):
         return "dataclass"
-    if any(d.rsplit(".", 1)[-1] in _CONFIG_DECORATORS or d in _CONFIG_DOTTED
-           for d in decorators):
+    if any(d.rsplit(".", 1)[-1] in _CONFIG_DECORATORS or d in _CONFIG_DOTTED for d in decorators):
         return "config"
     if bases & _PYDANTIC_BASES:
         return "pydantic"
@@ -344,9 +346,7 @@ def fields_of(body: list[ast.stmt], lines: list[str]) -> list[ConfigField]:
     return fields
 
 
-def field_default(
-    value: ast.expr | None, lines: list[str]
-) -> tuple[str | None, bool, str | None]:
+def field_default(value: ast.expr | None, lines: list[str]) -> tuple[str | None, bool, str | None]:
     """(default as source text, whether the constructor takes it, `description=`) of a
     field's value: a plain default, `Field(default=x)`/`Field(x)`, `field(default_factory=f)`
     (written `f()`), `field(init=False)`."""
@@ -431,9 +431,7 @@ def properties_of(body: list[ast.stmt]) -> list[Property]:
 def init_attributes(body: list[ast.stmt]) -> dict[str, TypeRef]:
     """`self.x = x` in `__init__` where the parameter `x` is annotated (or `self.x: T = ...`):
     x -> the type; an attribute assigned twice from different sources is left out."""
-    init = next(
-        (s for s in body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
-    )
+    init = next((s for s in body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     if init is None:
         return {}
     params = init.args.posonlyargs + init.args.args + init.args.kwonlyargs

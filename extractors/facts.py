@@ -55,8 +55,14 @@ class Rules(BaseModel):
     # of the suffixes, decorated with one of the decorators, deriving from one of the bases,
     # or deriving from a configuration class of the repository
     init_methods: tuple[str, ...] = ("__init__",)
-    config_suffixes: tuple[str, ...] = ("Config", "Args", "Arguments", "Options", "Params",
-                                        "Settings")
+    config_suffixes: tuple[str, ...] = (
+        "Config",
+        "Args",
+        "Arguments",
+        "Options",
+        "Params",
+        "Settings",
+    )
     config_decorators: tuple[str, ...] = ("dataclass",)
     config_bases: tuple[str, ...] = ("BaseModel", "BaseSettings", "RootModel")
 

@@ -25,17 +25,28 @@ class Calls:
     member_types: tuple[tuple[str, str], ...] = ()
 
     def to_row(self) -> list:
-        return [sorted(self.self_calls), sorted(self.direct), sorted(map(list, self.class_calls)),
-                sorted(self.super_calls), sorted(self.self_reads),
-                sorted(map(list, self.member_calls)), [list(pair) for pair in self.member_types]]
+        return [
+            sorted(self.self_calls),
+            sorted(self.direct),
+            sorted(map(list, self.class_calls)),
+            sorted(self.super_calls),
+            sorted(self.self_reads),
+            sorted(map(list, self.member_calls)),
+            [list(pair) for pair in self.member_types],
+        ]
 
     @classmethod
     def from_row(cls, row: list) -> Calls:
         self_calls, direct, class_calls, super_calls, reads, member_calls, types = row
-        return cls(frozenset(self_calls), frozenset(direct),
-                   frozenset(map(tuple, class_calls)), frozenset(super_calls),
-                   frozenset(reads), frozenset(map(tuple, member_calls)),
-                   tuple((member, text) for member, text in types))
+        return cls(
+            frozenset(self_calls),
+            frozenset(direct),
+            frozenset(map(tuple, class_calls)),
+            frozenset(super_calls),
+            frozenset(reads),
+            frozenset(map(tuple, member_calls)),
+            tuple((member, text) for member, text in types),
+        )
 
 
 @dataclass
@@ -116,20 +127,30 @@ def scan_calls(node: FunctionNode) -> Calls:
                 if _is_self_member(target) and child.value.id in params:
                     types.setdefault(target.attr, params[child.value.id])
     reads = {attribute.attr for attribute in self_attributes if id(attribute) not in called}
-    return Calls(frozenset(self_calls), frozenset(direct), frozenset(class_calls),
-                 frozenset(super_calls), frozenset(reads), frozenset(member_calls),
-                 tuple(sorted(types.items())))
+    return Calls(
+        frozenset(self_calls),
+        frozenset(direct),
+        frozenset(class_calls),
+        frozenset(super_calls),
+        frozenset(reads),
+        frozenset(member_calls),
+        tuple(sorted(types.items())),
+    )
 
 
 def _is_super(node: ast.expr) -> bool:
     """`super()` or `super(Class, self)`."""
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-            and node.func.id == "super")
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+    )
 
 
 def _is_self_member(node: ast.expr) -> bool:
-    return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-            and node.value.id == "self")
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    )
 
 
 def decorator_name(node: ast.expr) -> str | None:

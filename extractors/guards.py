@@ -165,8 +165,9 @@ def _ends(statements: Sequence[cst.CSTNode]) -> set[str] | None:
         return {"check"}
     if isinstance(last, cst.If) and last.orelse is not None:
         body = _ends(last.body.body)
-        otherwise = _ends([last.orelse] if isinstance(last.orelse, cst.If)
-                          else last.orelse.body.body)
+        otherwise = _ends(
+            [last.orelse] if isinstance(last.orelse, cst.If) else last.orelse.body.body
+        )
         if body is not None and otherwise is not None:
             return body | otherwise
     return None
@@ -214,8 +215,9 @@ def _not_all(tests: list[Test], module: cst.Module) -> str:
     operands = [test if held else _not(test) for test, held in tests]
     joined = operands[0]
     for operand in operands[1:]:
-        joined = cst.BooleanOperation(left=_grouped(joined), operator=cst.And(),
-                                      right=_grouped(operand))
+        joined = cst.BooleanOperation(
+            left=_grouped(joined), operator=cst.And(), right=_grouped(operand)
+        )
     return negate(joined, module)
 
 
@@ -233,8 +235,9 @@ def _grouped(node: cst.BaseExpression, loose_only: bool = True) -> cst.BaseExpre
     return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
-def _loop_header(statement: cst.CSTNode, inner: Sequence[cst.CSTNode] | None,
-                 module: cst.Module) -> str | None:
+def _loop_header(
+    statement: cst.CSTNode, inner: Sequence[cst.CSTNode] | None, module: cst.Module
+) -> str | None:
     """`x in xs` for a `for` loop whose body holds the raise (not its `else`)."""
     if not isinstance(statement, cst.For) or inner is not statement.body.body:
         return None
@@ -277,8 +280,12 @@ class GuardFinder:
         headers = [
             header
             for number, step in enumerate(blocks)
-            if (header := self._header(step, blocks[number + 1] if number + 1 < len(blocks)
-                                       else None)) is not None
+            if (
+                header := self._header(
+                    step, blocks[number + 1] if number + 1 < len(blocks) else None
+                )
+            )
+            is not None
         ]
         tests = [self._test(step) for step in path if isinstance(step, Branch)]
         exits = self._nearest(blocks, 0, MAX_GUARDS)

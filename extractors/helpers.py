@@ -26,8 +26,19 @@ Parse = Callable[[Function], tuple[cst.FunctionDef, cst.Module]]
 
 _CALLED = re.compile(r"(?:\b(self|cls)\s*\.\s*)?\b([A-Za-z_]\w*)\s*\(")
 # arguments that read the same without parentheses wherever they are written in
-_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString,
-          cst.FormattedString, cst.Integer, cst.Float, cst.List, cst.Tuple, cst.Dict)
+_ATOMS = (
+    cst.Name,
+    cst.Attribute,
+    cst.Call,
+    cst.Subscript,
+    cst.SimpleString,
+    cst.FormattedString,
+    cst.Integer,
+    cst.Float,
+    cst.List,
+    cst.Tuple,
+    cst.Dict,
+)
 
 
 @dataclass(frozen=True)
@@ -182,8 +193,17 @@ class ValidatorHelpers:
 
 def _may_be_text(node: cst.BaseExpression | None) -> bool:
     """A cheap test: can a returned expression be a message (or a list of them)?"""
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
-                         cst.Name, cst.List, cst.Tuple)):
+    if isinstance(
+        node,
+        (
+            cst.SimpleString,
+            cst.ConcatenatedString,
+            cst.FormattedString,
+            cst.Name,
+            cst.List,
+            cst.Tuple,
+        ),
+    ):
         return not (isinstance(node, cst.Name) and node.value in ("None", "True", "False"))
     if isinstance(node, cst.BinaryOperation):
         return _may_be_text(node.left) or _may_be_text(node.right)
@@ -208,8 +228,11 @@ def _callee(call: cst.Call) -> tuple[str | None, str] | None:
     func = call.func
     if isinstance(func, cst.Name):
         return None, func.value
-    if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-            and func.value.value in ("self", "cls")):
+    if (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and func.value.value in ("self", "cls")
+    ):
         return func.value.value, func.attr.value
     return None
 

@@ -49,7 +49,11 @@ def raise_meaning(function_source: str, line: int) -> list[str] | None:
         return None
     tree, parents = parsed
     found = next(
-        (node for node in ast.walk(tree) if isinstance(node, ast.Raise) and node.lineno == line + 1),
+        (
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Raise) and node.lineno == line + 1
+        ),
         None,
     )
     if found is None:

@@ -51,10 +51,25 @@ from extractors.parts import (
 from extractors.parts import literal as _literal
 
 __all__ = [
-    "Choice", "Hole", "Items", "Message", "Part", "Repeat", "Shown", "Text", "Value",
-    "Lookup", "Helpers", "Reader", "FORMS", "message_of", "message_of_args", "value_of",
-    "one_line", "merge_values",
-]  # fmt: skip
+    "Choice",
+    "Hole",
+    "Items",
+    "Message",
+    "Part",
+    "Repeat",
+    "Shown",
+    "Text",
+    "Value",
+    "Lookup",
+    "Helpers",
+    "Reader",
+    "FORMS",
+    "message_of",
+    "message_of_args",
+    "value_of",
+    "one_line",
+    "merge_values",
+]
 
 # What a local name can hold that a message can be made of: text, or a list or tuple of it.
 Value = Message | Items
@@ -600,9 +615,18 @@ _ESCAPE = re.compile(
     r"|N\{[^}]+\})"
 )
 _SIMPLE_ESCAPES = {
-    "\n": "", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b",
-    "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
-}  # fmt: skip
+    "\n": "",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+}
 
 
 def decode_escapes(text: str) -> str:

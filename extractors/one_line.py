@@ -8,9 +8,13 @@ import tokenize
 _OPEN = {"(", "[", "{"}
 _CLOSE = {")", "]", "}"}
 _SKIP = {
-    tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT,
+    tokenize.NL,
+    tokenize.NEWLINE,
+    tokenize.COMMENT,
+    tokenize.INDENT,
+    tokenize.DEDENT,
     tokenize.ENDMARKER,
-}  # fmt: skip
+}
 
 
 def one_line(code: str, *, unwrap: bool = True) -> str:

@@ -133,15 +133,15 @@ class Message:
             return "literal"
         if not self.has_text():
             return "unresolved"
-        if self._has_pieces() or any(isinstance(p, Hole) and not p.formatted
-                                     for p in self.walk()):
+        if self._has_pieces() or any(isinstance(p, Hole) and not p.formatted for p in self.walk()):
             return "partial"
         return "template"
 
     def _has_pieces(self) -> bool:
         """Whether some literal text may or may not appear (in a Choice or Repeat)."""
-        return any(isinstance(p, (Choice, Repeat)) and Message((p,)).has_text()
-                   for p in self.walk())
+        return any(
+            isinstance(p, (Choice, Repeat)) and Message((p,)).has_text() for p in self.walk()
+        )
 
     def fragments(self) -> list[str]:
         """messageFragments: for a message with pieces that may or may not appear (a Choice
@@ -150,7 +150,8 @@ class Message:
         if not self._has_pieces():
             return []
         return [
-            p.value for p in self.walk()
+            p.value
+            for p in self.walk()
             if isinstance(p, Text) and not p.separator and any(c.isalnum() for c in p.value)
         ]
 
@@ -240,9 +241,7 @@ def _distinct(values: Sequence) -> list:
     return found
 
 
-def _common_end(
-    options: list[Message], from_start: bool
-) -> tuple[tuple[Part, ...], list[Message]]:
+def _common_end(options: list[Message], from_start: bool) -> tuple[tuple[Part, ...], list[Message]]:
     """The parts every option starts (or ends) with, and what is left of each option. Texts
     that differ are cut to their common start (end) at a word boundary."""
     seqs = [list(m.parts) if from_start else list(reversed(m.parts)) for m in options]
@@ -261,7 +260,7 @@ def _common_end(
                 separator = heads[0].separator  # type: ignore[union-attr]
                 common.append(Text(shared, separator))
                 for seq, value in zip(seqs, values, strict=True):
-                    rest = value[len(shared):] if from_start else value[: len(value) - len(shared)]
+                    rest = value[len(shared) :] if from_start else value[: len(value) - len(shared)]
                     seq[0] = Text(rest, separator)
         break
     if not from_start:
@@ -278,8 +277,10 @@ def _shared_text(values: list[str], from_start: bool) -> str:
     """The longest start (end) all values share, not ending inside a word."""
     if from_start:
         shared = os.path.commonprefix(values)
-        if shared and _word(shared[-1]) and any(
-            len(v) > len(shared) and _word(v[len(shared)]) for v in values
+        if (
+            shared
+            and _word(shared[-1])
+            and any(len(v) > len(shared) and _word(v[len(shared)]) for v in values)
         ):
             cut = max((i for i, c in enumerate(shared) if not _word(c)), default=-1)
             shared = shared[: cut + 1]
@@ -379,10 +380,13 @@ def merge_items(options: Sequence[Items]) -> Items:
     if _same_shape_tuples(distinct):
         # `return False, f"..."` / `return True, None`: a choice at each position
         columns = zip(*(o.entries for o in distinct), strict=True)
-        return Items(tuple(
-            Entry(choice([e.value for e in column]), choice([e.shown for e in column]))
-            for column in columns
-        ), "()")
+        return Items(
+            tuple(
+                Entry(choice([e.value for e in column]), choice([e.shown for e in column]))
+                for column in columns
+            ),
+            "()",
+        )
     seqs = [list(o.entries) for o in distinct]
     head: list[Entry] = []
     while all(seqs) and all(s[0] == seqs[0][0] for s in seqs):
@@ -401,20 +405,23 @@ def merge_items(options: Sequence[Items]) -> Items:
             middle = [Entry(e.value, e.shown, "many", True) for e in present if e.unknown]
         else:
             times: Times = "one" if len(present) == len(seqs) else "maybe"
-            middle = [Entry(choice([e.value for e in present]),
-                            choice([e.shown for e in present]), times)]
+            middle = [
+                Entry(choice([e.value for e in present]), choice([e.shown for e in present]), times)
+            ]
     else:
         for s in seqs:
             for e in s:
-                middle.append(e if e.times == "many" else Entry(e.value, e.shown, "maybe",
-                                                                 e.unknown))
+                middle.append(
+                    e if e.times == "many" else Entry(e.value, e.shown, "maybe", e.unknown)
+                )
     return Items(tuple(head + middle + tail), distinct[0].brackets)
 
 
 def _same_shape_tuples(options: Sequence[Items]) -> bool:
     size = len(options[0].entries)
     return all(
-        o.brackets == "()" and len(o.entries) == size
+        o.brackets == "()"
+        and len(o.entries) == size
         and all(e.times == "one" and not e.unknown for e in o.entries)
         for o in options
     )
@@ -425,7 +432,7 @@ def repeated(before: Items, after: Items) -> Items | None:
     added, any number of times; None when the body did more than add entries."""
     if after.entries[: len(before.entries)] != before.entries:
         return None
-    added = after.entries[len(before.entries):]
+    added = after.entries[len(before.entries) :]
     return before.extended([Entry(e.value, e.shown, "many", e.unknown) for e in added])
 
 
@@ -464,9 +471,7 @@ def repr_of(message: Message) -> Message | None:
         return None
     else:
         quote = Shown("'")
-    inner = [
-        Text(_repr_body(p.value)) if isinstance(p, Text) else p for p in message.parts
-    ]
+    inner = [Text(_repr_body(p.value)) if isinstance(p, Text) else p for p in message.parts]
     return Message((quote, *inner, quote))
 
 

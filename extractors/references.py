@@ -88,9 +88,7 @@ def placeholders(message: str) -> list[str]:
 
 def _expression_part(text: str) -> str | None:
     """The longest head of `text` that parses, cut at a `!` or `:` (the conversion/spec)."""
-    cuts = [len(text)] + sorted(
-        (i for i, char in enumerate(text) if char in "!:"), reverse=True
-    )
+    cuts = [len(text)] + sorted((i for i, char in enumerate(text) if char in "!:"), reverse=True)
     for cut in cuts:
         head = text[:cut].strip()
         if head and _parse(head) is not None:
@@ -169,7 +167,8 @@ def _validated_field(func: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None
             continue
         name = last_name(decorator)
         fields = [
-            a.value for a in decorator.args
+            a.value
+            for a in decorator.args
             if isinstance(a, ast.Constant) and isinstance(a.value, str)
         ]
         if name in _FIELD_VALIDATORS and len(fields) == 1 and len(decorator.args) == 1:

@@ -64,7 +64,8 @@ def _runs(lines: list[str], low: int, high: int, indent: str) -> list[tuple[int,
     width = len(indent)
     # lines at this indentation that may start a run (a blank line's "" is in any string)
     heads = [
-        index for index in range(low, high)
+        index
+        for index in range(low, high)
         if lines[index][width : width + 1] not in _NO_HEAD and lines[index].startswith(indent)
     ]
     kind = "code"  # of the run being read: "decorator" (until its def), "def", "code"
@@ -123,8 +124,14 @@ class SegmentTable:
     the segments this file parsed, once the validator pass has filled in the calls it needed.
     """
 
-    def __init__(self, lines: list[str], parse_file: Callable[[], ast.Module],
-                 error_classes: tuple[str, ...], memo: Memo, token: str) -> None:
+    def __init__(
+        self,
+        lines: list[str],
+        parse_file: Callable[[], ast.Module],
+        error_classes: tuple[str, ...],
+        memo: Memo,
+        token: str,
+    ) -> None:
         self._memo = memo
         self._error_classes = error_classes
         self.segments = split_segments(lines)
@@ -259,16 +266,33 @@ def _dump(fn: Function, segment: Segment) -> list:
         names = [_renamed(name, segment.owner, _PLACEHOLDER) for name in names]
     calls = fn._calls
     return [
-        *names, fn.name, list(fn.decorators),
-        fn.start - offset, fn.def_line - offset, fn.end - offset, fn.indent,
+        *names,
+        fn.name,
+        list(fn.decorators),
+        fn.start - offset,
+        fn.def_line - offset,
+        fn.end - offset,
+        fn.indent,
         [line - offset for line in fn.raise_lines],
         None if calls is None else calls.to_row(),
     ]
 
 
 def _load(row: list, segment: Segment) -> Function:
-    (qualname, owner_class, parent, self_class, name, decorators, start, def_line, end, indent,
-     raise_lines, calls) = row
+    (
+        qualname,
+        owner_class,
+        parent,
+        self_class,
+        name,
+        decorators,
+        start,
+        def_line,
+        end,
+        indent,
+        raise_lines,
+        calls,
+    ) = row
     offset = segment.start - 1
     fn = Function(
         qualname=qualname,

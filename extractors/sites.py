@@ -48,7 +48,10 @@ class Skip(Exception):
 
 
 def extract_file(
-    path: str, text: str | bytes, rules: Rules, memo: Memo | None = None,
+    path: str,
+    text: str | bytes,
+    rules: Rules,
+    memo: Memo | None = None,
     classes: FileClasses | None = None,
 ) -> FileExtraction:
     """The sites of one file, sorted by line; never raises (a file that cannot be analysed
@@ -62,16 +65,22 @@ def extract_file(
 
 
 def analyse_file(
-    path: str, text: str | bytes, rules: Rules, memo: Memo | None = None,
-    classes: FileClasses | None = None, *, settings: bool = True,
+    path: str,
+    text: str | bytes,
+    rules: Rules,
+    memo: Memo | None = None,
+    classes: FileClasses | None = None,
+    *,
+    settings: bool = True,
 ) -> tuple[FileExtraction, FileSettings | None]:
     """`extract_file`, and (with `settings`) the file's settings facts when finding its sites
     parsed the whole file (they cost little more then) or the file builds a parser whose
     flags name their fields; None otherwise, or when they cannot be made."""
     parsed: list[_Parsed] | None = [] if settings else None
     try:
-        extraction = FileExtraction(filePath=path,
-                                    sites=_extract(path, text, rules, memo, classes, parsed))
+        extraction = FileExtraction(
+            filePath=path, sites=_extract(path, text, rules, memo, classes, parsed)
+        )
     except Skip as skip:
         return FileExtraction(filePath=path, skipped=str(skip)), None
     except RecursionError:
@@ -103,9 +112,14 @@ class _Parsed:
     validators: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]
 
 
-def _extract(path: str, text: str | bytes, rules: Rules, memo: Memo | None,
-             classes: FileClasses | None, parsed: list[_Parsed] | None = None
-             ) -> list[RaiseSite]:
+def _extract(
+    path: str,
+    text: str | bytes,
+    rules: Rules,
+    memo: Memo | None,
+    classes: FileClasses | None,
+    parsed: list[_Parsed] | None = None,
+) -> list[RaiseSite]:
     """The sites of a file; the whole file's parse, when one was made, is added to `parsed`."""
     size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
     problem = size_problem(size)
@@ -133,19 +147,23 @@ def _extract(path: str, text: str | bytes, rules: Rules, memo: Memo | None,
     else:
         table = SegmentTable(lines, parse_whole, rules.error_classes, memo, memo_token(rules))
         functions = table.functions
-    kinds = find_validators(functions, rules, classes.classes,
-                            functools.cache(functools.partial(class_annotations, source)))
+    kinds = find_validators(
+        functions,
+        rules,
+        classes.classes,
+        functools.cache(functools.partial(class_annotations, source)),
+    )
     if table is not None:
         table.store()  # after the validator pass: it may have filled in calls
     candidates = [fn for fn in functions if fn.raise_lines and fn.qualname in kinds]
     if parsed:
         parsed[0].validators.update((fn.qualname, fn.node) for fn in candidates if fn.node)
-    helpers = HelperTable(functions, lambda fn: _parsed(parse_function(lines, fn, source)),
-                          lines)
+    helpers = HelperTable(functions, lambda fn: _parsed(parse_function(lines, fn, source)), lines)
     sites: list[RaiseSite] = []
     for fn in candidates:
-        sites += function_sites(path, lines, fn, kinds[fn.qualname], rules, source, memo,
-                                helpers.for_validator(fn))
+        sites += function_sites(
+            path, lines, fn, kinds[fn.qualname], rules, source, memo, helpers.for_validator(fn)
+        )
     sites.sort(key=lambda site: site.lineNumber)
     return sites
 
@@ -282,8 +300,9 @@ def _python2_construct(message: str, source: str, line: int) -> str | None:
 class _Snippet:
     """A validator's own source parsed with libcst, and how its lines map onto the file."""
 
-    def __init__(self, function: cst.FunctionDef, module: cst.Module, offset: int,
-                 standalone: bool = True) -> None:
+    def __init__(
+        self, function: cst.FunctionDef, module: cst.Module, offset: int, standalone: bool = True
+    ) -> None:
         self.function = function
         self.module = module
         self.offset = offset  # file line = snippet line + offset
@@ -510,11 +529,14 @@ def _remembered_facts(
     """
     written = "\n".join(lines[fn.start - 1 : fn.end])
     called = helpers.texts(lines, written) if helpers is not None else []
-    key = "function:" + hashlib.sha256(
-        "\0".join([memo_token(rules), fn.qualname, kind, written, *called]).encode(
-            "utf-8", "surrogatepass"
-        )
-    ).hexdigest()
+    key = (
+        "function:"
+        + hashlib.sha256(
+            "\0".join([memo_token(rules), fn.qualname, kind, written, *called]).encode(
+                "utf-8", "surrogatepass"
+            )
+        ).hexdigest()
+    )
     entry = memo.get(key)
     if entry is not None:
         return [_Facts(*row) for row in json.loads(entry)]

@@ -21,16 +21,20 @@ _NONE_ARM = re.compile(r"^None\s*\|\s*|\s*\|\s*None$")
 _NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
 
 
-def direct_kind(fn: Function, rules: Rules, name_pattern: re.Pattern[str],
-                configs: frozenset[str] = frozenset()) -> ValidatorKind | None:
+def direct_kind(
+    fn: Function, rules: Rules, name_pattern: re.Pattern[str], configs: frozenset[str] = frozenset()
+) -> ValidatorKind | None:
     """The kind a function has on its own, by the first rule that applies (pydantic first);
     `configs` are the names of the file's configuration classes."""
     if any(name in rules.decorators for name in fn.decorators):
         return "pydantic"
     if fn.name in rules.method_names:
         return "post_init"
-    if (fn.name in rules.init_methods and fn.owner_class is not None
-            and _last(fn.owner_class) in configs):
+    if (
+        fn.name in rules.init_methods
+        and fn.owner_class is not None
+        and _last(fn.owner_class) in configs
+    ):
         return "init"
     if name_pattern.search(fn.name):
         return "name"
@@ -58,8 +62,13 @@ class _Classes:
     """The file's classes as the call rules see them: methods by class, in-file bases in
     method resolution order, and what a member's annotation says its class is."""
 
-    def __init__(self, functions: Sequence[Function], facts: Sequence[ClassFact],
-                 rules: Rules, annotations: Annotations | None) -> None:
+    def __init__(
+        self,
+        functions: Sequence[Function],
+        facts: Sequence[ClassFact],
+        rules: Rules,
+        annotations: Annotations | None,
+    ) -> None:
         self._annotations = annotations
         self.methods: dict[tuple[str, str], Function] = {}
         self.by_name: dict[str, str] = {}  # class name -> qualname (the first of that name)
@@ -119,9 +128,12 @@ class _Classes:
         return self.by_name.get(name) if name is not None else None
 
 
-def find_validators(functions: list[Function], rules: Rules,
-                    classes: Sequence[ClassFact] = (),
-                    annotations: Annotations | None = None) -> dict[str, ValidatorKind]:
+def find_validators(
+    functions: list[Function],
+    rules: Rules,
+    classes: Sequence[ClassFact] = (),
+    annotations: Annotations | None = None,
+) -> dict[str, ValidatorKind]:
     """qualname -> kind for every validator among `functions`; `classes` are the file's
     `class` statements (extractors/classes.py), for `init` and for bases, and `annotations`
     gives the annotated attributes of a class of the file by its name.
@@ -134,8 +146,9 @@ def find_validators(functions: list[Function], rules: Rules,
     `x(...)`. A site is attributed to the class that defines the method.
     """
     pattern = re.compile(rules.name_pattern)
-    configs = frozenset(Hierarchy(classes).config_classes(rules)) if rules.init_methods else (
-        frozenset())
+    configs = (
+        frozenset(Hierarchy(classes).config_classes(rules)) if rules.init_methods else (frozenset())
+    )
     kinds: dict[str, ValidatorKind] = {}
     for fn in functions:
         kind = direct_kind(fn, rules, pattern, configs)
@@ -165,8 +178,12 @@ def find_validators(functions: list[Function], rules: Rules,
     return kinds
 
 
-def _callees(fn: Function, table: _Classes, module_functions: dict[str, Function],
-             nested: dict[tuple[str, str], Function]) -> Iterator[Function]:
+def _callees(
+    fn: Function,
+    table: _Classes,
+    module_functions: dict[str, Function],
+    nested: dict[tuple[str, str], Function],
+) -> Iterator[Function]:
     calls = fn.calls
     own = fn.self_class
     if own is not None:

@@ -60,12 +60,15 @@ def _path_problem(error: OSError, path: Path | None = None) -> str:
 def _release_options(command):
     """`--tag-format` and `--path-prefix`, shared by `run` and `extract`."""
     command = click.option(
-        "--path-prefix", metavar="DIR/",
+        "--path-prefix",
+        metavar="DIR/",
         help="For a pypi: SOURCE, the folder of the GitHub tree that holds the release's "
         "files (default: found from the sdist's layout and the project URL, e.g. src/).",
     )(command)
     return click.option(
-        "--tag-format", "tag", metavar="FORMAT",
+        "--tag-format",
+        "tag",
+        metavar="FORMAT",
         help="For a pypi: SOURCE, the release's GitHub tag that githubUrl pins, with "
         "{version} for the version (default: v{version}; e.g. {version}, or "
         "langchain-core=={version}).",
@@ -74,57 +77,119 @@ def _release_options(command):
 
 @main.command("run", short_help="Mine SOURCE, or the targets of a pipeline.toml, into a dataset.")
 @click.argument("args", nargs=-1, metavar="SOURCE | TARGET...")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Mine the targets of this pipeline.toml (all, or the TARGETs named) "
-              "instead of one SOURCE.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Mine the targets of this pipeline.toml (all, or the TARGETs named) "
+    "instead of one SOURCE.",
+)
 @click.option("--rev", help="Commit, tag or branch to analyse (default: HEAD).")
-@click.option("--repo-name", help="OWNER/NAME of the repository when its origin is not GitHub "
-              "(for a pypi: SOURCE, when its metadata names no GitHub repository).")
+@click.option(
+    "--repo-name",
+    help="OWNER/NAME of the repository when its origin is not GitHub "
+    "(for a pypi: SOURCE, when its metadata names no GitHub repository).",
+)
 @_release_options
-@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Directory that receives OWNER/NAME/SHA/ (default: output).")
-@click.option("--llm", type=click.Choice(["auto", "openai", "offline"]),
-              help="Explainer: openai when OPENAI_API_KEY or a base URL is set, else "
-              "offline (auto, the default); or force one.")
+@click.option(
+    "-o",
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory that receives OWNER/NAME/SHA/ (default: output).",
+)
+@click.option(
+    "--llm",
+    type=click.Choice(["auto", "openai", "offline"]),
+    help="Explainer: openai when OPENAI_API_KEY or a base URL is set, else "
+    "offline (auto, the default); or force one.",
+)
 @click.option("--model", help="Model name for the openai explainer.")
 @click.option("--base-url", help="OpenAI-compatible server URL (default: $OPENAI_BASE_URL).")
-@click.option("--concurrency", type=click.IntRange(min=1),
-              help="Explanation requests in flight at once (default: 8).")
-@click.option("--max-requests", type=click.IntRange(min=0),
-              help="Stop starting requests after this many HTTP requests; the rest stay "
-              "pending (exit code 3) and a rerun resumes.")
-@click.option("--max-tokens", type=click.IntRange(min=0),
-              help="Stop starting requests after this many tokens; as --max-requests.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
-              help="Time limit of each LLM request, its whole answer included (default: 120).")
-@click.option("--response-format", type=click.Choice(["auto", "json_schema", "json_object"]),
-              help="How the answer's shape is asked for: json_schema (structured output), "
-              "json_object (JSON mode, the schema in the prompt), or auto (the default): "
-              "json_schema, falling back once to json_object for a server that refuses it.")
-@click.option("--batch", is_flag=True, default=None,
-              help="Explain through the Batch API (half the price, no rate limits): upload "
-              "the requests, poll the batch, ingest its results; repairs and what a batch "
-              "left go out in a second batch. The batch id is stored in the cache, so an "
-              "interrupted run resumes polling it.")
-@click.option("--batch-file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
-              help="Only write the requests the cache cannot answer to FILE (Batch API JSONL, "
-              "e.g. for python -m vllm.entrypoints.openai.run_batch), and nothing else.")
-@click.option("--batch-results", type=click.Path(dir_okay=False, path_type=Path),
-              metavar="FILE", help="Take the answers from FILE, the results of a --batch-file "
-              "run elsewhere, and write the dataset.")
-@click.option("--batch-poll", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
-              help="How often --batch asks how the batch is doing (default: 30).")
-@click.option("--dry-run", is_flag=True, default=None,
-              help="Count sites (cached and to request) and estimate tokens; write nothing.")
-@click.option("--cache", type=click.Path(dir_okay=False, path_type=Path),
-              help="SQLite cache file (default: store.sqlite in the cache directory).")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Cache directory for mirrors and the store (default: $VMINE_CACHE_DIR, "
-              "else the user cache directory).")
-@click.option("--dataset-version", help="Pin the datasetVersion timestamp "
-              "(YYYY-MM-DDTHH:MM:SS.mmmZ) instead of the current time.")
-@click.option("--command", help="The entry point users run, e.g. 'vllm serve MODEL': example "
-              "fixes start their command lines with it (pipeline.toml: a target's command).")
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    help="Explanation requests in flight at once (default: 8).",
+)
+@click.option(
+    "--max-requests",
+    type=click.IntRange(min=0),
+    help="Stop starting requests after this many HTTP requests; the rest stay "
+    "pending (exit code 3) and a rerun resumes.",
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=0),
+    help="Stop starting requests after this many tokens; as --max-requests.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Time limit of each LLM request, its whole answer included (default: 120).",
+)
+@click.option(
+    "--response-format",
+    type=click.Choice(["auto", "json_schema", "json_object"]),
+    help="How the answer's shape is asked for: json_schema (structured output), "
+    "json_object (JSON mode, the schema in the prompt), or auto (the default): "
+    "json_schema, falling back once to json_object for a server that refuses it.",
+)
+@click.option(
+    "--batch",
+    is_flag=True,
+    default=None,
+    help="Explain through the Batch API (half the price, no rate limits): upload "
+    "the requests, poll the batch, ingest its results; repairs and what a batch "
+    "left go out in a second batch. The batch id is stored in the cache, so an "
+    "interrupted run resumes polling it.",
+)
+@click.option(
+    "--batch-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Only write the requests the cache cannot answer to FILE (Batch API JSONL, "
+    "e.g. for python -m vllm.entrypoints.openai.run_batch), and nothing else.",
+)
+@click.option(
+    "--batch-results",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Take the answers from FILE, the results of a --batch-file "
+    "run elsewhere, and write the dataset.",
+)
+@click.option(
+    "--batch-poll",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="How often --batch asks how the batch is doing (default: 30).",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    default=None,
+    help="Count sites (cached and to request) and estimate tokens; write nothing.",
+)
+@click.option(
+    "--cache",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="SQLite cache file (default: store.sqlite in the cache directory).",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Cache directory for mirrors and the store (default: $VMINE_CACHE_DIR, "
+    "else the user cache directory).",
+)
+@click.option(
+    "--dataset-version",
+    help="Pin the datasetVersion timestamp (YYYY-MM-DDTHH:MM:SS.mmmZ) instead of the current time.",
+)
+@click.option(
+    "--command",
+    help="The entry point users run, e.g. 'vllm serve MODEL': example "
+    "fixes start their command lines with it (pipeline.toml: a target's command).",
+)
 @click.option("--ci", is_flag=True, help="Plain progress lines (also when CI=true).")
 def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **options) -> None:
     """Mine SOURCE (a path, git URL, OWNER/NAME or pypi:NAME==VERSION) into explained records
@@ -155,8 +220,7 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
             if len(args) != 1:
                 raise click.UsageError("give exactly one SOURCE (or --config FILE [TARGET...])")
             code = run_dataset(RunOptions(source=args[0], **overrides), console).exit_code
-    except (SourceError, RunError, ConfigError, ValidationError, DatasetBusy,
-            BatchError) as error:
+    except (SourceError, RunError, ConfigError, ValidationError, DatasetBusy, BatchError) as error:
         raise InputError(_one_line(error)) from None
     except StoreError as error:
         raise InputError(_store_problem(error, "pass --cache PATH")) from None
@@ -170,37 +234,74 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
 
 @main.command("extract", short_help="Print the raise sites of SOURCE as JSON Lines.")
 @click.argument("source")
-@click.option("--rev", help="Commit SHA (full or abbreviated), tag or branch to analyse "
-              "(default: HEAD).")
-@click.option("--repo-name", help="OWNER/NAME written into each site; needed when the "
-              "origin is not a GitHub URL (for a pypi: SOURCE, when its metadata names no "
-              "GitHub repository).")
+@click.option(
+    "--rev", help="Commit SHA (full or abbreviated), tag or branch to analyse (default: HEAD)."
+)
+@click.option(
+    "--repo-name",
+    help="OWNER/NAME written into each site; needed when the "
+    "origin is not a GitHub URL (for a pypi: SOURCE, when its metadata names no "
+    "GitHub repository).",
+)
 @_release_options
-@click.option("-o", "--output", "output",
-              type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
-              help="Write the JSON Lines to this file instead of stdout (- is stdout). A "
-              "regular file is replaced atomically; a device, FIFO or symlink is written "
-              "into.")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Cache directory for git mirrors, releases and store.sqlite (default: "
-              "$VMINE_CACHE_DIR, else the user cache directory).")
-@click.option("--no-cache", is_flag=True,
-              help="Analyse every file again instead of reusing cached per-file analyses.")
-@click.option("--strict", is_flag=True,
-              help="Treat a skipped file as fatal: report it, write no output and exit 1.")
-@click.option("--include", multiple=True, metavar="GLOB",
-              help="Only analyse .py files whose path matches this glob (* also matches /); "
-              "repeatable.")
-@click.option("--exclude", multiple=True, metavar="GLOB",
-              help="Leave out .py files whose path matches this glob; repeatable.")
-@click.option("--workers", type=click.IntRange(min=1),
-              help="Processes that analyse files (default: the number of CPUs).")
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    help="Write the JSON Lines to this file instead of stdout (- is stdout). A "
+    "regular file is replaced atomically; a device, FIFO or symlink is written "
+    "into.",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Cache directory for git mirrors, releases and store.sqlite (default: "
+    "$VMINE_CACHE_DIR, else the user cache directory).",
+)
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Analyse every file again instead of reusing cached per-file analyses.",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Treat a skipped file as fatal: report it, write no output and exit 1.",
+)
+@click.option(
+    "--include",
+    multiple=True,
+    metavar="GLOB",
+    help="Only analyse .py files whose path matches this glob (* also matches /); repeatable.",
+)
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="Leave out .py files whose path matches this glob; repeatable.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    help="Processes that analyse files (default: the number of CPUs).",
+)
 @click.option("--ci", is_flag=True, help="Plain progress lines (also when CI=true).")
-def extract_command(source: str, rev: str | None, repo_name: str | None, tag: str | None,
-                    path_prefix: str | None, output: Path | None,
-                    cache_dir: Path | None, no_cache: bool, strict: bool,
-                    include: tuple[str, ...], exclude: tuple[str, ...], workers: int | None,
-                    ci: bool) -> None:
+def extract_command(
+    source: str,
+    rev: str | None,
+    repo_name: str | None,
+    tag: str | None,
+    path_prefix: str | None,
+    output: Path | None,
+    cache_dir: Path | None,
+    no_cache: bool,
+    strict: bool,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    workers: int | None,
+    ci: bool,
+) -> None:
     """Print every raise site of SOURCE (a path, git URL, OWNER/NAME or pypi:NAME==VERSION)
     as JSON Lines, one site per line, sorted by filePath then lineNumber; the same input
     always gives the same bytes. Each site lists the settings its guards and message read:
@@ -216,9 +317,19 @@ def extract_command(source: str, rev: str | None, repo_name: str | None, tag: st
     console = Console.detect(ci or None)
     try:
         code, text = run_extract(
-            source, rev, output=output, strict=strict, console=console, repo_name=repo_name,
-            tag=tag, path_prefix=path_prefix, cache_dir=cache_dir, use_cache=not no_cache, include=list(include),
-            exclude=list(exclude), workers=workers,
+            source,
+            rev,
+            output=output,
+            strict=strict,
+            console=console,
+            repo_name=repo_name,
+            tag=tag,
+            path_prefix=path_prefix,
+            cache_dir=cache_dir,
+            use_cache=not no_cache,
+            include=list(include),
+            exclude=list(exclude),
+            workers=workers,
         )
     except SourceError as error:
         raise InputError(_one_line(error)) from None
@@ -235,8 +346,9 @@ def extract_command(source: str, rev: str | None, repo_name: str | None, tag: st
 
 
 @main.command("schema", short_help="Print the JSON Schema of a dataset file.")
-@click.argument("kind", type=click.Choice(["record", "envelope", "index", "manifest"]),
-                default="record")
+@click.argument(
+    "kind", type=click.Choice(["record", "envelope", "index", "manifest"]), default="record"
+)
 def schema_command(kind: str) -> None:
     """Print the JSON Schema of a dataset file: a record (default), the envelope of a
     records/ID.json file, a line of index.jsonl, or manifest.json."""
@@ -248,19 +360,35 @@ def schema_command(kind: str) -> None:
 @main.command("diff", short_help="Compare the error sets of two datasets or revisions.")
 @click.argument("old")
 @click.argument("new")
-@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]),
-              default="text", show_default=True,
-              help="text for a terminal, markdown for a pull-request comment or job summary, "
-              "json for programs (shape in docs/diff.md).")
-@click.option("--exit-code", is_flag=True,
-              help="Exit with 1 when anything was added, removed, reworded, moved or changed.")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Cache directory for mirrors and the store, when OLD or NEW is extracted "
-              "(default: $VMINE_CACHE_DIR, else the user cache directory).")
-@click.option("--ci", is_flag=True, help="Batch mode (also when CI=true): plain lines, and "
-              "annotations and a job summary under GitHub Actions.")
-def diff_command(old: str, new: str, fmt: str, exit_code: bool, cache_dir: Path | None,
-                 ci: bool) -> None:
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+    help="text for a terminal, markdown for a pull-request comment or job summary, "
+    "json for programs (shape in docs/diff.md).",
+)
+@click.option(
+    "--exit-code",
+    is_flag=True,
+    help="Exit with 1 when anything was added, removed, reworded, moved or changed.",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Cache directory for mirrors and the store, when OLD or NEW is extracted "
+    "(default: $VMINE_CACHE_DIR, else the user cache directory).",
+)
+@click.option(
+    "--ci",
+    is_flag=True,
+    help="Batch mode (also when CI=true): plain lines, and "
+    "annotations and a job summary under GitHub Actions.",
+)
+def diff_command(
+    old: str, new: str, fmt: str, exit_code: bool, cache_dir: Path | None, ci: bool
+) -> None:
     """Compare the error sets of OLD and NEW: which errors were added, removed, reworded,
     moved or changed. Each is a dataset folder (one holding manifest.json, or a folder with
     exactly one dataset under it), SOURCE@REV, or pypi:NAME==VERSION (extracted, not
@@ -275,8 +403,9 @@ def diff_command(old: str, new: str, fmt: str, exit_code: bool, cache_dir: Path 
     console = Console.detect(ci or None)
     color = console.colours_stdout()
     try:
-        output, diff = run_diff(old, new, fmt=fmt, console=console, color=color,
-                                cache_dir=cache_dir)
+        output, diff = run_diff(
+            old, new, fmt=fmt, console=console, color=color, cache_dir=cache_dir
+        )
     except (DiffInputError, SourceError) as error:
         raise InputError(_one_line(error)) from None
     except StoreError as error:
@@ -288,20 +417,36 @@ def diff_command(old: str, new: str, fmt: str, exit_code: bool, cache_dir: Path 
 
 
 # A message often starts with `--` (`--use-x requires ...`): take it as MESSAGE, not an option.
-@main.command("explain", context_settings={"ignore_unknown_options": True},
-              short_help="Find the record that explains an error message or traceback.")
+@main.command(
+    "explain",
+    context_settings={"ignore_unknown_options": True},
+    short_help="Find the record that explains an error message or traceback.",
+)
 @click.argument("message")
-@click.option("--dataset", "datasets", multiple=True,
-              type=click.Path(file_okay=False, path_type=Path),
-              help="A dataset folder, or a folder holding datasets; repeatable "
-              "(default: every dataset under output/).")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the best matching records (with --all: every candidate) as JSON "
-              "Lines, best first: how each matched, the releases holding it, its envelope.")
-@click.option("--all", "show_all", is_flag=True,
-              help="List every candidate record with its score instead of the best page.")
-def explain_command(message: str, datasets: tuple[Path, ...], as_json: bool,
-                    show_all: bool) -> None:
+@click.option(
+    "--dataset",
+    "datasets",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="A dataset folder, or a folder holding datasets; repeatable "
+    "(default: every dataset under output/).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the best matching records (with --all: every candidate) as JSON "
+    "Lines, best first: how each matched, the releases holding it, its envelope.",
+)
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="List every candidate record with its score instead of the best page.",
+)
+def explain_command(
+    message: str, datasets: tuple[Path, ...], as_json: bool, show_all: bool
+) -> None:
     """Find the record that explains MESSAGE: an error message, a `ValueError: ...` line, a
     whole pasted traceback, or a client's or logger's wrapping of it (pydantic items, HTTP
     errors, JSON bodies, log prefixes, colours, wrapped lines); `-` reads it from stdin. A
@@ -318,8 +463,9 @@ def explain_command(message: str, datasets: tuple[Path, ...], as_json: bool,
     from pipeline.lookup.page import printable
 
     try:
-        explained = explain(text, list(datasets), fmt="json" if as_json else "text",
-                            show_all=show_all)
+        explained = explain(
+            text, list(datasets), fmt="json" if as_json else "text", show_all=show_all
+        )
     except ExplainError as error:
         for warning in error.warnings:
             click.echo(f"warning: {printable(warning)}", err=True)
@@ -332,13 +478,23 @@ def explain_command(message: str, datasets: tuple[Path, ...], as_json: bool,
 
 @main.command("render", short_help="Render a dataset as Markdown pages or a static HTML site.")
 @click.argument("dataset", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["markdown", "html"]), default="markdown",
-              show_default=True,
-              help="markdown: a page per record and index.md; html: a static site (index.html "
-              "with search, errors/ID.html, api/errors/ID.json) that works from file://.")
-@click.option("-o", "--out", "out_dir", required=True,
-              type=click.Path(file_okay=False, path_type=Path),
-              help="Directory to write the pages into (created if missing).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["markdown", "html"]),
+    default="markdown",
+    show_default=True,
+    help="markdown: a page per record and index.md; html: a static site (index.html "
+    "with search, errors/ID.html, api/errors/ID.json) that works from file://.",
+)
+@click.option(
+    "-o",
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory to write the pages into (created if missing).",
+)
 def render_command(dataset: Path, fmt: str, out_dir: Path) -> None:
     """Render the dataset in DATASET (a folder holding manifest.json, or one dataset under
     it) as Markdown pages or a static HTML site."""

@@ -39,7 +39,6 @@ class _RateColumn(ProgressColumn):
         return Text("   -/s" if speed is None else f"{speed:6.1f}/s")
 
 
-
 def ignore_parse_warnings() -> None:
     """Hide the warnings Python gives while parsing the analysed code (invalid escapes and
     the like, a SyntaxWarning shown by default from 3.12 on): they are that code's business,
@@ -88,11 +87,20 @@ def _escape_property(text: str) -> str:
     return _escape_annotation(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def workflow_command(level: str, message: str, *, file: str | None = None,
-                     line: int | None = None, title: str | None = None) -> str:
+def workflow_command(
+    level: str,
+    message: str,
+    *,
+    file: str | None = None,
+    line: int | None = None,
+    title: str | None = None,
+) -> str:
     """A GitHub annotation line: `::warning file=a.py,line=3,title=...::message`."""
-    props = [f"{key}={_escape_property(str(value))}"
-             for key, value in (("file", file), ("line", line), ("title", title)) if value]
+    props = [
+        f"{key}={_escape_property(str(value))}"
+        for key, value in (("file", file), ("line", line), ("title", title))
+        if value
+    ]
     head = f"::{level} " + ",".join(props) if props else f"::{level}"
     return f"{head}::{_escape_annotation(message)}"
 

@@ -45,8 +45,9 @@ def settings_token() -> str:
     return _sha256(f"settings\0{SETTINGS_VERSION}")
 
 
-def explanation_key(model: str, prompt_version: str, site: Site, *,
-                    whole_function: bool = False) -> str:
+def explanation_key(
+    model: str, prompt_version: str, site: Site, *, whole_function: bool = False
+) -> str:
     """The cache key of a site's explanation: what the explainer reads of the site, never
     its line numbers or its commit. An LLM reads what the site means (its function's name,
     the error, its message and pattern, its guards, the raise statement with what encloses
@@ -57,27 +58,29 @@ def explanation_key(model: str, prompt_version: str, site: Site, *,
     explanation is always the one a cold run would make. A site that reads no setting keeps
     the key it had without them."""
     settings = [setting.model_dump() for setting in site.settings]
-    context = ([site.functionSource, site.priorChecks] if whole_function
-               else [site_meaning(site)])
-    return _sha256(dumps_key(
-        model,
-        prompt_version,
-        site.errorClass,
-        site.errorMessage,
-        site.messagePattern,
-        site.guards,
-        site.qualname,
-        *context,
-        *([settings] if settings else []),
-    ))
+    context = [site.functionSource, site.priorChecks] if whole_function else [site_meaning(site)]
+    return _sha256(
+        dumps_key(
+            model,
+            prompt_version,
+            site.errorClass,
+            site.errorMessage,
+            site.messagePattern,
+            site.guards,
+            site.qualname,
+            *context,
+            *([settings] if settings else []),
+        )
+    )
 
 
 def site_meaning(site: Site) -> list[str] | str:
     """The raise statement and its enclosing conditions (extractors/meaning.py); the whole
     function's source when that cannot be made out."""
     window = site.sourceCode.split("\n")
-    line = raise_line(site.functionSource.split("\n"), window,
-                      site.lineNumber - site.sourceCodeStart)  # fmt: skip
+    line = raise_line(
+        site.functionSource.split("\n"), window, site.lineNumber - site.sourceCodeStart
+    )
     meaning = raise_meaning(site.functionSource, line)
     return site.functionSource if meaning is None else meaning
 

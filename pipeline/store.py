@@ -154,8 +154,12 @@ class Store:
         return found
 
     @_guarded
-    def put_files(self, items: Iterable[tuple[str, FileExtraction | None]], token: str,
-                  memo: Iterable[tuple[str, str]] = ()) -> None:
+    def put_files(
+        self,
+        items: Iterable[tuple[str, FileExtraction | None]],
+        token: str,
+        memo: Iterable[tuple[str, str]] = (),
+    ) -> None:
         """Store analyses (None: nothing worth analysing), with the memo entries made while
         analysing them, in one transaction."""
         rows = [
@@ -200,8 +204,12 @@ class Store:
         """Store outlines, with settings facts where made; facts stored before are kept when
         an item brings none."""
         rows = [
-            (blob, token, outline.model_dump_json(),
-             None if settings is None else settings.model_dump_json())
+            (
+                blob,
+                token,
+                outline.model_dump_json(),
+                None if settings is None else settings.model_dump_json(),
+            )
             for blob, outline, settings in items
         ]
         if not rows:
@@ -284,7 +292,6 @@ class Store:
                 ),
             )
             self._db.commit()
-
 
     # -- LLM servers (explainers/server.py) -------------------------------------------
 

@@ -14,7 +14,7 @@ SHA = "c0ffee1234" + "5" * 30
 ANALYZED_AT = "2026-08-14T21:17:39.825Z"
 DATASET_VERSION = "2026-08-15T22:17:37.221Z"
 
-ENGINE_SOURCE = '''\
+ENGINE_SOURCE = """\
     @model_validator(mode="after")
     def check_decode(self) -> "EngineConfig":
         if not self.use_fast_decode:
@@ -30,15 +30,15 @@ ENGINE_SOURCE = '''\
     def validate_batching(cls, value: int) -> int:
         if value & (value - 1):
             raise ValueError(f"max_batch_size must be a power of 2, got {value}")
-        return value'''
+        return value"""
 
-SCHEDULER_SOURCE = '''\
+SCHEDULER_SOURCE = """\
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
             raise ValueError(
                 f"Unknown scheduler policy {self.policy!r}.\\n"
                 f"Choose one of: {', '.join(POLICIES)}"
-            )'''
+            )"""
 
 
 @dataclass

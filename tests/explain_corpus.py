@@ -14,7 +14,7 @@ OLD_SHA = "01dc0de000" + "0" * 30
 OLD_RELEASE = "pypi:serve==0.1.0"
 NEW_RELEASE = "pypi:serve==0.2.0"
 
-PREFILL_SOURCE = '''\
+PREFILL_SOURCE = """\
     def verify_prefill(self) -> None:
         if self.enable_chunked_prefill and self.enable_prompt_embeds:
             raise ValueError(
@@ -24,17 +24,17 @@ PREFILL_SOURCE = '''\
             raise ValueError(
                 f"max_model_len ({self.max_model_len}) must be <= max_num_batched_tokens "
                 f"({self.max_num_batched_tokens}) when chunked prefill is disabled."
-            )'''
+            )"""
 
-CACHE_SOURCE = '''\
+CACHE_SOURCE = """\
     def __post_init__(self) -> None:
         if not 0 < self.gpu_memory_utilization <= 1:
             raise ValueError(
                 f"gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization}. "
                 "(this flag also controls CPU memory reservation when --cpu-offload-gb is set)"
-            )'''
+            )"""
 
-SPECULATIVE_SOURCE = '''\
+SPECULATIVE_SOURCE = """\
     def _verify_args(self) -> None:
         problems = []
         if self.model and not self.num_speculative_tokens:
@@ -46,7 +46,7 @@ SPECULATIVE_SOURCE = '''\
         if self.pipeline_parallel_size > 1:
             problems.append("Pipeline parallelism is not supported with speculative decoding.")
         if problems:
-            raise ValueError(" ".join(problems))'''
+            raise ValueError(" ".join(problems))"""
 
 PREFILL = Case(
     id="bbbb0000000000a1",
@@ -71,12 +71,11 @@ MAX_MODEL_LEN = Case(
     qualname="SchedulerConfig.verify_prefill",
     validatorKind="name",
     errorMessage="max_model_len ({self.max_model_len}) must be <= max_num_batched_tokens "
-                 "({self.max_num_batched_tokens}) when chunked prefill is disabled.",
+    "({self.max_num_batched_tokens}) when chunked prefill is disabled.",
     messagePattern="max_model_len \\((.*?)\\) must be <= max_num_batched_tokens \\((.*?)\\) "
-                   "when chunked prefill is disabled\\.",
+    "when chunked prefill is disabled\\.",
     messageStatus="template",
-    guards=["not self.enable_chunked_prefill",
-            "self.max_model_len > self.max_num_batched_tokens"],
+    guards=["not self.enable_chunked_prefill", "self.max_model_len > self.max_num_batched_tokens"],
     source=PREFILL_SOURCE,
     sourceStart=29,
     explanation=_explanation("the context is longer than one batch without chunked prefill"),
@@ -90,9 +89,9 @@ GPU_NEW = Case(
     qualname="CacheConfig.__post_init__",
     validatorKind="post_init",
     errorMessage="gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization}. "
-                 "(this flag also controls CPU memory reservation when --cpu-offload-gb is set)",
+    "(this flag also controls CPU memory reservation when --cpu-offload-gb is set)",
     messagePattern="gpu_memory_utilization must be in \\(0, 1\\], got (.*?)\\. \\(this flag "
-                   "also controls CPU memory reservation when --cpu-offload-gb is set\\)",
+    "also controls CPU memory reservation when --cpu-offload-gb is set\\)",
     messageStatus="template",
     guards=["not 0 < self.gpu_memory_utilization <= 1"],
     source=CACHE_SOURCE,
@@ -125,9 +124,12 @@ SPECULATIVE = Case(
     source=SPECULATIVE_SOURCE,
     sourceStart=38,
     explanation=_explanation("the speculative decoding flags disagree"),
-    messageFragments=["--speculative-model requires --num-speculative-tokens.",
-                      "--num-speculative-tokens must be at most 8, got ", ".",
-                      "Pipeline parallelism is not supported with speculative decoding."],
+    messageFragments=[
+        "--speculative-model requires --num-speculative-tokens.",
+        "--num-speculative-tokens must be at most 8, got ",
+        ".",
+        "Pipeline parallelism is not supported with speculative decoding.",
+    ],
 )
 
 CORPUS_CASES = [*CASES, PREFILL, MAX_MODEL_LEN, GPU_NEW, SPECULATIVE]
@@ -157,8 +159,10 @@ class Paste:
 FAST_DECODE = "--use-fast-decode requires --decode-backend flash"
 SPECULATIVE_DECODE = "--use-fast-decode does not support speculative decoding"
 BATCH_6 = "max_batch_size must be a power of 2, got 6"
-MODEL_LEN = ("max_model_len (8192) must be <= max_num_batched_tokens (2048) when chunked prefill "
-             "is disabled.")
+MODEL_LEN = (
+    "max_model_len (8192) must be <= max_num_batched_tokens (2048) when chunked prefill "
+    "is disabled."
+)
 
 
 def _traceback(line: str, frame: str = "serve/config/engine.py") -> str:
@@ -193,109 +197,231 @@ def _soft_wrapped(text: str, width: int) -> str:
     return "\n".join([*lines, line])
 
 
-PYDANTIC_ITEM = ("  Value error, max_batch_size must be a power of 2, got 12 [type=value_error, "
-                 "input_value=12, input_type=int]")
+PYDANTIC_ITEM = (
+    "  Value error, max_batch_size must be a power of 2, got 12 [type=value_error, "
+    "input_value=12, input_type=int]"
+)
 FOOTER = "    For further information visit https://errors.pydantic.dev/2.11/v/value_error"
 
 PASTES = [
     # -- the message itself, and exception lines
     Paste("plain message", FAST_DECODE, "aaaa000000000002"),
     Paste("exception line", f"ValueError: {SPECULATIVE_DECODE}", "aaaa000000000001"),
-    Paste("qualified exception class", f"builtins.ValueError: {BATCH_6}", "aaaa000000000003",
-          "pattern"),
+    Paste(
+        "qualified exception class",
+        f"builtins.ValueError: {BATCH_6}",
+        "aaaa000000000003",
+        "pattern",
+    ),
     Paste("traceback", _traceback(f"ValueError: {FAST_DECODE}"), "aaaa000000000002"),
-    Paste("chained traceback, the ValueError first", _traceback(f"ValueError: {FAST_DECODE}")
-          + "\n\nThe above exception was the direct cause of the following exception:\n\n"
-          "Traceback (most recent call last):\n  File \"/srv/serve/launch.py\", line 60, in "
-          "<module>\n    main()\nRuntimeError: Engine core initialization failed. See root "
-          "cause above.", "aaaa000000000002"),
+    Paste(
+        "chained traceback, the ValueError first",
+        _traceback(f"ValueError: {FAST_DECODE}")
+        + "\n\nThe above exception was the direct cause of the following exception:\n\n"
+        'Traceback (most recent call last):\n  File "/srv/serve/launch.py", line 60, in '
+        "<module>\n    main()\nRuntimeError: Engine core initialization failed. See root "
+        "cause above.",
+        "aaaa000000000002",
+    ),
     # -- pydantic
-    Paste("pydantic, indented", "pydantic_core._pydantic_core.ValidationError: 1 validation "
-          f"error for EngineConfig\nmax_batch_size\n{PYDANTIC_ITEM}\n{FOOTER}",
-          "aaaa000000000003", "pattern"),
+    Paste(
+        "pydantic, indented",
+        "pydantic_core._pydantic_core.ValidationError: 1 validation "
+        f"error for EngineConfig\nmax_batch_size\n{PYDANTIC_ITEM}\n{FOOTER}",
+        "aaaa000000000003",
+        "pattern",
+    ),
     Paste("pydantic, without its indent", PYDANTIC_ITEM.strip(), "aaaa000000000003", "pattern"),
-    Paste("pydantic, on the header's line", "pydantic_core._pydantic_core.ValidationError: 1 "
-          f"validation error for VllmConfig Value error, {FAST_DECODE} [type=value_error, "
-          "input_value=ArgsKwargs((), {'use_fast_decode': True}), input_type=ArgsKwargs]",
-          "aaaa000000000002"),
-    Paste("pydantic, no [type=...] tail", f"Value error, {MODEL_LEN}", "bbbb0000000000a2",
-          "pattern"),
-    Paste("pydantic, two items", "2 validation errors for EngineConfig\nmax_batch_size\n"
-          f"{PYDANTIC_ITEM}\n{FOOTER}\ndecode_backend\n  Value error, {FAST_DECODE} "
-          "[type=value_error, input_value='paged', input_type=str]\n" + FOOTER,
-          "aaaa000000000002"),
-    Paste("pydantic, a multi-line message", "pydantic_core._pydantic_core.ValidationError: 1 "
-          "validation error for SchedulerConfig\n  Value error, Unknown scheduler policy "
-          "'lifo'.\nChoose one of: fcfs, priority [type=value_error, input_value=ArgsKwargs((), "
-          "{'policy': 'lifo'}), input_type=ArgsKwargs]\n" + FOOTER, "aaaa000000000004", "pattern"),
+    Paste(
+        "pydantic, on the header's line",
+        "pydantic_core._pydantic_core.ValidationError: 1 "
+        f"validation error for VllmConfig Value error, {FAST_DECODE} [type=value_error, "
+        "input_value=ArgsKwargs((), {'use_fast_decode': True}), input_type=ArgsKwargs]",
+        "aaaa000000000002",
+    ),
+    Paste(
+        "pydantic, no [type=...] tail", f"Value error, {MODEL_LEN}", "bbbb0000000000a2", "pattern"
+    ),
+    Paste(
+        "pydantic, two items",
+        "2 validation errors for EngineConfig\nmax_batch_size\n"
+        f"{PYDANTIC_ITEM}\n{FOOTER}\ndecode_backend\n  Value error, {FAST_DECODE} "
+        "[type=value_error, input_value='paged', input_type=str]\n" + FOOTER,
+        "aaaa000000000002",
+    ),
+    Paste(
+        "pydantic, a multi-line message",
+        "pydantic_core._pydantic_core.ValidationError: 1 "
+        "validation error for SchedulerConfig\n  Value error, Unknown scheduler policy "
+        "'lifo'.\nChoose one of: fcfs, priority [type=value_error, input_value=ArgsKwargs((), "
+        "{'policy': 'lifo'}), input_type=ArgsKwargs]\n" + FOOTER,
+        "aaaa000000000004",
+        "pattern",
+    ),
     # -- HTTP clients and error bodies
     Paste("HTTP reason prefix", f"Bad Request: {PREFILL.errorMessage}", "bbbb0000000000a1"),
-    Paste("openai client error, a Python dict", "openai.BadRequestError: Error code: 400 - "
-          f"{{'error': {{'message': '{BATCH_6}', 'type': 'BadRequestError', 'param': None, "
-          "'code': 400}}", "aaaa000000000003", "pattern"),
+    Paste(
+        "openai client error, a Python dict",
+        "openai.BadRequestError: Error code: 400 - "
+        f"{{'error': {{'message': '{BATCH_6}', 'type': 'BadRequestError', 'param': None, "
+        "'code': 400}}",
+        "aaaa000000000003",
+        "pattern",
+    ),
     Paste("JSON detail", f'{{"detail": "{FAST_DECODE}"}}', "aaaa000000000002"),
-    Paste("JSON error.message holding pydantic's rendering", '{"error": {"message": "1 '
-          "validation error for EngineConfig\\n  Value error, max_batch_size must be a power of "
-          '2, got 24 [type=value_error, input_value=24, input_type=int]", "type": '
-          '"BadRequestError", "param": null, "code": 400}}', "aaaa000000000003", "pattern"),
-    Paste("vLLM's older error body", '{"object": "error", "message": '
-          f'"{PREFILL.errorMessage}", "type": "BadRequestError", "param": null, "code": 400}}',
-          "bbbb0000000000a1"),
-    Paste("FastAPI validation detail", '{"detail": [{"type": "value_error", "loc": ["body"], '
-          '"msg": "Value error, max_batch_size must be a power of 2, got 3", "input": '
-          '{"max_batch_size": 3}, "ctx": {"error": {}}}]}', "aaaa000000000003", "pattern"),
-    Paste("status line before a JSON body", f'HTTP 400: {{"detail": "{SPECULATIVE_DECODE}"}}',
-          "aaaa000000000001"),
+    Paste(
+        "JSON error.message holding pydantic's rendering",
+        '{"error": {"message": "1 '
+        "validation error for EngineConfig\\n  Value error, max_batch_size must be a power of "
+        '2, got 24 [type=value_error, input_value=24, input_type=int]", "type": '
+        '"BadRequestError", "param": null, "code": 400}}',
+        "aaaa000000000003",
+        "pattern",
+    ),
+    Paste(
+        "vLLM's older error body",
+        '{"object": "error", "message": '
+        f'"{PREFILL.errorMessage}", "type": "BadRequestError", "param": null, "code": 400}}',
+        "bbbb0000000000a1",
+    ),
+    Paste(
+        "FastAPI validation detail",
+        '{"detail": [{"type": "value_error", "loc": ["body"], '
+        '"msg": "Value error, max_batch_size must be a power of 2, got 3", "input": '
+        '{"max_batch_size": 3}, "ctx": {"error": {}}}]}',
+        "aaaa000000000003",
+        "pattern",
+    ),
+    Paste(
+        "status line before a JSON body",
+        f'HTTP 400: {{"detail": "{SPECULATIVE_DECODE}"}}',
+        "aaaa000000000001",
+    ),
     # -- terminals and log prefixes
-    Paste("ANSI colours", "\x1b[1;31mERROR\x1b[0m 08-14 12:00:01 [core.py:700] ValueError: "
-          f"\x1b[31m{FAST_DECODE}\x1b[0m", "aaaa000000000002"),
-    Paste("colour codes that lost their ESC", f"[31mValueError: {FAST_DECODE}[0m",
-          "aaaa000000000002"),
-    Paste("[rank0]: prefixes", _prefixed(_traceback(f"ValueError: {BATCH_6}"), "[rank0]: "),
-          "aaaa000000000003", "pattern"),
-    Paste("(APIServer pid=N) and vLLM's logger", _prefixed(
-        _traceback(f"ValueError: {FAST_DECODE}"),
-        "(APIServer pid=2994609) ERROR 08-14 12:00:01 [api_server.py:91] "), "aaaa000000000002"),
-    Paste("Ray worker prefix", _prefixed(_traceback(f"ValueError: {SPECULATIVE_DECODE}"),
-                                         "(RayWorkerWrapper pid=4242, ip=10.0.0.7) "),
-          "aaaa000000000001"),
-    Paste("SGLang timestamps", _prefixed(_traceback(f"ValueError: {MODEL_LEN}"),
-                                         "[2026-08-14 12:00:01 TP0] "), "bbbb0000000000a2",
-          "pattern"),
-    Paste("kubectl --timestamps", _prefixed(_traceback(f"ValueError: {FAST_DECODE}"),
-                                            "2026-08-14T12:00:01.123456789Z "),
-          "aaaa000000000002"),
-    Paste("journald", _prefixed(_traceback(f"ValueError: {FAST_DECODE}"),
-                                "Aug 14 12:00:01 gpu-node-3 serve[2231]: "), "aaaa000000000002"),
-    Paste("docker compose", _prefixed(_traceback(f"ValueError: {BATCH_6}"), "serve-1  | "),
-          "aaaa000000000003", "pattern"),
-    Paste("mpirun", _prefixed(_traceback(f"ValueError: {FAST_DECODE}"), "[1,0]<stderr>:"),
-          "aaaa000000000002"),
-    Paste("CRLF line endings", _traceback(f"ValueError: {FAST_DECODE}").replace("\n", "\r\n"),
-          "aaaa000000000002"),
-    Paste("hard-wrapped by a terminal, inside words",
-          _hard_wrapped(f"ValueError: {MODEL_LEN}", 37), "bbbb0000000000a2", "pattern"),
-    Paste("wrapped at spaces by an issue template", _soft_wrapped(MODEL_LEN, 30),
-          "bbbb0000000000a2", "pattern"),
+    Paste(
+        "ANSI colours",
+        "\x1b[1;31mERROR\x1b[0m 08-14 12:00:01 [core.py:700] ValueError: "
+        f"\x1b[31m{FAST_DECODE}\x1b[0m",
+        "aaaa000000000002",
+    ),
+    Paste(
+        "colour codes that lost their ESC", f"[31mValueError: {FAST_DECODE}[0m", "aaaa000000000002"
+    ),
+    Paste(
+        "[rank0]: prefixes",
+        _prefixed(_traceback(f"ValueError: {BATCH_6}"), "[rank0]: "),
+        "aaaa000000000003",
+        "pattern",
+    ),
+    Paste(
+        "(APIServer pid=N) and vLLM's logger",
+        _prefixed(
+            _traceback(f"ValueError: {FAST_DECODE}"),
+            "(APIServer pid=2994609) ERROR 08-14 12:00:01 [api_server.py:91] ",
+        ),
+        "aaaa000000000002",
+    ),
+    Paste(
+        "Ray worker prefix",
+        _prefixed(
+            _traceback(f"ValueError: {SPECULATIVE_DECODE}"),
+            "(RayWorkerWrapper pid=4242, ip=10.0.0.7) ",
+        ),
+        "aaaa000000000001",
+    ),
+    Paste(
+        "SGLang timestamps",
+        _prefixed(_traceback(f"ValueError: {MODEL_LEN}"), "[2026-08-14 12:00:01 TP0] "),
+        "bbbb0000000000a2",
+        "pattern",
+    ),
+    Paste(
+        "kubectl --timestamps",
+        _prefixed(_traceback(f"ValueError: {FAST_DECODE}"), "2026-08-14T12:00:01.123456789Z "),
+        "aaaa000000000002",
+    ),
+    Paste(
+        "journald",
+        _prefixed(
+            _traceback(f"ValueError: {FAST_DECODE}"), "Aug 14 12:00:01 gpu-node-3 serve[2231]: "
+        ),
+        "aaaa000000000002",
+    ),
+    Paste(
+        "docker compose",
+        _prefixed(_traceback(f"ValueError: {BATCH_6}"), "serve-1  | "),
+        "aaaa000000000003",
+        "pattern",
+    ),
+    Paste(
+        "mpirun",
+        _prefixed(_traceback(f"ValueError: {FAST_DECODE}"), "[1,0]<stderr>:"),
+        "aaaa000000000002",
+    ),
+    Paste(
+        "CRLF line endings",
+        _traceback(f"ValueError: {FAST_DECODE}").replace("\n", "\r\n"),
+        "aaaa000000000002",
+    ),
+    Paste(
+        "hard-wrapped by a terminal, inside words",
+        _hard_wrapped(f"ValueError: {MODEL_LEN}", 37),
+        "bbbb0000000000a2",
+        "pattern",
+    ),
+    Paste(
+        "wrapped at spaces by an issue template",
+        _soft_wrapped(MODEL_LEN, 30),
+        "bbbb0000000000a2",
+        "pattern",
+    ),
     Paste("Markdown quote", f"> ValueError: {FAST_DECODE}", "aaaa000000000002"),
-    Paste("Markdown code fence", "```text\n" + _traceback(f"ValueError: {BATCH_6}") + "\n```",
-          "aaaa000000000003", "pattern"),
+    Paste(
+        "Markdown code fence",
+        "```text\n" + _traceback(f"ValueError: {BATCH_6}") + "\n```",
+        "aaaa000000000003",
+        "pattern",
+    ),
     # -- other wording: a release's, or the user's cut
-    Paste("older release, the clause the record appends is missing",
-          "ValueError: gpu_memory_utilization must be in (0, 1], got 1.5.", "bbbb0000000000a3",
-          "reworded"),
-    Paste("message cut short", "max_model_len (8192) must be <= max_num_batched_tokens (2048) "
-          "when chunked", "bbbb0000000000a2", "reworded"),
-    Paste("a typo fixed since", "--use-fast-decode does not suport speculative decoding",
-          "aaaa000000000001", "reworded"),
+    Paste(
+        "older release, the clause the record appends is missing",
+        "ValueError: gpu_memory_utilization must be in (0, 1], got 1.5.",
+        "bbbb0000000000a3",
+        "reworded",
+    ),
+    Paste(
+        "message cut short",
+        "max_model_len (8192) must be <= max_num_batched_tokens (2048) when chunked",
+        "bbbb0000000000a2",
+        "reworded",
+    ),
+    Paste(
+        "a typo fixed since",
+        "--use-fast-decode does not suport speculative decoding",
+        "aaaa000000000001",
+        "reworded",
+    ),
     # -- built from parts
-    Paste("message built from parts", "ValueError: --speculative-model requires "
-          "--num-speculative-tokens. Pipeline parallelism is not supported with speculative "
-          "decoding.", "bbbb0000000000a4", "parts"),
-    Paste("parts with a value", "--num-speculative-tokens must be at most 8, got 12. Pipeline "
-          "parallelism is not supported with speculative decoding.", "bbbb0000000000a4", "parts"),
+    Paste(
+        "message built from parts",
+        "ValueError: --speculative-model requires "
+        "--num-speculative-tokens. Pipeline parallelism is not supported with speculative "
+        "decoding.",
+        "bbbb0000000000a4",
+        "parts",
+    ),
+    Paste(
+        "parts with a value",
+        "--num-speculative-tokens must be at most 8, got 12. Pipeline "
+        "parallelism is not supported with speculative decoding.",
+        "bbbb0000000000a4",
+        "parts",
+    ),
     # -- nothing to find
-    Paste("another error altogether", "torch.OutOfMemoryError: CUDA out of memory. Tried to "
-          "allocate 2.00 GiB", None, "approximate"),
+    Paste(
+        "another error altogether",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+        None,
+        "approximate",
+    ),
 ]
-

@@ -8,14 +8,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _ENV = {
-    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
-    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
     "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-}  # fmt: skip
+}
 
-CONFIG_V1 = '''\
+CONFIG_V1 = """\
 from dataclasses import dataclass
 
 
@@ -27,24 +31,27 @@ class SchedulerConfig:
     def __post_init__(self) -> None:
         if self.max_num_seqs <= 0:
             raise ValueError("max_num_seqs must be positive")
-'''
+"""
 
-CONFIG_V2 = CONFIG_V1 + '''\
+CONFIG_V2 = (
+    CONFIG_V1
+    + """\
         if self.policy not in ("fcfs", "priority"):
             raise ValueError(f"unknown --scheduling-policy {self.policy!r}")
-'''
+"""
+)
 
-FEATURE_LIMITS = '''\
+FEATURE_LIMITS = """\
 def check_limits(low: int, high: int) -> None:
     if low > high:
         raise ValueError(f"low ({low}) must not exceed high ({high})")
-'''
+"""
 
-BROKEN = '''\
+BROKEN = """\
 def validate_mode(mode):
     if mode ==
         raise ValueError("bad mode")
-'''
+"""
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -37,10 +37,26 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
 FaultKind = Literal[
-    "rate_limit", "server_error", "stall", "malformed", "schema_invalid", "ungrounded", "hostile",
-    "reject_schema_400", "reject_schema_500", "extra_keys", "fenced_code", "null_string",
-    "list_string", "capitalised_enum", "unparseable_code", "long_field", "trickle", "huge",
-    "not_json", "cut_off",
+    "rate_limit",
+    "server_error",
+    "stall",
+    "malformed",
+    "schema_invalid",
+    "ungrounded",
+    "hostile",
+    "reject_schema_400",
+    "reject_schema_500",
+    "extra_keys",
+    "fenced_code",
+    "null_string",
+    "list_string",
+    "capitalised_enum",
+    "unparseable_code",
+    "long_field",
+    "trickle",
+    "huge",
+    "not_json",
+    "cut_off",
 ]
 FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 
@@ -208,14 +224,23 @@ class FakeBatch:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "id": self.id, "object": "batch", "endpoint": self.endpoint, "errors": self.errors,
-            "input_file_id": self.input_file_id, "completion_window": "24h",
-            "status": self.status, "output_file_id": self.output_file_id,
-            "error_file_id": self.error_file_id, "created_at": self.created_at,
-            "request_counts": {"total": self.total, "completed": self.completed,
-                               "failed": self.failed},
+            "id": self.id,
+            "object": "batch",
+            "endpoint": self.endpoint,
+            "errors": self.errors,
+            "input_file_id": self.input_file_id,
+            "completion_window": "24h",
+            "status": self.status,
+            "output_file_id": self.output_file_id,
+            "error_file_id": self.error_file_id,
+            "created_at": self.created_at,
+            "request_counts": {
+                "total": self.total,
+                "completed": self.completed,
+                "failed": self.failed,
+            },
             "metadata": None,
-        }  # fmt: skip
+        }
 
 
 _BATCH_STEPS = ("validating", "in_progress", "finalizing")
@@ -295,9 +320,12 @@ class FakeLLM:
     def stats(self) -> dict[str, int]:
         with self._lock:
             served = sum(1 for request in self._requests if request.status)
-            return {"received": len(self._requests), "answered": served,
-                    "batches": len(self.batches),
-                    "retrieves": sum(b.retrieves for b in self.batches.values())}  # fmt: skip
+            return {
+                "received": len(self._requests),
+                "answered": served,
+                "batches": len(self.batches),
+                "retrieves": sum(b.retrieves for b in self.batches.values()),
+            }
 
     def reset(self) -> None:
         with self._lock:
@@ -316,7 +344,11 @@ class FakeLLM:
             if fault is not None:
                 fault.times -= 1
             served = ServedRequest(
-                number, time.monotonic(), body, fault.kind if fault else None, scripted=fault,
+                number,
+                time.monotonic(),
+                body,
+                fault.kind if fault else None,
+                scripted=fault,
                 batch=batch,
             )
             self._requests.append(served)
@@ -329,13 +361,18 @@ class FakeLLM:
         if self.latency:
             self._stopping.wait(self.latency)
         if kind == "rate_limit":
-            return Reply(429, _error("rate limited", "rate_limit"),
-                         {"Retry-After": fault.retry_after})  # fmt: skip
+            return Reply(
+                429, _error("rate limited", "rate_limit"), {"Retry-After": fault.retry_after}
+            )
         if kind == "server_error":
             return Reply(500, _error("internal error", "server_error"))
         if kind == "reject_schema_400":
-            return Reply(400, _error("response_format of type json_schema is not supported",
-                                     "invalid_request_error"))  # fmt: skip
+            return Reply(
+                400,
+                _error(
+                    "response_format of type json_schema is not supported", "invalid_request_error"
+                ),
+            )
         if kind == "reject_schema_500":
             return Reply(500, _error(LLAMA_CPP_FORMAT_ERROR, "internal_server_error"))
         if kind == "not_json":
@@ -421,10 +458,13 @@ class FakeLLM:
         with self._lock:
             plan = self.batch_plans.pop(0) if self.batch_plans else BatchPlan()
             batch = FakeBatch(
-                id=f"batch_{len(self.batches) + 1}", input_file_id=file_id,
-                endpoint=body.get("endpoint", ""), plan=plan, created_at=1_700_000_000,
+                id=f"batch_{len(self.batches) + 1}",
+                input_file_id=file_id,
+                endpoint=body.get("endpoint", ""),
+                plan=plan,
+                created_at=1_700_000_000,
                 total=len(lines),
-            )  # fmt: skip
+            )
             self.batches[batch.id] = batch
         return Reply(200, batch.to_json())
 
@@ -448,9 +488,17 @@ class FakeLLM:
         plan = batch.plan
         if plan.ending == "failed":
             batch.status = "failed"
-            batch.errors = {"object": "list", "data": [
-                {"code": "invalid_request", "message": "the input file is not valid",
-                 "param": None, "line": None}]}  # fmt: skip
+            batch.errors = {
+                "object": "list",
+                "data": [
+                    {
+                        "code": "invalid_request",
+                        "message": "the input file is not valid",
+                        "param": None,
+                        "line": None,
+                    }
+                ],
+            }
             return
         lines = self.files[batch.input_file_id][1].decode().split("\n")
         requests = [json.loads(line) for line in lines if line.strip()]
@@ -459,18 +507,33 @@ class FakeLLM:
         for index, line in enumerate(requests):
             custom_id = line.get("custom_id")
             if index >= done:
-                errors.append({"id": f"batch_req_{index}", "custom_id": custom_id,
-                               "response": None, "error": {"code": "batch_expired",
-                               "message": "This request could not be executed before the "
-                               "completion window expired."}})  # fmt: skip
+                errors.append(
+                    {
+                        "id": f"batch_req_{index}",
+                        "custom_id": custom_id,
+                        "response": None,
+                        "error": {
+                            "code": "batch_expired",
+                            "message": "This request could not be executed before the "
+                            "completion window expired.",
+                        },
+                    }
+                )
                 continue
             served = self._arrive(line.get("body") or {}, batch=batch.id)
             reply = self._answer(served)
             served.status = reply.status
             body = reply.body if reply.body is not None else (reply.raw or b"").decode()
-            entry = {"id": f"batch_req_{index}", "custom_id": custom_id, "error": None,
-                     "response": {"status_code": reply.status, "request_id": f"req_{index}",
-                                  "body": body}}  # fmt: skip
+            entry = {
+                "id": f"batch_req_{index}",
+                "custom_id": custom_id,
+                "error": None,
+                "response": {
+                    "status_code": reply.status,
+                    "request_id": f"req_{index}",
+                    "body": body,
+                },
+            }
             (output if reply.status == 200 else errors).append(entry)
         batch.completed = sum(1 for e in output)
         batch.failed = len(errors)
@@ -486,8 +549,15 @@ def _jsonl(items: list[dict[str, Any]]) -> bytes:
 
 
 def _file_json(file_id: str, purpose: str, content: bytes) -> dict[str, Any]:
-    return {"id": file_id, "object": "file", "bytes": len(content), "created_at": 1_700_000_000,
-            "filename": f"{file_id}.jsonl", "purpose": purpose, "status": "processed"}  # fmt: skip
+    return {
+        "id": file_id,
+        "object": "file",
+        "bytes": len(content),
+        "created_at": 1_700_000_000,
+        "filename": f"{file_id}.jsonl",
+        "purpose": purpose,
+        "status": "processed",
+    }
 
 
 def _error(message: str, kind: str) -> dict[str, Any]:
@@ -526,9 +596,22 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0].rstrip("/")
         parts = path.split("/")
         if path == "/v1/models":
-            self._send(Reply(200, {"object": "list", "data": [
-                {"id": "fake", "object": "model", "created": 1_700_000_000, "owned_by": "vmine"}
-            ]}))  # fmt: skip
+            self._send(
+                Reply(
+                    200,
+                    {
+                        "object": "list",
+                        "data": [
+                            {
+                                "id": "fake",
+                                "object": "model",
+                                "created": 1_700_000_000,
+                                "owned_by": "vmine",
+                            }
+                        ],
+                    },
+                )
+            )
         elif path == "/_stats":
             self._send(Reply(200, fake.stats()))
         elif len(parts) == 4 and parts[2] == "batches":

@@ -87,7 +87,7 @@ class SpeculativeConfig:
     """The number of tokens to propose per step."""
 '''
 
-ENGINE_CONFIG_INIT = '''\
+ENGINE_CONFIG_INIT = """\
 from engine.config.cache import CacheConfig, MambaCacheMode
 from engine.config.kv_transfer import KVTransferConfig
 from engine.config.speculative import SpeculativeConfig
@@ -95,7 +95,7 @@ from engine.config.engine import EngineConfig
 
 __all__ = ["CacheConfig", "EngineConfig", "KVTransferConfig", "MambaCacheMode",
            "SpeculativeConfig"]
-'''
+"""
 
 ENGINE_CONFIG = '''\
 from dataclasses import field

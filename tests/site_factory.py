@@ -59,14 +59,26 @@ def make_explanation(text: str = "The batch size is not positive.") -> Explanati
 def make_record(site: Site, record_id: str, slug: str, analyzed_at: str) -> ErrorRecord:
     facts = site.model_dump(
         include={
-            "repo", "errorMessage", "messagePattern", "errorClass", "filePath", "lineNumber",
-            "sourceCode", "sourceCodeStart", "sourceCodeEnd", "githubUrl", "analyzedSha",
+            "repo",
+            "errorMessage",
+            "messagePattern",
+            "errorClass",
+            "filePath",
+            "lineNumber",
+            "sourceCode",
+            "sourceCodeStart",
+            "sourceCodeEnd",
+            "githubUrl",
+            "analyzedSha",
         }
-    )  # fmt: skip
+    )
     return ErrorRecord(
-        id=record_id, slug=slug, analyzedAt=analyzed_at, **facts,
+        id=record_id,
+        slug=slug,
+        analyzedAt=analyzed_at,
+        **facts,
         **make_explanation().model_dump(),
-    )  # fmt: skip
+    )
 
 
 def make_entry(site: Site, record_id: str, slug: str) -> IndexEntry:
@@ -75,8 +87,15 @@ def make_entry(site: Site, record_id: str, slug: str) -> IndexEntry:
         slug=slug,
         **site.model_dump(
             include={
-                "filePath", "lineNumber", "qualname", "validatorKind", "errorClass",
-                "errorMessage", "messagePattern", "messageStatus", "guards",
+                "filePath",
+                "lineNumber",
+                "qualname",
+                "validatorKind",
+                "errorClass",
+                "errorMessage",
+                "messagePattern",
+                "messageStatus",
+                "guards",
             }
         ),
-    )  # fmt: skip
+    )

@@ -25,11 +25,27 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def batch_args(server: FakeLLM, repo: Path, tmp: Path, *more: str) -> list[str]:
     return [
-        "run", str(repo), *more, "--repo-name", REPO, "-o", str(tmp / "out"), "--llm", "openai",
-        "--model", "fake-model", "--base-url", server.base_url,
-        "--cache", str(tmp / "cache" / "store.sqlite"), "--cache-dir", str(tmp / "mirrors"),
-        "--dataset-version", DATASET_VERSION, "--ci",
-    ]  # fmt: skip
+        "run",
+        str(repo),
+        *more,
+        "--repo-name",
+        REPO,
+        "-o",
+        str(tmp / "out"),
+        "--llm",
+        "openai",
+        "--model",
+        "fake-model",
+        "--base-url",
+        server.base_url,
+        "--cache",
+        str(tmp / "cache" / "store.sqlite"),
+        "--cache-dir",
+        str(tmp / "mirrors"),
+        "--dataset-version",
+        DATASET_VERSION,
+        "--ci",
+    ]
 
 
 def vmine(args: list[str]):
@@ -88,7 +104,8 @@ def test_batches_that_keep_failing_leave_offline_fallbacks(fake_llm, repo, tmp_p
     data = dataset(tmp_path)
     assert [e.explainedBy for e in data.entries] == ["offline-fallback"] * ENGINE_SITES
     assert {site.reason for site in data.manifest.fallbackSites} == {
-        "batch batch_3 failed: the input file is not valid"}  # fmt: skip
+        "batch batch_3 failed: the input file is not valid"
+    }
 
 
 def test_a_refused_json_schema_in_a_batch_goes_again_in_json_mode(fake_llm, repo, tmp_path):
@@ -106,14 +123,22 @@ def results_of(server: FakeLLM, requests_file: Path, skip: int = 0) -> str:
     for line in requests_file.read_text().splitlines()[skip:]:
         request = json.loads(line)
         sent = urllib.request.Request(
-            server.base_url + "/chat/completions", json.dumps(request["body"]).encode(),
+            server.base_url + "/chat/completions",
+            json.dumps(request["body"]).encode(),
             {"Content-Type": "application/json"},
-        )  # fmt: skip
+        )
         with urllib.request.urlopen(sent, timeout=10) as answer:
             body = json.load(answer)
-        lines.append(json.dumps({"id": f"vllm-{len(lines)}", "custom_id": request["custom_id"],
-                                 "response": {"status_code": 200, "request_id": "r",
-                                              "body": body}, "error": None}))  # fmt: skip
+        lines.append(
+            json.dumps(
+                {
+                    "id": f"vllm-{len(lines)}",
+                    "custom_id": request["custom_id"],
+                    "response": {"status_code": 200, "request_id": "r", "body": body},
+                    "error": None,
+                }
+            )
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -143,11 +168,14 @@ def test_a_batch_file_and_its_results_make_the_dataset(fake_llm, repo, tmp_path)
     assert len(requests_file.read_text().splitlines()) == 1
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    (["--batch", "--dry-run"], "--batch and --dry-run do not go together: use one"),
-    (["--batch", "--batch-file", "x.jsonl"], "--batch and --batch-file do not go together"),
-    (["--batch-results", "missing.jsonl"], "--batch-results: missing.jsonl: no such file"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--batch", "--dry-run"], "--batch and --dry-run do not go together: use one"),
+        (["--batch", "--batch-file", "x.jsonl"], "--batch and --batch-file do not go together"),
+        (["--batch-results", "missing.jsonl"], "--batch-results: missing.jsonl: no such file"),
+    ],
+)
 def test_batch_options_that_do_not_go_together_are_one_line_errors(
     fake_llm, repo, tmp_path, options, message
 ):
@@ -160,11 +188,14 @@ def test_batch_options_that_do_not_go_together_are_one_line_errors(
 def test_an_interrupted_batch_run_resumes_polling_the_same_batch(fake_llm, repo, tmp_path):
     fake_llm.plan_batch(hold=True)
     vmine_bin = Path(sys.executable).with_name("vmine")
-    args = [str(vmine_bin), *batch_args(fake_llm, repo, tmp_path, "--batch", "--batch-poll",
-                                        "0.05")]  # fmt: skip
+    args = [
+        str(vmine_bin),
+        *batch_args(fake_llm, repo, tmp_path, "--batch", "--batch-poll", "0.05"),
+    ]
     env = {**os.environ, "OPENAI_API_KEY": "test", "CI": "true"}
-    process = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    process = subprocess.Popen(
+        args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     deadline = time.monotonic() + 60
     while fake_llm.stats()["retrieves"] < 3:
         assert process.poll() is None, process.communicate()[0]

@@ -216,11 +216,20 @@ BUILT = [
             if problems:
                 raise ValueError("; ".join(problems))
         """,
-        "validate", [(0, 2, True), (0, 1, False), (1, 2, True)],
-        [("{?tensor_parallel_size must be positive, got {tp}}"
-          "{?; speculative decoding does not support pipeline parallelism}", "(.*?)", "partial",
-          ["tensor_parallel_size must be positive, got ",
-           "speculative decoding does not support pipeline parallelism"])],
+        "validate",
+        [(0, 2, True), (0, 1, False), (1, 2, True)],
+        [
+            (
+                "{?tensor_parallel_size must be positive, got {tp}}"
+                "{?; speculative decoding does not support pipeline parallelism}",
+                "(.*?)",
+                "partial",
+                [
+                    "tensor_parallel_size must be positive, got ",
+                    "speculative decoding does not support pipeline parallelism",
+                ],
+            )
+        ],
     ),
     (
         "a first part that is always there, then the reasons",
@@ -234,11 +243,22 @@ BUILT = [
             if len(error_msg) > 1:
                 raise ValueError(" ".join(error_msg))
         """,
-        "check_lora", [(16, 8, "none"), (8, 8, "all"), (16, 8, "all")],
-        [("Invalid LoRA adapter:{? rank {rank} is greater than max_lora_rank {max_rank}.}"
-          "{? bias is not supported.}", "Invalid LoRA adapter:(.*?)", "partial",
-          ["Invalid LoRA adapter:", "rank ", " is greater than max_lora_rank ",
-           "bias is not supported."])],
+        "check_lora",
+        [(16, 8, "none"), (8, 8, "all"), (16, 8, "all")],
+        [
+            (
+                "Invalid LoRA adapter:{? rank {rank} is greater than max_lora_rank {max_rank}.}"
+                "{? bias is not supported.}",
+                "Invalid LoRA adapter:(.*?)",
+                "partial",
+                [
+                    "Invalid LoRA adapter:",
+                    "rank ",
+                    " is greater than max_lora_rank ",
+                    "bias is not supported.",
+                ],
+            )
+        ],
     ),
     (
         "lines appended in a loop, joined with newlines",
@@ -251,9 +271,9 @@ BUILT = [
             if len(errors) > 1:
                 raise ValueError("\\n".join(errors))
         """,
-        "validate", [(["a"], []), (["a", "it's", "b"], ["b"])],
-        [("Unknown names:{*\n- {name!r}}", "Unknown names:(.*?)", "partial",
-          ["Unknown names:"])],
+        "validate",
+        [(["a"], []), (["a", "it's", "b"], ["b"])],
+        [("Unknown names:{*\n- {name!r}}", "Unknown names:(.*?)", "partial", ["Unknown names:"])],
     ),
     (
         "a list handed to a call may hold items we cannot see",
@@ -270,9 +290,9 @@ BUILT = [
             if size < 0:
                 errors.append(f"size must be positive, got {size}")
         """,
-        "validate", [(-1, "fast"), (-1, "slow"), (1, "fast")],
-        [("{*errors}{?, fast mode needs a GPU}", "(.*?)", "partial",
-          ["fast mode needs a GPU"])],
+        "validate",
+        [(-1, "fast"), (-1, "slow"), (1, "fast")],
+        [("{*errors}{?, fast mode needs a GPU}", "(.*?)", "partial", ["fast mode needs a GPU"])],
     ),
     (
         "a tuple of lines held in a variable prints as a tuple",
@@ -286,11 +306,18 @@ BUILT = [
             if not isinstance(images, list):
                 raise ValueError(error_message)
         """,
-        "validate_image_pairs", [(None,)],
-        [("('Input images must be one of the following:', ' - a pair of images,', "
-          "' - a list of pairs of images.')",
-          r"\('Input images must be one of the following:', ' - a pair of images,', "
-          r"' - a list of pairs of images\.'\)", "literal", [])],
+        "validate_image_pairs",
+        [(None,)],
+        [
+            (
+                "('Input images must be one of the following:', ' - a pair of images,', "
+                "' - a list of pairs of images.')",
+                r"\('Input images must be one of the following:', ' - a pair of images,', "
+                r"' - a list of pairs of images\.'\)",
+                "literal",
+                [],
+            )
+        ],
     ),
     (
         "a suffix added by a conditional expression",
@@ -301,11 +328,17 @@ BUILT = [
                 msg += f" (equivalent to {positive})" if positive != out_indices else ""
                 raise ValueError(msg)
         """,
-        "verify_out_indices", [([1, 1], [1, 1]), ([-1, 1], [1, 1])],
-        [("out_indices must not contain any duplicates, got {out_indices}"
-          "{? (equivalent to {positive})}",
-          "out_indices must not contain any duplicates, got (.*?)", "partial",
-          ["out_indices must not contain any duplicates, got ", " (equivalent to "])],
+        "verify_out_indices",
+        [([1, 1], [1, 1]), ([-1, 1], [1, 1])],
+        [
+            (
+                "out_indices must not contain any duplicates, got {out_indices}"
+                "{? (equivalent to {positive})}",
+                "out_indices must not contain any duplicates, got (.*?)",
+                "partial",
+                ["out_indices must not contain any duplicates, got ", " (equivalent to "],
+            )
+        ],
     ),
     (
         "several branches extend the message",
@@ -318,14 +351,23 @@ BUILT = [
                 msg += f" You also specified 'layers_pattern': {pattern}."
             raise ValueError(msg)
         """,
-        "check_target_modules", [("q", None, None), ("q", [1], None), ("q", [1], "h.*")],
-        [("Target modules {target} not found in the base model."
-          "{? Note: you specified 'layers_to_transform': {layers}.}"
-          "{? You also specified 'layers_pattern': {pattern}.}",
-          r"Target modules (.*?) not found in the base model\.(.*?)", "partial",
-          ["Target modules ", " not found in the base model.",
-           " Note: you specified 'layers_to_transform': ",
-           " You also specified 'layers_pattern': "])],
+        "check_target_modules",
+        [("q", None, None), ("q", [1], None), ("q", [1], "h.*")],
+        [
+            (
+                "Target modules {target} not found in the base model."
+                "{? Note: you specified 'layers_to_transform': {layers}.}"
+                "{? You also specified 'layers_pattern': {pattern}.}",
+                r"Target modules (.*?) not found in the base model\.(.*?)",
+                "partial",
+                [
+                    "Target modules ",
+                    " not found in the base model.",
+                    " Note: you specified 'layers_to_transform': ",
+                    " You also specified 'layers_pattern': ",
+                ],
+            )
+        ],
     ),
     (
         "each arm assigns the message; an arm that returns never reaches the raise",
@@ -340,10 +382,16 @@ BUILT = [
                 msg = f"http mode needs http:// URLs, got {url}"
             raise ValueError(msg)
         """,
-        "validate", [("grpc", "x"), ("http", "y")],
-        [("{?grpc mode needs grpc|http mode needs http}:// URLs, got {url}",
-          "(.*?):// URLs, got (.*?)", "partial",
-          ["grpc mode needs grpc", "http mode needs http", ":// URLs, got "])],
+        "validate",
+        [("grpc", "x"), ("http", "y")],
+        [
+            (
+                "{?grpc mode needs grpc|http mode needs http}:// URLs, got {url}",
+                "(.*?):// URLs, got (.*?)",
+                "partial",
+                ["grpc mode needs grpc", "http mode needs http", ":// URLs, got "],
+            )
+        ],
     ),
     (
         "assigned in a loop without reading it: the first value or the loop's",
@@ -354,9 +402,16 @@ BUILT = [
                 msg = f"unknown option {option!r}"
             raise ValueError(msg)
         """,
-        "validate", [([],), (["a", "b"],)],
-        [("{?no options|unknown option {option!r}}", "(.*?)", "partial",
-          ["no options", "unknown option "])],
+        "validate",
+        [([],), (["a", "b"],)],
+        [
+            (
+                "{?no options|unknown option {option!r}}",
+                "(.*?)",
+                "partial",
+                ["no options", "unknown option "],
+            )
+        ],
     ),
     (
         "a raise inside the loop sees what earlier iterations appended",
@@ -368,7 +423,8 @@ BUILT = [
                 if len(seen) > 1:
                     raise ValueError(", ".join(seen))
         """,
-        "validate", [(["a", "b"],)],
+        "validate",
+        [(["a", "b"],)],
         [("{*bad, }bad", "(.*?)bad", "partial", ["bad", "bad"])],
     ),
 ]

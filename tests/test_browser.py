@@ -73,9 +73,9 @@ class Chromium:
         self._next_id = 0
         self.events: list[dict] = []
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.session = self.send(
-            "Target.attachToTarget", {"targetId": target, "flatten": True}
-        )["sessionId"]
+        self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
+            "sessionId"
+        ]
         for domain in ("Page", "Runtime", "Network"):
             self.send(f"{domain}.enable", session=True)
 
@@ -218,7 +218,10 @@ VISIBLE_ROWS = (
 def _search_and_follow(browser: Chromium, index_url: str, tmp_path: Path) -> None:
     browser.open(index_url)
     assert browser.evaluate(VISIBLE_ROWS) == [
-        "aaaa000000000001", "aaaa000000000002", "aaaa000000000003", "aaaa000000000004",
+        "aaaa000000000001",
+        "aaaa000000000002",
+        "aaaa000000000003",
+        "aaaa000000000004",
     ]
     browser.type_into("#search", "decode backend")
     assert browser.evaluate(VISIBLE_ROWS) == ["aaaa000000000002"]
@@ -250,9 +253,10 @@ def _search_and_follow(browser: Chromium, index_url: str, tmp_path: Path) -> Non
     assert browser.evaluate("document.querySelector('a.github').textContent") == (
         "View on GitHub (pinned to c0ffee1234)"
     )
-    assert browser.evaluate(
-        "getComputedStyle(document.querySelector('.source .hll')).backgroundColor"
-    ) != "rgba(0, 0, 0, 0)"
+    assert (
+        browser.evaluate("getComputedStyle(document.querySelector('.source .hll')).backgroundColor")
+        != "rgba(0, 0, 0, 0)"
+    )
     assert browser.exceptions() == []
     shot = browser.screenshot(tmp_path / "record.png")
     print(f"screenshot: {shot}")
@@ -322,6 +326,9 @@ def test_long_names_wrap_inside_the_page_width(browser: Chromium, tmp_path: Path
     root = write_fixture_dataset(tmp_path / "output", [long])
     render(root, "html", tmp_path / "site")
     browser.open((tmp_path / "site" / "index.html").as_uri())
-    assert browser.evaluate(
-        "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
-    ) is True
+    assert (
+        browser.evaluate(
+            "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+        )
+        is True
+    )

@@ -60,16 +60,31 @@ def test_batch_mode_comes_from_ci_env_or_flag(clean_env, env, ci_flag, mode):
 
 
 def _head(repo: Path) -> str:
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
-                          text=True, check=True).stdout.strip()
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def _run(tmp_path: Path, *extra: str):
     repo = make_git_repo(tmp_path / "engine", FILES)
-    result = CliRunner().invoke(main, [
-        "run", str(repo), "--repo-name", "acme/engine", "--llm", "offline",
-        "-o", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"),
-        "--dataset-version", VERSION, *extra])
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            str(repo),
+            "--repo-name",
+            "acme/engine",
+            "--llm",
+            "offline",
+            "-o",
+            str(tmp_path / "out"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--dataset-version",
+            VERSION,
+            *extra,
+        ],
+    )
     return result, _head(repo)
 
 
@@ -96,12 +111,15 @@ def test_run_under_github_actions_annotates_and_writes_the_job_summary(clean_env
     ]
     # One line per event on stderr, no progress bar, then the summary lines.
     assert "warning: engine/broken.py:1: skipped: syntax error at line 1: invalid syntax" in (
-        result.stderr.splitlines())
+        result.stderr.splitlines()
+    )
     assert result.stderr.splitlines()[-3:] == lines
     assert "\r" not in result.stderr and "━" not in result.stderr
     assert summary.read_text() == (
-        f"### vmine: acme/engine@{sha[:12]}\n\n" + "".join(f"- {line}\n" for line in lines)
-        + "\nSkipped files:\n\n- `engine/broken.py`: syntax error at line 1: invalid syntax\n")
+        f"### vmine: acme/engine@{sha[:12]}\n\n"
+        + "".join(f"- {line}\n" for line in lines)
+        + "\nSkipped files:\n\n- `engine/broken.py`: syntax error at line 1: invalid syntax\n"
+    )
 
 
 def test_extract_under_github_actions_annotates_on_stderr_and_writes_the_summary(
@@ -111,12 +129,22 @@ def test_extract_under_github_actions_annotates_on_stderr_and_writes_the_summary
     clean_env.setenv("GITHUB_ACTIONS", "true")
     clean_env.setenv("GITHUB_STEP_SUMMARY", str(summary))
     repo = make_git_repo(tmp_path / "engine", FILES)
-    result = CliRunner().invoke(main, [
-        "extract", str(repo), "--repo-name", "acme/engine", "--cache-dir",
-        str(tmp_path / "cache"), "--ci"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "extract",
+            str(repo),
+            "--repo-name",
+            "acme/engine",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--ci",
+        ],
+    )
     assert result.exit_code == 1
     assert [json.loads(line)["filePath"] for line in result.stdout.splitlines()] == [
-        "engine/cache.py"]  # stdout stays pure JSON Lines
+        "engine/cache.py"
+    ]  # stdout stays pure JSON Lines
     assert (
         "::warning file=engine/broken.py,line=1::skipped: syntax error at line 1: invalid syntax"
         in result.stderr.splitlines()
@@ -124,7 +152,8 @@ def test_extract_under_github_actions_annotates_on_stderr_and_writes_the_summary
     closing = result.stderr.splitlines()[-1]
     assert summary.read_text() == (
         f"### vmine extract: {repo}\n\n- {closing}\n\nSkipped files:\n\n"
-        "- `engine/broken.py`: syntax error at line 1: invalid syntax\n")
+        "- `engine/broken.py`: syntax error at line 1: invalid syntax\n"
+    )
 
 
 def test_plain_ci_has_no_annotations_and_no_summary(clean_env, tmp_path):
@@ -135,7 +164,8 @@ def test_plain_ci_has_no_annotations_and_no_summary(clean_env, tmp_path):
     assert result.exit_code == 1
     assert result.stdout == ""
     assert "warning: engine/broken.py:1: skipped: syntax error at line 1: invalid syntax" in (
-        result.stderr.splitlines())
+        result.stderr.splitlines()
+    )
     assert not summary.exists()
 
 
@@ -168,7 +198,8 @@ def test_diff_under_github_actions(clean_env, tmp_path):
     assert written == markdown.stdout
     assert markdown.stdout.startswith(
         "### vmine diff: `acme/engine@aaaaaaaaaaaa` → `acme/engine@bbbbbbbbbbbb`\n\n"
-        "**1 added, 1 removed, 1 reworded, 2 moved, 1 changed, 1 unchanged**\n")
+        "**1 added, 1 removed, 1 reworded, 2 moved, 1 changed, 1 unchanged**\n"
+    )
 
 
 def test_run_config_summarises_the_targets(clean_env, tmp_path):
@@ -178,24 +209,38 @@ def test_run_config_summarises_the_targets(clean_env, tmp_path):
     clean_env.setenv("GITHUB_STEP_SUMMARY", str(summary))
     repo = make_git_repo(tmp_path / "engine", {"engine/cache.py": FILES["engine/cache.py"]})
     config = tmp_path / "pipeline.toml"
-    config.write_text(f'llm = "offline"\n\n[targets.engine]\nrepo = "acme/engine"\n'
-                      f'url = "{repo}"\nrev = "main"\n')
-    result = CliRunner().invoke(main, [
-        "run", "--config", str(config), "-o", str(tmp_path / "out"),
-        "--cache-dir", str(tmp_path / "cache"), "--dataset-version", VERSION])
+    config.write_text(
+        f'llm = "offline"\n\n[targets.engine]\nrepo = "acme/engine"\nurl = "{repo}"\nrev = "main"\n'
+    )
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "--config",
+            str(config),
+            "-o",
+            str(tmp_path / "out"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--dataset-version",
+            VERSION,
+        ],
+    )
     assert result.exit_code == 0, result.output
     sha = _head(repo)
     assert result.stderr.splitlines()[0] == "target engine: acme/engine at main"
     assert result.stderr.splitlines()[-1] == f"targets: engine exit 0 ({repo})"
     assert summary.read_text().endswith(
         "### vmine targets\n\n| target | mined from | exit | dataset |\n|---|---|---|---|\n"
-        f"| engine | `{repo}` | 0 | `{tmp_path}/out/acme/engine/{sha}` |\n")
+        f"| engine | `{repo}` | 0 | `{tmp_path}/out/acme/engine/{sha}` |\n"
+    )
 
 
 def test_example_workflow_schedules_caches_uploads_and_comments_the_diff():
     yaml = pytest.importorskip("yaml")
-    workflow = yaml.safe_load((Path(__file__).parent.parent / "examples" / "github-actions.yml")
-                              .read_text())
+    workflow = yaml.safe_load(
+        (Path(__file__).parent.parent / "examples" / "github-actions.yml").read_text()
+    )
     triggers = workflow[True]  # YAML 1.1 reads the key `on` as true
     assert triggers["schedule"] == [{"cron": "17 4 * * 1"}]
     assert "pull_request" in triggers
@@ -223,11 +268,22 @@ class ScriptedExplainer:
         if "swap_space" in request.site.errorMessage:
             return ExplainResult(explanation=None, error="the model gave up")
         explanation = Explanation(
-            documentation="d", triggerScenarios="t", commonSituations="c", solutions=["s"],
-            exampleFix="e", handlingStrategy="validation", validationCode="v", typeGuard="g",
-            tryCatchPattern=None, preventionTips=[], tags=[])
-        return ExplainResult(explanation=explanation,
-                             grounding_warnings=["--block-sz is not a flag of this repository"])
+            documentation="d",
+            triggerScenarios="t",
+            commonSituations="c",
+            solutions=["s"],
+            exampleFix="e",
+            handlingStrategy="validation",
+            validationCode="v",
+            typeGuard="g",
+            tryCatchPattern=None,
+            preventionTips=[],
+            tags=[],
+        )
+        return ExplainResult(
+            explanation=explanation,
+            grounding_warnings=["--block-sz is not a flag of this repository"],
+        )
 
     def estimate_tokens(self, request):
         return (0, 0)
@@ -236,16 +292,27 @@ class ScriptedExplainer:
 def test_fallbacks_and_grounding_warnings_are_annotated(clean_env, tmp_path, capsys):
     from pipeline.mine.run import RunOptions, run_dataset
 
-    files = {"engine/cache.py": FILES["engine/cache.py"] + (
-        "\n    def check_block(self):\n"
-        "        if self.block_size % 16:\n"
-        '            raise ValueError("block_size must be a multiple of 16")\n')}
+    files = {
+        "engine/cache.py": FILES["engine/cache.py"]
+        + (
+            "\n    def check_block(self):\n"
+            "        if self.block_size % 16:\n"
+            '            raise ValueError("block_size must be a multiple of 16")\n'
+        )
+    }
     repo = make_git_repo(tmp_path / "engine", files)
     stream = io.StringIO()
     outcome = run_dataset(
-        RunOptions(source=str(repo), repo_name="acme/engine", out_dir=tmp_path / "out",
-                   cache_dir=tmp_path / "cache", dataset_version=VERSION),
-        Console("github", stream), explainer=ScriptedExplainer())
+        RunOptions(
+            source=str(repo),
+            repo_name="acme/engine",
+            out_dir=tmp_path / "out",
+            cache_dir=tmp_path / "cache",
+            dataset_version=VERSION,
+        ),
+        Console("github", stream),
+        explainer=ScriptedExplainer(),
+    )
     assert outcome.exit_code == 1
     assert capsys.readouterr().out == ""  # annotations share the console's stream
     assert [line for line in stream.getvalue().splitlines() if line.startswith("::")] == [

@@ -105,7 +105,8 @@ def test_annotated_attributes_of_a_class_body():
     # defaults and comments dropped; docstrings, nested classes and methods' lines are not
     # the body's
     assert class_annotations(GENERATION, "GenerationConfig") == (
-        ("max_length", "int"), ("cache", 'Optional["CacheConfig"]'),
+        ("max_length", "int"),
+        ("cache", 'Optional["CacheConfig"]'),
     )
     assert class_annotations(GENERATION, "Inner") == (("depth", "int"),)
     assert class_annotations(GENERATION, "Missing") == ()
@@ -200,19 +201,24 @@ def test_class_rules_of_a_tree(source, configs, errors):
 
 
 def test_rules_for_a_file_add_what_the_tree_knows_and_the_file_uses():
-    tree = ClassRules.of(facts_of("""
+    tree = ClassRules.of(
+        facts_of("""
         class SettingsError(ValueError): ...
         class Unused(ValueError): ...
         @dataclass
         class Defaults: ...
         class Named(Defaults): ...
-    """), Rules())
-    file = scan_file(textwrap.dedent("""
+    """),
+        Rules(),
+    )
+    file = scan_file(
+        textwrap.dedent("""
         class EnvSettingsSource(Defaults):
             def __init__(self):
                 raise SettingsError("bad env")
         class Other(Named): ...
-    """))
+    """)
+    )
     rules = rules_for_file(Rules(), file, tree)
     assert rules.error_classes == ("ValueError", "SettingsError")
     assert rules.config_bases == ("BaseModel", "BaseSettings", "RootModel", "Defaults", "Named")
@@ -222,18 +228,23 @@ def test_rules_for_a_file_add_what_the_tree_knows_and_the_file_uses():
 
 
 def test_a_configuration_base_is_added_only_when_it_makes_an_init_method_count():
-    tree = ClassRules.of(facts_of("""
+    tree = ClassRules.of(
+        facts_of("""
         @dataclass
         class BaseModelOutput: ...
-    """), Rules())
+    """),
+        Rules(),
+    )
     plain = Rules()
     # a dataclass output deriving from another file's dataclass defines no __init__: the
     # file's rules (and so its cache key) do not depend on that file
     outputs = scan_file("class LlavaModelOutput(BaseModelOutput):\n    loss: float = 0.0\n")
     assert rules_for_file(plain, outputs, tree) is plain
-    custom = scan_file(textwrap.dedent("""
+    custom = scan_file(
+        textwrap.dedent("""
         class CustomOutput(BaseModelOutput):
             def __init__(self, loss):
                 self.loss = loss
-    """))
+    """)
+    )
     assert rules_for_file(plain, custom, tree).config_bases[-1] == "BaseModelOutput"

@@ -27,8 +27,18 @@ def _run(args: list[str]) -> tuple[int, str]:
 
 def test_extract_output_file_in_a_blocked_directory(tmp_path: Path, blocked: Path) -> None:
     upstream = make_upstream(tmp_path / "up")
-    code, err = _run(["extract", str(upstream.path), "--cache-dir", str(tmp_path / "cache"),
-                      "--include", "widgets/config.py", "-o", str(blocked / "sites.jsonl")])
+    code, err = _run(
+        [
+            "extract",
+            str(upstream.path),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--include",
+            "widgets/config.py",
+            "-o",
+            str(blocked / "sites.jsonl"),
+        ]
+    )
     assert code == 2
     assert err.splitlines()[-1] == (
         f"Error: {blocked / 'sites.jsonl'}: Not a directory; pass a directory you can write to"
@@ -38,8 +48,9 @@ def test_extract_output_file_in_a_blocked_directory(tmp_path: Path, blocked: Pat
 @pytest.mark.parametrize("command", ["extract", "run"])
 def test_cache_dir_that_cannot_be_created(tmp_path: Path, blocked: Path, command: str) -> None:
     upstream = make_upstream(tmp_path / "up")
-    code, err = _run([command, str(upstream.path), "--cache-dir", str(blocked),
-                      "-o", str(tmp_path / "out")])
+    code, err = _run(
+        [command, str(upstream.path), "--cache-dir", str(blocked), "-o", str(tmp_path / "out")]
+    )
     assert code == 2
     assert err.splitlines()[-1] == (
         f"Error: {blocked}: Not a directory; pass a directory you can write to"
@@ -48,8 +59,9 @@ def test_cache_dir_that_cannot_be_created(tmp_path: Path, blocked: Path, command
 
 def test_diff_cache_dir_that_cannot_be_created(tmp_path: Path, blocked: Path) -> None:
     upstream = make_upstream(tmp_path / "up")
-    code, err = _run(["diff", f"{upstream.path}@v1", f"{upstream.path}@v2",
-                      "--cache-dir", str(blocked)])
+    code, err = _run(
+        ["diff", f"{upstream.path}@v1", f"{upstream.path}@v2", "--cache-dir", str(blocked)]
+    )
     assert code == 2
     assert err.splitlines()[-1] == (
         f"Error: {blocked}: Not a directory; pass a directory you can write to"

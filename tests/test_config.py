@@ -52,45 +52,82 @@ name_pattern = "^_*ensure_"
 # Each case: the file's text (after the [targets.engine] header unless it starts with a
 # top-level key) and the one line the user sees.
 CONFIG_ERRORS = [
-    ('repo = "acme/engine"\nrev = 12\n', "pipeline.toml: targets.engine.rev: expected a string, got 12"),
+    (
+        'repo = "acme/engine"\nrev = 12\n',
+        "pipeline.toml: targets.engine.rev: expected a string, got 12",
+    ),
     ('rev = "main"\n', "pipeline.toml: targets.engine.repo: required key is missing"),
     ('repo = "engine"\n', "pipeline.toml: targets.engine.repo: expected owner/name, got 'engine'"),
-    ('repo = "acme/engine"\nbranch = "main"\n', "pipeline.toml: targets.engine.branch: unknown key"),
-    ('repo = "acme/engine"\nrelease = "engine"\n',
-     "pipeline.toml: targets.engine.release: expected NAME==VERSION, got 'engine'"),
-    ('repo = "acme/engine"\nrev = "--upload-pack=x"\n',
-     "pipeline.toml: targets.engine.rev: must not be empty or start with '-', got '--upload-pack=x'"),
-    ('repo = "acme/engine"\nurl = "ext::sh -c touch% /tmp/pwned"\n',
-     "pipeline.toml: targets.engine.url: git transport URLs are refused, "
-     "got 'ext::sh -c touch% /tmp/pwned'"),
-    ('repo = "acme/engine"\npath_prefix = "python"\n',
-     "pipeline.toml: targets.engine.path_prefix: expected a relative folder ending in '/', got 'python'"),
-    ('repo = "acme/engine"\ninclude = "engine/**"\n',
-     "pipeline.toml: targets.engine.include: expected an array, got 'engine/**'"),
-    ('repo = "acme/engine"\n[targets.engine.rules]\nname_pattern = "(check"\n',
-     "pipeline.toml: targets.engine.rules.name_pattern: not a valid regular expression "
-     "(missing ), unterminated subpattern at position 0)"),
-    ('repo = "acme/engine"\n[targets.engine.rules]\nfollow_calls = "maybe"\n',
-     "pipeline.toml: targets.engine.rules.follow_calls: expected true or false, got 'maybe'"),
-    ('repo = "acme/engine"\n[targets.engine.rules]\nvalidators = []\n',
-     "pipeline.toml: targets.engine.rules.validators: unknown key"),
-    ('repo = "acme/engine"\ncommand = "  "\n',
-     "pipeline.toml: targets.engine.command: expected a command on one line, got '  '"),
-    ("TOP:concurrency = 0\n[targets.engine]\nrepo = \"acme/engine\"\n",
-     "pipeline.toml: concurrency: must be at least 1, got 0"),
-    ("TOP:llm = \"gpt\"\n[targets.engine]\nrepo = \"acme/engine\"\n",
-     "pipeline.toml: llm: expected 'auto', 'openai' or 'offline', got 'gpt'"),
-    ("TOP:timeout = 0\n[targets.engine]\nrepo = \"acme/engine\"\n",
-     "pipeline.toml: timeout: must be more than 0, got 0"),
-    ("TOP:timeout = \"soon\"\n[targets.engine]\nrepo = \"acme/engine\"\n",
-     "pipeline.toml: timeout: expected a number, got 'soon'"),
-    ("TOP:response_format = \"xml\"\n[targets.engine]\nrepo = \"acme/engine\"\n",
-     "pipeline.toml: response_format: expected 'auto', 'json_schema' or 'json_object', got 'xml'"),
-    ("TOP:out = \"output\"\n", "pipeline.toml: targets: required key is missing"),
+    (
+        'repo = "acme/engine"\nbranch = "main"\n',
+        "pipeline.toml: targets.engine.branch: unknown key",
+    ),
+    (
+        'repo = "acme/engine"\nrelease = "engine"\n',
+        "pipeline.toml: targets.engine.release: expected NAME==VERSION, got 'engine'",
+    ),
+    (
+        'repo = "acme/engine"\nrev = "--upload-pack=x"\n',
+        "pipeline.toml: targets.engine.rev: must not be empty or start with '-', got '--upload-pack=x'",
+    ),
+    (
+        'repo = "acme/engine"\nurl = "ext::sh -c touch% /tmp/pwned"\n',
+        "pipeline.toml: targets.engine.url: git transport URLs are refused, "
+        "got 'ext::sh -c touch% /tmp/pwned'",
+    ),
+    (
+        'repo = "acme/engine"\npath_prefix = "python"\n',
+        "pipeline.toml: targets.engine.path_prefix: expected a relative folder ending in '/', got 'python'",
+    ),
+    (
+        'repo = "acme/engine"\ninclude = "engine/**"\n',
+        "pipeline.toml: targets.engine.include: expected an array, got 'engine/**'",
+    ),
+    (
+        'repo = "acme/engine"\n[targets.engine.rules]\nname_pattern = "(check"\n',
+        "pipeline.toml: targets.engine.rules.name_pattern: not a valid regular expression "
+        "(missing ), unterminated subpattern at position 0)",
+    ),
+    (
+        'repo = "acme/engine"\n[targets.engine.rules]\nfollow_calls = "maybe"\n',
+        "pipeline.toml: targets.engine.rules.follow_calls: expected true or false, got 'maybe'",
+    ),
+    (
+        'repo = "acme/engine"\n[targets.engine.rules]\nvalidators = []\n',
+        "pipeline.toml: targets.engine.rules.validators: unknown key",
+    ),
+    (
+        'repo = "acme/engine"\ncommand = "  "\n',
+        "pipeline.toml: targets.engine.command: expected a command on one line, got '  '",
+    ),
+    (
+        'TOP:concurrency = 0\n[targets.engine]\nrepo = "acme/engine"\n',
+        "pipeline.toml: concurrency: must be at least 1, got 0",
+    ),
+    (
+        'TOP:llm = "gpt"\n[targets.engine]\nrepo = "acme/engine"\n',
+        "pipeline.toml: llm: expected 'auto', 'openai' or 'offline', got 'gpt'",
+    ),
+    (
+        'TOP:timeout = 0\n[targets.engine]\nrepo = "acme/engine"\n',
+        "pipeline.toml: timeout: must be more than 0, got 0",
+    ),
+    (
+        'TOP:timeout = "soon"\n[targets.engine]\nrepo = "acme/engine"\n',
+        "pipeline.toml: timeout: expected a number, got 'soon'",
+    ),
+    (
+        'TOP:response_format = "xml"\n[targets.engine]\nrepo = "acme/engine"\n',
+        "pipeline.toml: response_format: expected 'auto', 'json_schema' or 'json_object', got 'xml'",
+    ),
+    ('TOP:out = "output"\n', "pipeline.toml: targets: required key is missing"),
     ("TOP:targets = {}\n", "pipeline.toml: targets: define at least one [targets.NAME] table"),
     ("TOP:[targets]\nengine = 3\n", "pipeline.toml: targets.engine: expected a table, got 3"),
-    ("TOP:[targets.engine\n", "pipeline.toml: not valid TOML: Expected ']' at the end of a table "
-                              "declaration (at line 1, column 16)"),
+    (
+        "TOP:[targets.engine\n",
+        "pipeline.toml: not valid TOML: Expected ']' at the end of a table "
+        "declaration (at line 1, column 16)",
+    ),
 ]
 
 
@@ -126,30 +163,64 @@ def test_the_repository_pipeline_toml_pins_vllm_and_sglang():
     vllm, sglang = config.targets["vllm"], config.targets["sglang"]
     assert list(config.targets) == ["vllm", "sglang"]
     assert (vllm.repo, vllm.rev, vllm.release, vllm.source_url, vllm.release_tag) == (
-        "vllm-project/vllm", "c794754062d49a8fdb63ab3c5215b488b865030c", "vllm==0.28.0",
-        "https://github.com/vllm-project/vllm.git", "v0.28.0")
-    assert (sglang.repo, sglang.rev, sglang.release, sglang.path_prefix,
-            sglang.release_tag) == ("sgl-project/sglang", "0132848349",
-                                    "sglang==0.5.10.post1", "python/", "v0.5.10.post1")
+        "vllm-project/vllm",
+        "c794754062d49a8fdb63ab3c5215b488b865030c",
+        "vllm==0.28.0",
+        "https://github.com/vllm-project/vllm.git",
+        "v0.28.0",
+    )
+    assert (sglang.repo, sglang.rev, sglang.release, sglang.path_prefix, sglang.release_tag) == (
+        "sgl-project/sglang",
+        "0132848349",
+        "sglang==0.5.10.post1",
+        "python/",
+        "v0.5.10.post1",
+    )
     assert config.out == REPO_ROOT / "output"
     assert (vllm.command, sglang.command) == (
-        "vllm serve MODEL", "python -m sglang.launch_server --model-path MODEL")
+        "vllm serve MODEL",
+        "python -m sglang.launch_server --model-path MODEL",
+    )
 
 
 def test_rule_overrides_replace_only_the_fields_given():
-    config = parse_config({"targets": {"t": {"repo": "a/b", "rules": {
-        "error_classes": ["ValueError", "TypeError"], "follow_calls": False}}}})
+    config = parse_config(
+        {
+            "targets": {
+                "t": {
+                    "repo": "a/b",
+                    "rules": {"error_classes": ["ValueError", "TypeError"], "follow_calls": False},
+                }
+            }
+        }
+    )
     rules = config.targets["t"].rules.apply(Rules())
     assert rules == Rules(error_classes=("ValueError", "TypeError"), follow_calls=False)
 
 
 def test_configuration_class_rules_can_be_overridden():
-    config = parse_config({"targets": {"t": {"repo": "a/b", "rules": {
-        "init_methods": [], "config_suffixes": ["Spec"], "config_decorators": ["define"],
-        "config_bases": ["Struct"]}}}})
+    config = parse_config(
+        {
+            "targets": {
+                "t": {
+                    "repo": "a/b",
+                    "rules": {
+                        "init_methods": [],
+                        "config_suffixes": ["Spec"],
+                        "config_decorators": ["define"],
+                        "config_bases": ["Struct"],
+                    },
+                }
+            }
+        }
+    )
     rules = config.targets["t"].rules.apply(Rules())
-    assert (rules.init_methods, rules.config_suffixes, rules.config_decorators,
-            rules.config_bases) == ((), ("Spec",), ("define",), ("Struct",))
+    assert (
+        rules.init_methods,
+        rules.config_suffixes,
+        rules.config_decorators,
+        rules.config_bases,
+    ) == ((), ("Spec",), ("define",), ("Struct",))
 
 
 # --- run_targets with a recording runner ------------------------------------------------
@@ -183,9 +254,14 @@ def test_targets_run_in_file_order_with_file_defaults(tmp_path):
     code, _ = _run(tmp_path, [], "https://example.invalid/x.git", recorder)
     assert code == 0
     engine, serving = recorder.calls
-    assert (engine.source, engine.rev, engine.repo_name, engine.out_dir, engine.llm,
-            engine.concurrency) == ("https://example.invalid/x.git", "main", "acme/engine",
-                                    tmp_path / "data", "offline", 4)
+    assert (
+        engine.source,
+        engine.rev,
+        engine.repo_name,
+        engine.out_dir,
+        engine.llm,
+        engine.concurrency,
+    ) == ("https://example.invalid/x.git", "main", "acme/engine", tmp_path / "data", "offline", 4)
     assert (serving.rev, serving.include, serving.path_prefix) == ("v2", ["python/**"], None)
     assert (engine.command, serving.command) == ("engine serve MODEL", None)
     assert serving.rules.error_classes == ("ValueError", "TypeError")
@@ -195,17 +271,31 @@ def test_targets_run_in_file_order_with_file_defaults(tmp_path):
 
 def test_named_targets_only_and_command_line_overrides_win(tmp_path):
     recorder = Recorder()
-    _run(tmp_path, ["serving"], "https://example.invalid/x.git", recorder,
-         {"llm": "openai", "out_dir": tmp_path / "elsewhere", "max_requests": 5})
+    _run(
+        tmp_path,
+        ["serving"],
+        "https://example.invalid/x.git",
+        recorder,
+        {"llm": "openai", "out_dir": tmp_path / "elsewhere", "max_requests": 5},
+    )
     [serving] = recorder.calls
     assert (serving.repo_name, serving.llm, serving.out_dir, serving.max_requests) == (
-        "acme/serving", "openai", tmp_path / "elsewhere", 5)
+        "acme/serving",
+        "openai",
+        tmp_path / "elsewhere",
+        5,
+    )
 
 
 def test_a_command_on_the_command_line_beats_the_targets(tmp_path):
     recorder = Recorder()
-    _run(tmp_path, ["engine"], "https://example.invalid/x.git", recorder,
-         {"command": "python -m engine"})
+    _run(
+        tmp_path,
+        ["engine"],
+        "https://example.invalid/x.git",
+        recorder,
+        {"command": "python -m engine"},
+    )
     [engine] = recorder.calls
     assert engine.command == "python -m engine"
 
@@ -214,7 +304,8 @@ def test_unknown_target_names_the_known_ones(tmp_path):
     with pytest.raises(ConfigError) as caught:
         _run(tmp_path, ["sglang"], "x", Recorder())
     assert str(caught.value) == (
-        "pipeline.toml: unknown target 'sglang' (the config defines: engine, serving)")
+        "pipeline.toml: unknown target 'sglang' (the config defines: engine, serving)"
+    )
 
 
 def test_rev_on_the_command_line_is_refused_with_config(tmp_path):
@@ -223,8 +314,9 @@ def test_rev_on_the_command_line_is_refused_with_config(tmp_path):
     assert str(caught.value) == "--rev does not apply with --config: each target pins its own"
 
 
-@pytest.mark.parametrize(("key", "flag"), [("tag", "--tag-format"),
-                                           ("path_prefix", "--path-prefix")])
+@pytest.mark.parametrize(
+    ("key", "flag"), [("tag", "--tag-format"), ("path_prefix", "--path-prefix")]
+)
 def test_release_mapping_flags_are_refused_with_config(tmp_path, key, flag):
     with pytest.raises(ConfigError) as caught:
         _run(tmp_path, [], "x", Recorder(), {key: "v{version}"})
@@ -236,7 +328,12 @@ def test_exit_code_is_the_worst_of_the_targets(tmp_path):
     assert code == 3
     assert output.splitlines()[-1] == "targets: engine exit 1 (x), serving exit 3 (x)"
     assert [worst_exit_code(codes) for codes in ([0, 1], [3, 1], [2, 3], [], [130, 2])] == [
-        1, 3, 2, 0, 130]
+        1,
+        3,
+        2,
+        0,
+        130,
+    ]
 
 
 def test_unreachable_remote_falls_back_to_the_release(tmp_path):
@@ -245,10 +342,23 @@ def test_unreachable_remote_falls_back_to_the_release(tmp_path):
     code, output = _run(tmp_path, ["serving"], url, recorder)
     assert code == 0
     git, release = recorder.calls
-    assert (release.source, release.rev, release.repo_name, release.github, release.tag,
-            release.path_prefix, release.include) == (
-        "pypi:serving==2.0", None, "acme/serving", "acme/serving", "v2.0", "python/",
-        ["python/**"])
+    assert (
+        release.source,
+        release.rev,
+        release.repo_name,
+        release.github,
+        release.tag,
+        release.path_prefix,
+        release.include,
+    ) == (
+        "pypi:serving==2.0",
+        None,
+        "acme/serving",
+        "acme/serving",
+        "v2.0",
+        "python/",
+        ["python/**"],
+    )
     assert output.splitlines() == [
         "target serving: acme/serving at v2",
         f"target serving: {url} cannot be reached; mining the release serving==2.0 "
@@ -260,8 +370,23 @@ def test_unreachable_remote_falls_back_to_the_release(tmp_path):
 def test_reachable_remote_with_a_bad_rev_does_not_fall_back(tmp_path):
     repo = tmp_path / "repo"
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
-                    "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(repo),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ],
+        check=True,
+    )
     recorder = Recorder(unreachable=True)
     code, output = _run(tmp_path, ["engine"], str(repo), recorder)
     assert code == 2
@@ -289,11 +414,13 @@ def _wheel(into: Path) -> None:
     with zipfile.ZipFile(into / "engine-1.0-py3-none-any.whl", "w") as wheel:
         wheel.writestr("engine/__init__.py", "")
         wheel.writestr("engine/config.py", ENGINE_CONFIG)
-        wheel.writestr("engine-1.0.dist-info/METADATA",
-                       "Metadata-Version: 2.1\nName: engine\nVersion: 1.0\n")
-        wheel.writestr("engine-1.0.dist-info/WHEEL",
-                       "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
-                       "Tag: py3-none-any\n")
+        wheel.writestr(
+            "engine-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: engine\nVersion: 1.0\n"
+        )
+        wheel.writestr(
+            "engine-1.0.dist-info/WHEEL",
+            "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
         wheel.writestr("engine-1.0.dist-info/RECORD", "")
 
 
@@ -311,12 +438,26 @@ def test_run_config_mines_the_release_when_the_url_is_unreachable(tmp_path, monk
         'release = "engine==1.0"\n'
         'path_prefix = "python/"\n'
     )
-    result = CliRunner().invoke(main, [
-        "run", "--config", str(config), "--llm", "offline", "-o", str(tmp_path / "out"),
-        "--cache-dir", str(tmp_path / "cache"), "--ci"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "--config",
+            str(config),
+            "--llm",
+            "offline",
+            "-o",
+            str(tmp_path / "out"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--ci",
+        ],
+    )
     assert result.exit_code == 0, result.output
-    assert (f"target engine: file://{tmp_path}/gone.git cannot be reached; mining the release "
-            "engine==1.0 (tag v1.0) instead") in result.stderr.splitlines()
+    assert (
+        f"target engine: file://{tmp_path}/gone.git cannot be reached; mining the release "
+        "engine==1.0 (tag v1.0) instead"
+    ) in result.stderr.splitlines()
     [dataset] = (tmp_path / "out" / "acme" / "engine").iterdir()
     manifest = json.loads((dataset / "manifest.json").read_text())
     assert manifest["source"] == "pypi:engine==1.0"
@@ -325,4 +466,5 @@ def test_run_config_mines_the_release_when_the_url_is_unreachable(tmp_path, monk
     [record_file] = (dataset / "records").iterdir()
     record = json.loads(record_file.read_text())["record"]
     assert record["githubUrl"] == (
-        "https://github.com/acme/engine/blob/v1.0/python/engine/config.py#L1-L4")
+        "https://github.com/acme/engine/blob/v1.0/python/engine/config.py#L1-L4"
+    )

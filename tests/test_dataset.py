@@ -66,9 +66,15 @@ def test_a_dataset_argument_names_itself_or_the_datasets_under_it(tmp_path):
     [
         ("missing", "{path}: no such directory"),
         ("file", "{path}: not a directory"),
-        ("empty", "{path}: no dataset (manifest.json) under this folder; write one with `vmine run`"),
-        ("", "{path}: 4 datasets under this folder (a/acme/engine/{sha}, b/acme/engine/{sha}, "
-             "c/acme/engine/{sha}, ...); name one"),
+        (
+            "empty",
+            "{path}: no dataset (manifest.json) under this folder; write one with `vmine run`",
+        ),
+        (
+            "",
+            "{path}: 4 datasets under this folder (a/acme/engine/{sha}, b/acme/engine/{sha}, "
+            "c/acme/engine/{sha}, ...); name one",
+        ),
     ],
 )
 def test_a_dataset_argument_that_names_no_single_dataset_is_one_line(tmp_path, name, message):

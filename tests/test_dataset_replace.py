@@ -30,8 +30,10 @@ OLD, NEW = "2026-01-01T00:00:00.000Z", "2026-02-02T00:00:00.000Z"
 
 
 def sites(count: int, word: str = "limit"):
-    return [make_site(f"{word}_{number} must be positive", line=number + 20,
-                      qualname=f"check_{number}") for number in range(count)]
+    return [
+        make_site(f"{word}_{number} must be positive", line=number + 20, qualname=f"check_{number}")
+        for number in range(count)
+    ]
 
 
 def write(out: Path, some, version: str) -> Path:
@@ -99,8 +101,12 @@ def test_a_rewrite_stopped_by_a_signal_leaves_the_old_or_the_new_dataset(tmp_pat
     root = write(tmp_path, sites(300), OLD)
     seen = set()
     for delay in (0.02, 0.3):
-        process = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path)], cwd=ROOT,
-                                   stdout=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(tmp_path)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert process.stdout.readline() == "writing\n"
         time.sleep(delay)
         process.send_signal(signum)
@@ -145,22 +151,40 @@ HOLDER = textwrap.dedent("""
 
 @pytest.mark.slow
 def test_a_second_run_on_the_same_output_says_so_in_one_line(tmp_path):
-    repo = make_git_repo(tmp_path / "engine", {
-        "engine/config.py": "def check(n):\n    if n < 0:\n        raise ValueError('negative')\n",
-    })
-    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
-                         text=True, check=True).stdout.strip()
+    repo = make_git_repo(
+        tmp_path / "engine",
+        {
+            "engine/config.py": "def check(n):\n    if n < 0:\n        raise ValueError('negative')\n",
+        },
+    )
+    sha = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
     root = tmp_path / "out" / "acme" / "engine" / sha
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(root)], cwd=ROOT,
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(root)], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline() == "locked\n"
         with pytest.raises(DatasetBusy):
             with dataset_lock(root):
                 pass
-        result = CliRunner().invoke(main, [
-            "run", str(repo), "--repo-name", "acme/engine", "-o", str(tmp_path / "out"),
-            "--cache-dir", str(tmp_path / "cache"), "--llm", "offline", "--ci"])
+        result = CliRunner().invoke(
+            main,
+            [
+                "run",
+                str(repo),
+                "--repo-name",
+                "acme/engine",
+                "-o",
+                str(tmp_path / "out"),
+                "--cache-dir",
+                str(tmp_path / "cache"),
+                "--llm",
+                "offline",
+                "--ci",
+            ],
+        )
         assert result.exit_code == 2, result.output
         assert result.output.splitlines()[-1] == (
             f"Error: {root}: another vmine run is writing a dataset in {root.parent}; wait for "
@@ -182,19 +206,36 @@ def test_the_lock_is_re_entrant_within_a_process(tmp_path):
 
 
 def test_a_failed_rerun_keeps_the_complete_dataset(tmp_path, fake_llm):
-    repo = make_git_repo(tmp_path / "engine", {
-        "engine/config.py": (
-            "def check(n, m, k):\n"
-            "    if n < 0:\n        raise ValueError('n is negative')\n"
-            "    if m < 0:\n        raise ValueError('m is negative')\n"
-            "    if k < 0:\n        raise ValueError('k is negative')\n"
-        ),
-    })
+    repo = make_git_repo(
+        tmp_path / "engine",
+        {
+            "engine/config.py": (
+                "def check(n, m, k):\n"
+                "    if n < 0:\n        raise ValueError('n is negative')\n"
+                "    if m < 0:\n        raise ValueError('m is negative')\n"
+                "    if k < 0:\n        raise ValueError('k is negative')\n"
+            ),
+        },
+    )
 
     def vmine_run(*extra):
-        return CliRunner().invoke(main, [
-            "run", str(repo), "--repo-name", "acme/engine", "-o", str(tmp_path / "out"),
-            "--cache-dir", str(tmp_path / "cache"), "--dataset-version", OLD, "--ci", *extra])
+        return CliRunner().invoke(
+            main,
+            [
+                "run",
+                str(repo),
+                "--repo-name",
+                "acme/engine",
+                "-o",
+                str(tmp_path / "out"),
+                "--cache-dir",
+                str(tmp_path / "cache"),
+                "--dataset-version",
+                OLD,
+                "--ci",
+                *extra,
+            ],
+        )
 
     done = vmine_run("--llm", "offline")
     assert done.exit_code == 0, done.output
@@ -202,8 +243,16 @@ def test_a_failed_rerun_keeps_the_complete_dataset(tmp_path, fake_llm):
     before = {p.name: p.read_bytes() for p in root.rglob("*") if p.is_file()}
     # another model, at a wrong URL: every request fails, the explainer is given up on (the
     # same as a server answering 401)
-    failed = vmine_run("--llm", "openai", "--model", "other", "--base-url",
-                       fake_llm.base_url + "/nowhere", "--dataset-version", NEW)
+    failed = vmine_run(
+        "--llm",
+        "openai",
+        "--model",
+        "other",
+        "--base-url",
+        fake_llm.base_url + "/nowhere",
+        "--dataset-version",
+        NEW,
+    )
     assert failed.exit_code == 2, failed.output
     # every site got the offline fallback, which does not replace a complete dataset
     assert f"records: 3 not written: kept the complete dataset in {root} " in failed.output

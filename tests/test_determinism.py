@@ -21,7 +21,7 @@ VERSION = "2026-01-01T00:00:00.000Z"
 # Sets, dicts and several classes and files: anything that iterates a set of strings into
 # the output would come out in another order under another hash seed.
 FILES = {
-    "engine/config/cache.py": '''\
+    "engine/config/cache.py": """\
 from dataclasses import dataclass
 
 from pydantic import BaseModel, field_validator, model_validator
@@ -64,8 +64,8 @@ class LoaderSettings(BaseModel):
                 f"got --loader-workers {self.workers}"
             )
         return self
-''',
-    "engine/parallel.py": '''\
+""",
+    "engine/parallel.py": """\
 def validate_world(tp: int, pp: int, world: int) -> None:
     if tp * pp != world:
         raise ValueError(f"tp ({tp}) x pp ({pp}) must equal the world size {world}")
@@ -75,7 +75,7 @@ def validate_world(tp: int, pp: int, world: int) -> None:
 
 def backends():
     return {"nccl": 1, "gloo": 2}
-''',
+""",
 }
 
 
@@ -97,8 +97,18 @@ def test_extract_in_two_processes_with_other_hash_seeds_prints_the_same_bytes(re
     outputs = []
     for seed in ("1", "2"):
         out = tmp_path / f"sites-{seed}.jsonl"
-        vmine(seed, "extract", str(repo), "--repo-name", REPO, "--no-cache",
-              "--cache-dir", str(tmp_path / "cache"), "-o", str(out))
+        vmine(
+            seed,
+            "extract",
+            str(repo),
+            "--repo-name",
+            REPO,
+            "--no-cache",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "-o",
+            str(out),
+        )
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
     assert len(outputs[0].splitlines()) == 6
@@ -123,10 +133,23 @@ def test_run_in_two_processes_with_other_hash_seeds_writes_the_same_dataset(repo
     datasets = []
     for seed in ("1", "2"):
         out = tmp_path / f"out-{seed}"
-        vmine(seed, "run", str(repo), "--repo-name", REPO, "--llm", "offline",
-              "--cache", str(tmp_path / f"store-{seed}.sqlite"),
-              "--cache-dir", str(tmp_path / "cache"), "--dataset-version", VERSION,
-              "-o", str(out))
+        vmine(
+            seed,
+            "run",
+            str(repo),
+            "--repo-name",
+            REPO,
+            "--llm",
+            "offline",
+            "--cache",
+            str(tmp_path / f"store-{seed}.sqlite"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--dataset-version",
+            VERSION,
+            "-o",
+            str(out),
+        )
         datasets.append(_files(out))
     assert datasets[0] == datasets[1]
     assert len([name for name in datasets[0] if "/records/" in name]) == 6
@@ -156,8 +179,14 @@ def test_hash_keys_are_the_same_in_two_processes_with_other_hash_seeds():
     printed = []
     for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        done = subprocess.run([sys.executable, "-c", KEYS], env=env, capture_output=True,
-                              text=True, timeout=60, check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", KEYS],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
         printed.append(done.stdout)
     assert printed[0] == printed[1]
     assert len(printed[0].splitlines()) == 4  # the tokens, an explanation key, two ids

@@ -31,30 +31,62 @@ OLD_SHA = "a" * 40
 NEW_SHA = "b" * 40
 VERSION = "2026-01-02T03:04:05.678Z"
 EXPLANATION = Explanation(
-    documentation="d", triggerScenarios="t", commonSituations="c", solutions=["s"],
-    exampleFix="e", handlingStrategy="validation", validationCode="v", typeGuard="g",
-    tryCatchPattern=None, preventionTips=[], tags=["engine"],
+    documentation="d",
+    triggerScenarios="t",
+    commonSituations="c",
+    solutions=["s"],
+    exampleFix="e",
+    handlingStrategy="validation",
+    validationCode="v",
+    typeGuard="g",
+    tryCatchPattern=None,
+    preventionTips=[],
+    tags=["engine"],
 )
 
 
-def raise_site(qualname: str, message: str, *, path: str = "engine/config.py", line: int = 10,
-               guards: tuple[str, ...] = (), pattern: str | None = None,
-               occurrence: int = 0) -> dict:
+def raise_site(
+    qualname: str,
+    message: str,
+    *,
+    path: str = "engine/config.py",
+    line: int = 10,
+    guards: tuple[str, ...] = (),
+    pattern: str | None = None,
+    occurrence: int = 0,
+) -> dict:
     """The facts of one raise, as a test writes them."""
-    return {"qualname": qualname, "errorMessage": message, "filePath": path,
-            "lineNumber": line, "guards": list(guards),
-            "messagePattern": pattern if pattern is not None else message,
-            "occurrence": occurrence}
+    return {
+        "qualname": qualname,
+        "errorMessage": message,
+        "filePath": path,
+        "lineNumber": line,
+        "guards": list(guards),
+        "messagePattern": pattern if pattern is not None else message,
+        "occurrence": occurrence,
+    }
 
 
 def entry_of(site: dict, repo: str = REPO) -> IndexEntry:
-    rid = record_id(SimpleNamespace(repo=repo, errorClass="ValueError", **{
-        key: site[key] for key in ("filePath", "qualname", "errorMessage", "occurrence")}))
+    rid = record_id(
+        SimpleNamespace(
+            repo=repo,
+            errorClass="ValueError",
+            **{key: site[key] for key in ("filePath", "qualname", "errorMessage", "occurrence")},
+        )
+    )
     return IndexEntry(
-        id=rid, slug=rid, filePath=site["filePath"], lineNumber=site["lineNumber"],
-        qualname=site["qualname"], validatorKind="name", errorClass="ValueError",
-        errorMessage=site["errorMessage"], messagePattern=site["messagePattern"],
-        messageStatus="literal", guards=site["guards"],
+        id=rid,
+        slug=rid,
+        filePath=site["filePath"],
+        lineNumber=site["lineNumber"],
+        qualname=site["qualname"],
+        validatorKind="name",
+        errorClass="ValueError",
+        errorMessage=site["errorMessage"],
+        messagePattern=site["messagePattern"],
+        messageStatus="literal",
+        guards=site["guards"],
     )
 
 
@@ -63,18 +95,30 @@ def write_fixture_dataset(out: Path, sha: str, sites: list[dict], repo: str = RE
     entries = [entry_of(site, repo) for site in sites]
     records = [
         ErrorRecord(
-            id=entry.id, repo=repo, slug=entry.slug, errorMessage=entry.errorMessage,
-            messagePattern=entry.messagePattern, errorClass="ValueError",
-            filePath=entry.filePath, lineNumber=entry.lineNumber, sourceCode="raise",
-            sourceCodeStart=entry.lineNumber, sourceCodeEnd=entry.lineNumber,
+            id=entry.id,
+            repo=repo,
+            slug=entry.slug,
+            errorMessage=entry.errorMessage,
+            messagePattern=entry.messagePattern,
+            errorClass="ValueError",
+            filePath=entry.filePath,
+            lineNumber=entry.lineNumber,
+            sourceCode="raise",
+            sourceCodeStart=entry.lineNumber,
+            sourceCodeEnd=entry.lineNumber,
             githubUrl=f"https://github.com/{repo}/blob/{sha}/{entry.filePath}"
             f"#L{entry.lineNumber}-L{entry.lineNumber}",
-            analyzedSha=sha, analyzedAt=VERSION, **EXPLANATION.model_dump(),
+            analyzedSha=sha,
+            analyzedAt=VERSION,
+            **EXPLANATION.model_dump(),
         )
         for entry in entries
     ]
     manifest = Manifest(
-        repo=repo, analyzedSha=sha, datasetVersion=VERSION, source="local",
+        repo=repo,
+        analyzedSha=sha,
+        datasetVersion=VERSION,
+        source="local",
         counts=Counts(records=len(records)),
         llm=LLMUsage(provider="offline", model="offline", promptVersion="offline-1"),
         tool=Tool(version="0.1.0", extractorVersion="1"),
@@ -83,18 +127,27 @@ def write_fixture_dataset(out: Path, sha: str, sites: list[dict], repo: str = RE
 
 
 def error_set(sha: str, sites: list[dict]) -> ErrorSet:
-    return ErrorSet(label=sha[:4], repo=REPO, sha=sha,
-                    entries=tuple(entry_of(site) for site in sites))
+    return ErrorSet(
+        label=sha[:4], repo=REPO, sha=sha, entries=tuple(entry_of(site) for site in sites)
+    )
 
 
 # One of each change kind, plus one record that stays as it was.
 OLD_SITES = [
     raise_site("CacheConfig.__post_init__", "block_size must be a power of two", line=12),
     raise_site("CacheConfig.__post_init__", "swap_space must be non-negative", line=20),
-    raise_site("SchedulerConfig._verify_args", "max_num_seqs must be positive", line=40,
-               guards=("self.max_num_seqs <= 0",)),
-    raise_site("ParallelConfig.check_world", "world size {ws} exceeds the device count",
-               line=60, pattern="world size (.*?) exceeds the device count"),
+    raise_site(
+        "SchedulerConfig._verify_args",
+        "max_num_seqs must be positive",
+        line=40,
+        guards=("self.max_num_seqs <= 0",),
+    ),
+    raise_site(
+        "ParallelConfig.check_world",
+        "world size {ws} exceeds the device count",
+        line=60,
+        pattern="world size (.*?) exceeds the device count",
+    ),
     raise_site("LoRAConfig.validate_rank", "rank must be at most 64", line=80),
     raise_site("TokenizerConfig.check_mode", "tokenizer_mode must be auto or slow", line=90),
 ]
@@ -102,12 +155,24 @@ NEW_SITES = [
     raise_site("CacheConfig.__post_init__", "block_size must be a power of two", line=12),
     raise_site("CacheConfig.__post_init__", "swap_space must be non-negative", line=24),
     raise_site("SpecConfig.__post_init__", "num_speculative_tokens must be set", line=30),
-    raise_site("SchedulerConfig._verify_args", "max_num_seqs must be positive", line=44,
-               guards=("self.max_num_seqs < 1",)),
-    raise_site("ParallelConfig.check_world", "world size {ws} exceeds the number of devices",
-               line=64, pattern="world size (.*?) exceeds the number of devices"),
-    raise_site("TokenizerConfig.check_mode", "tokenizer_mode must be auto or slow",
-               path="engine/tokenizer.py", line=5),
+    raise_site(
+        "SchedulerConfig._verify_args",
+        "max_num_seqs must be positive",
+        line=44,
+        guards=("self.max_num_seqs < 1",),
+    ),
+    raise_site(
+        "ParallelConfig.check_world",
+        "world size {ws} exceeds the number of devices",
+        line=64,
+        pattern="world size (.*?) exceeds the number of devices",
+    ),
+    raise_site(
+        "TokenizerConfig.check_mode",
+        "tokenizer_mode must be auto or slow",
+        path="engine/tokenizer.py",
+        line=5,
+    ),
 ]
 
 EXPECTED_TEXT = """\
@@ -126,15 +191,22 @@ def test_every_change_kind_in_text():
     diff = diff_error_sets(error_set(OLD_SHA, OLD_SITES), error_set(NEW_SHA, NEW_SITES))
     assert render_text(diff) == EXPECTED_TEXT
     assert [type(change) for change in diff.changes] == [
-        Added, Removed, Reworded, Moved, Moved, Changed]
+        Added,
+        Removed,
+        Reworded,
+        Moved,
+        Moved,
+        Changed,
+    ]
     assert diff.differs is True
 
 
 def test_text_colours_each_kind_on_a_terminal():
     diff = diff_error_sets(error_set(OLD_SHA, OLD_SITES[:1]), error_set(NEW_SHA, []))
     assert render_text(diff, color=True).splitlines()[1] == (
-        '\x1b[31m- removed  engine/config.py:12  CacheConfig.__post_init__: '
-        '"block_size must be a power of two"\x1b[0m')
+        "\x1b[31m- removed  engine/config.py:12  CacheConfig.__post_init__: "
+        '"block_size must be a power of two"\x1b[0m'
+    )
 
 
 def _lines(old: list[dict], new: list[dict]) -> list[str]:
@@ -144,10 +216,11 @@ def _lines(old: list[dict], new: list[dict]) -> list[str]:
 
 def test_dissimilar_message_in_the_same_function_is_added_and_removed():
     old = [raise_site("LoadConfig.check_format", "load_format must be a string", line=5)]
-    new = [raise_site("LoadConfig.check_format", "unknown loader; pick one of the registry",
-                      line=5)]
+    new = [
+        raise_site("LoadConfig.check_format", "unknown loader; pick one of the registry", line=5)
+    ]
     assert _lines(old, new) == [
-        '+ added    engine/config.py:5  LoadConfig.check_format: '
+        "+ added    engine/config.py:5  LoadConfig.check_format: "
         '"unknown loader; pick one of the registry"',
         '- removed  engine/config.py:5  LoadConfig.check_format: "load_format must be a string"',
         "1 added, 1 removed, 0 reworded, 0 moved, 0 changed, 0 unchanged",
@@ -162,10 +235,14 @@ def test_similar_message_in_another_function_is_not_reworded():
 
 def test_rewordings_pair_best_first():
     # "x must be > 0" is closer to "x must be >= 1" than "y must be > 0" is, whatever the order.
-    old = [raise_site("Limits.check", "y must be > 0", line=3),
-           raise_site("Limits.check", "x must be > 0", line=4)]
-    new = [raise_site("Limits.check", "x must be > 0 (got {x})", line=3),
-           raise_site("Limits.check", "y must be > 0 (got {y})", line=4)]
+    old = [
+        raise_site("Limits.check", "y must be > 0", line=3),
+        raise_site("Limits.check", "x must be > 0", line=4),
+    ]
+    new = [
+        raise_site("Limits.check", "x must be > 0 (got {x})", line=3),
+        raise_site("Limits.check", "y must be > 0 (got {y})", line=4),
+    ]
     assert _lines(old, new) == [
         '~ reworded engine/config.py:3  Limits.check: "x must be > 0" -> "x must be > 0 (got {x})" '
         "(was engine/config.py:4)",
@@ -185,66 +262,111 @@ def test_pattern_change_alone_is_changed():
     ]
 
 
-def _spec_method(choices: list[str] | None, default: str | None = '"ngram"',
-                 flags: tuple[str, ...] = ("--speculative-method",), doc: str = "The method.",
-                 ) -> Setting:
-    return Setting(expr="self.method", cls="SpecConfig", field="method", type="SpecMethod",
-                   default=default, choices=choices, doc=doc, flags=list(flags))
+def _spec_method(
+    choices: list[str] | None,
+    default: str | None = '"ngram"',
+    flags: tuple[str, ...] = ("--speculative-method",),
+    doc: str = "The method.",
+) -> Setting:
+    return Setting(
+        expr="self.method",
+        cls="SpecConfig",
+        field="method",
+        type="SpecMethod",
+        default=default,
+        choices=choices,
+        doc=doc,
+        flags=list(flags),
+    )
 
 
 def _read(settings: list[Setting], sha: str) -> ErrorSet:
-    site = raise_site("SpecConfig.__post_init__", "unknown speculative method {m}", line=30,
-                      guards=("self.method not in get_args(SpecMethod)",))
+    site = raise_site(
+        "SpecConfig.__post_init__",
+        "unknown speculative method {m}",
+        line=30,
+        guards=("self.method not in get_args(SpecMethod)",),
+    )
     entry = entry_of(site).model_copy(update={"settings": settings})
     return ErrorSet(label=sha[:4], repo=REPO, sha=sha, entries=(entry,))
 
 
-@pytest.mark.parametrize(("old", "new", "note"), [
-    # a value is no longer accepted, another is: the fix a record gives may be wrong now
-    (_spec_method(["ngram", "medusa"]), _spec_method(["ngram", "mtp"]),
-     "self.method: choices -medusa +mtp"),
-    (_spec_method(["ngram"]), _spec_method(["ngram"], default='"mtp"'),
-     'self.method: default "ngram" -> "mtp"'),
-    (_spec_method(["ngram"]), _spec_method(["ngram"], flags=("--spec-method", "-m")),
-     "self.method: flags --speculative-method -> --spec-method -m"),
-    (_spec_method(["ngram", "mtp"], default=None), _spec_method(None),
-     'self.method: choices ngram mtp -> (not listed), default (none) -> "ngram"'),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "note"),
+    [
+        # a value is no longer accepted, another is: the fix a record gives may be wrong now
+        (
+            _spec_method(["ngram", "medusa"]),
+            _spec_method(["ngram", "mtp"]),
+            "self.method: choices -medusa +mtp",
+        ),
+        (
+            _spec_method(["ngram"]),
+            _spec_method(["ngram"], default='"mtp"'),
+            'self.method: default "ngram" -> "mtp"',
+        ),
+        (
+            _spec_method(["ngram"]),
+            _spec_method(["ngram"], flags=("--spec-method", "-m")),
+            "self.method: flags --speculative-method -> --spec-method -m",
+        ),
+        (
+            _spec_method(["ngram", "mtp"], default=None),
+            _spec_method(None),
+            'self.method: choices ngram mtp -> (not listed), default (none) -> "ngram"',
+        ),
+    ],
+)
 def test_a_setting_set_differently_is_changed(old, new, note):
     diff = diff_error_sets(_read([old], OLD_SHA), _read([new], NEW_SHA))
     assert [type(change) for change in diff.changes] == [Changed]
     assert diff.changes[0].fields == ["settings"]
     assert render_text(diff).splitlines()[1] == (
-        '! changed  engine/config.py:30  SpecConfig.__post_init__: '
-        f'"unknown speculative method {{m}}" ({note})')
+        "! changed  engine/config.py:30  SpecConfig.__post_init__: "
+        f'"unknown speculative method {{m}}" ({note})'
+    )
 
 
-@pytest.mark.parametrize(("old", "new"), [
-    ([_spec_method(["ngram"])], [_spec_method(["ngram"], doc="Which method to use.")]),
-    ([], [_spec_method(["ngram"])]),  # a dataset of an older vmine has no settings
-    ([_spec_method(["ngram"])], []),
-])
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ([_spec_method(["ngram"])], [_spec_method(["ngram"], doc="Which method to use.")]),
+        ([], [_spec_method(["ngram"])]),  # a dataset of an older vmine has no settings
+        ([_spec_method(["ngram"])], []),
+    ],
+)
 def test_a_setting_documented_differently_or_read_on_one_side_is_unchanged(old, new):
     diff = diff_error_sets(_read(old, OLD_SHA), _read(new, NEW_SHA))
     assert (diff.changes, diff.unchanged) == ((), 1)
 
 
 def test_json_names_each_setting_change():
-    diff = diff_error_sets(_read([_spec_method(["ngram", "medusa"])], OLD_SHA),
-                           _read([_spec_method(["ngram", "mtp"], default=None)], NEW_SHA))
+    diff = diff_error_sets(
+        _read([_spec_method(["ngram", "medusa"])], OLD_SHA),
+        _read([_spec_method(["ngram", "mtp"], default=None)], NEW_SHA),
+    )
     change = json.loads(render_json(diff))["changes"][0]
-    assert (change["fields"], change["settings"]) == (["settings"], [{
-        "expr": "self.method", "class": "SpecConfig", "field": "method",
-        "flags": ["--speculative-method"],
-        "old": {"choices": ["ngram", "medusa"], "default": '"ngram"'},
-        "new": {"choices": ["ngram", "mtp"], "default": None},
-    }])
+    assert (change["fields"], change["settings"]) == (
+        ["settings"],
+        [
+            {
+                "expr": "self.method",
+                "class": "SpecConfig",
+                "field": "method",
+                "flags": ["--speculative-method"],
+                "old": {"choices": ["ngram", "medusa"], "default": '"ngram"'},
+                "new": {"choices": ["ngram", "mtp"], "default": None},
+            }
+        ],
+    )
 
 
 def test_dropping_the_first_of_two_identical_raises_removes_one():
     # The second raise takes occurrence 0 (the first's id): it stays, at its own line.
-    old = [raise_site("Device.check", "device must be set", line=4),
-           raise_site("Device.check", "device must be set", line=9, occurrence=1)]
+    old = [
+        raise_site("Device.check", "device must be set", line=4),
+        raise_site("Device.check", "device must be set", line=9, occurrence=1),
+    ]
     new = [raise_site("Device.check", "device must be set", line=7)]
     assert _lines(old, new) == [
         '- removed  engine/config.py:9  Device.check: "device must be set"',
@@ -278,10 +400,13 @@ def _url(sha: str, path: str, line: int) -> str:
 
 def test_markdown_links_each_change_to_its_line(two_datasets):
     old, new = two_datasets
-    diff = diff_error_sets(ErrorSet.from_dataset(load_dataset(old)),
-                           ErrorSet.from_dataset(load_dataset(new)))
+    diff = diff_error_sets(
+        ErrorSet.from_dataset(load_dataset(old)), ErrorSet.from_dataset(load_dataset(new))
+    )
     b = NEW_SHA
-    assert render_markdown(diff) == f"""\
+    assert (
+        render_markdown(diff)
+        == f"""\
 ### vmine diff: `acme/engine@aaaaaaaaaaaa` → `acme/engine@bbbbbbbbbbbb`
 
 **1 added, 1 removed, 1 reworded, 2 moved, 1 changed, 1 unchanged**
@@ -302,13 +427,15 @@ def test_markdown_links_each_change_to_its_line(two_datasets):
 
 </details>
 """
+    )
 
 
 def test_markdown_cells_escape_pipes_and_backticks():
     old = [raise_site("Fmt.check", "use `a|b` here", line=2)]
     diff = diff_error_sets(error_set(OLD_SHA, old), error_set(NEW_SHA, []))
     assert markdown_row(diff.changes[0]) == (
-        "| removed | `engine/config.py:2` | `Fmt.check` | `` use `a\\|b` here `` |  |")
+        "| removed | `engine/config.py:2` | `Fmt.check` | `` use `a\\|b` here `` |  |"
+    )
 
 
 def test_markdown_caps_the_rows_and_says_how_many_it_left_out():
@@ -316,22 +443,37 @@ def test_markdown_caps_the_rows_and_says_how_many_it_left_out():
     diff = diff_error_sets(error_set(OLD_SHA, []), error_set(NEW_SHA, new))
     report = render_markdown(diff, max_rows=2)
     assert report.count("| added |") == 2
-    assert report.endswith(
-        "… and 3 more changes (run `vmine diff --format json` for all).\n")
+    assert report.endswith("… and 3 more changes (run `vmine diff --format json` for all).\n")
 
 
 def test_json_shape(two_datasets):
     old, new = two_datasets
-    report = json.loads(render_json(diff_error_sets(ErrorSet.from_dataset(load_dataset(old)),
-                           ErrorSet.from_dataset(load_dataset(new)))))
+    report = json.loads(
+        render_json(
+            diff_error_sets(
+                ErrorSet.from_dataset(load_dataset(old)), ErrorSet.from_dataset(load_dataset(new))
+            )
+        )
+    )
     assert list(report) == ["version", "old", "new", "counts", "changes"]
     assert report["version"] == 1
-    assert report["old"] == {"label": str(old), "repo": REPO, "analyzedSha": OLD_SHA,
-                             "records": 6}
-    assert report["counts"] == {"added": 1, "removed": 1, "reworded": 1, "moved": 2,
-                                "changed": 1, "unchanged": 1}
+    assert report["old"] == {"label": str(old), "repo": REPO, "analyzedSha": OLD_SHA, "records": 6}
+    assert report["counts"] == {
+        "added": 1,
+        "removed": 1,
+        "reworded": 1,
+        "moved": 2,
+        "changed": 1,
+        "unchanged": 1,
+    }
     assert [change["kind"] for change in report["changes"]] == [
-        "added", "removed", "reworded", "moved", "moved", "changed"]
+        "added",
+        "removed",
+        "reworded",
+        "moved",
+        "moved",
+        "changed",
+    ]
     reworded = report["changes"][2]
     assert reworded == {
         "kind": "reworded",
@@ -378,7 +520,8 @@ def test_cli_exit_code_zero_when_nothing_differs(two_datasets):
     result = CliRunner().invoke(main, ["diff", str(old), str(old), "--exit-code"])
     assert result.exit_code == 0
     assert result.stdout.splitlines()[-1] == (
-        "0 added, 0 removed, 0 reworded, 0 moved, 0 changed, 6 unchanged")
+        "0 added, 0 removed, 0 reworded, 0 moved, 0 changed, 6 unchanged"
+    )
 
 
 def test_cli_without_exit_code_flag_exits_zero_on_differences(two_datasets):
@@ -397,12 +540,20 @@ def test_cli_accepts_a_folder_holding_one_dataset(two_datasets, tmp_path):
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("{tmp}", "Error: OLD {tmp}: 2 datasets under this folder "
-                  "(new/acme/engine/{b}, old/acme/engine/{a}); name one"),
-        ("{tmp}/empty", "Error: OLD {tmp}/empty: no dataset (manifest.json) under this folder; "
-                        "write one with `vmine run`"),
-        ("no-such-thing", "Error: OLD no-such-thing: not a dataset folder, SOURCE@REV or "
-                          "pypi:NAME==VERSION"),
+        (
+            "{tmp}",
+            "Error: OLD {tmp}: 2 datasets under this folder "
+            "(new/acme/engine/{b}, old/acme/engine/{a}); name one",
+        ),
+        (
+            "{tmp}/empty",
+            "Error: OLD {tmp}/empty: no dataset (manifest.json) under this folder; "
+            "write one with `vmine run`",
+        ),
+        (
+            "no-such-thing",
+            "Error: OLD no-such-thing: not a dataset folder, SOURCE@REV or pypi:NAME==VERSION",
+        ),
     ],
 )
 def test_cli_refuses_unusable_old_in_one_line(two_datasets, tmp_path, spec, message):

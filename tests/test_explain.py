@@ -73,43 +73,87 @@ def _prefixed(text: str, prefix: str) -> str:
 
 
 CANDIDATE_CASES = [
-    ("a plain message", "max_len must be positive",
-     [Candidate("max_len must be positive")]),
-    ("a message with a colon is kept whole", "max_len: 3 is too big",
-     [Candidate("max_len: 3 is too big")]),
-    ("an exception line", "ValueError: max_len must be positive",
-     [Candidate("max_len must be positive", "ValueError"),
-      Candidate("ValueError: max_len must be positive")]),
-    ("a builtins-qualified class", "builtins.ValueError: bad mode 'x'",
-     [Candidate("bad mode 'x'", "ValueError"), Candidate("builtins.ValueError: bad mode 'x'")]),
-    ("another exception class", "acme.errors.ConfigError: bad mode",
-     [Candidate("bad mode", "ConfigError"), Candidate("acme.errors.ConfigError: bad mode")]),
-    ("a CLI's `Error:` names no class", "Error: max_len must be positive",
-     [Candidate("max_len must be positive"), Candidate("Error: max_len must be positive")]),
-    ("chained exceptions: every exception line, the last raised first", CHAINED,
-     [Candidate("engine failed to start", "RuntimeError"),
-      Candidate("'report'", "KeyError"),
-      Candidate("--use-fast-decode requires --decode-backend flash", "ValueError")]),
-    ("two tracebacks in a row: each ends its own message", TWO_PROCESSES,
-     [Candidate("engine failed to start, see the error above", "RuntimeError"),
-      Candidate("queue_depth (0) must be positive", "ValueError")]),
-    ("pydantic's wrapping of a ValueError", PYDANTIC,
-     [Candidate("max_batch_size must be a power of 2, got 6", "ValueError"),
-      Candidate("1 validation error for EngineConfig\nmax_batch_size\n  Value error, "
+    ("a plain message", "max_len must be positive", [Candidate("max_len must be positive")]),
+    (
+        "a message with a colon is kept whole",
+        "max_len: 3 is too big",
+        [Candidate("max_len: 3 is too big")],
+    ),
+    (
+        "an exception line",
+        "ValueError: max_len must be positive",
+        [
+            Candidate("max_len must be positive", "ValueError"),
+            Candidate("ValueError: max_len must be positive"),
+        ],
+    ),
+    (
+        "a builtins-qualified class",
+        "builtins.ValueError: bad mode 'x'",
+        [Candidate("bad mode 'x'", "ValueError"), Candidate("builtins.ValueError: bad mode 'x'")],
+    ),
+    (
+        "another exception class",
+        "acme.errors.ConfigError: bad mode",
+        [Candidate("bad mode", "ConfigError"), Candidate("acme.errors.ConfigError: bad mode")],
+    ),
+    (
+        "a CLI's `Error:` names no class",
+        "Error: max_len must be positive",
+        [Candidate("max_len must be positive"), Candidate("Error: max_len must be positive")],
+    ),
+    (
+        "chained exceptions: every exception line, the last raised first",
+        CHAINED,
+        [
+            Candidate("engine failed to start", "RuntimeError"),
+            Candidate("'report'", "KeyError"),
+            Candidate("--use-fast-decode requires --decode-backend flash", "ValueError"),
+        ],
+    ),
+    (
+        "two tracebacks in a row: each ends its own message",
+        TWO_PROCESSES,
+        [
+            Candidate("engine failed to start, see the error above", "RuntimeError"),
+            Candidate("queue_depth (0) must be positive", "ValueError"),
+        ],
+    ),
+    (
+        "pydantic's wrapping of a ValueError",
+        PYDANTIC,
+        [
+            Candidate("max_batch_size must be a power of 2, got 6", "ValueError"),
+            Candidate(
+                "1 validation error for EngineConfig\nmax_batch_size\n  Value error, "
                 "max_batch_size must be a power of 2, got 6 [type=value_error, "
-                "input_value=6, input_type=int]", "ValidationError")]),
-    ("a multi-line message inside pydantic's wrapping", MULTILINE_PYDANTIC,
-     [Candidate("Unknown scheduler policy 'lifo'.\nChoose one of: fcfs, priority", "ValueError"),
-      Candidate("1 validation error for SchedulerConfig\n  Value error, Unknown scheduler "
+                "input_value=6, input_type=int]",
+                "ValidationError",
+            ),
+        ],
+    ),
+    (
+        "a multi-line message inside pydantic's wrapping",
+        MULTILINE_PYDANTIC,
+        [
+            Candidate(
+                "Unknown scheduler policy 'lifo'.\nChoose one of: fcfs, priority", "ValueError"
+            ),
+            Candidate(
+                "1 validation error for SchedulerConfig\n  Value error, Unknown scheduler "
                 "policy 'lifo'.\nChoose one of: fcfs, priority [type=value_error, "
                 "input_value=ArgsKwargs((), {'policy': 'lifo'}), input_type=ArgsKwargs]",
-                "ValidationError"),
-      Candidate(MULTILINE_PYDANTIC)]),
+                "ValidationError",
+            ),
+            Candidate(MULTILINE_PYDANTIC),
+        ],
+    ),
 ]
 
 
-@pytest.mark.parametrize(("text", "expected"), [c[1:] for c in CANDIDATE_CASES],
-                         ids=[c[0] for c in CANDIDATE_CASES])
+@pytest.mark.parametrize(
+    ("text", "expected"), [c[1:] for c in CANDIDATE_CASES], ids=[c[0] for c in CANDIDATE_CASES]
+)
 def test_candidates_found_in_pasted_text(text: str, expected: list[Candidate]) -> None:
     assert candidates(text) == expected
 
@@ -123,13 +167,13 @@ PREFIX_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("prefix", "line"), [c[1:] for c in PREFIX_CASES],
-                         ids=[c[0] for c in PREFIX_CASES])
+@pytest.mark.parametrize(
+    ("prefix", "line"), [c[1:] for c in PREFIX_CASES], ids=[c[0] for c in PREFIX_CASES]
+)
 def test_log_line_prefixes_are_stripped(prefix: str, line: str) -> None:
-    text = _prefixed(f"Traceback (most recent call last):\n  File \"a.py\", line 1\n{line}",
-                     prefix)
+    text = _prefixed(f'Traceback (most recent call last):\n  File "a.py", line 1\n{line}', prefix)
     assert strip_line_prefixes(text) == (
-        f"Traceback (most recent call last):\n  File \"a.py\", line 1\n{line}"
+        f'Traceback (most recent call last):\n  File "a.py", line 1\n{line}'
     )
 
 
@@ -139,12 +183,15 @@ def test_lines_sharing_words_are_not_taken_for_a_prefix() -> None:
 
 
 PATTERN_CASES = [
-    ("--use-fast-decode requires --decode-backend flash",
-     ("--use-fast-decode requires --decode-backend flash",)),
-    ("max_batch_size must be a power of 2, got (.*?)",
-     ("max_batch_size must be a power of 2, got ", "")),
-    ("Unknown policy (.*?)\\. Choose one of: (.*?)",
-     ("Unknown policy ", ". Choose one of: ", "")),
+    (
+        "--use-fast-decode requires --decode-backend flash",
+        ("--use-fast-decode requires --decode-backend flash",),
+    ),
+    (
+        "max_batch_size must be a power of 2, got (.*?)",
+        ("max_batch_size must be a power of 2, got ", ""),
+    ),
+    ("Unknown policy (.*?)\\. Choose one of: (.*?)", ("Unknown policy ", ". Choose one of: ", "")),
     ("\\(P/D disaggregation\\) \\\\(.*?)", ("(P/D disaggregation) \\", "")),
     ("a+ b", None),  # regex syntax outside the contract
 ]
@@ -160,11 +207,18 @@ def test_pattern_fragments(pattern: str, fragments: tuple[str, ...] | None) -> N
 
 def test_exact_literal_match_ranks_before_pattern_matches(tmp_path: Path) -> None:
     catch_all = Case(
-        id="bbbb000000000001", slug="requires", filePath="serve/config/engine.py",
-        lineNumber=120, qualname="EngineConfig.check_flags", validatorKind="name",
+        id="bbbb000000000001",
+        slug="requires",
+        filePath="serve/config/engine.py",
+        lineNumber=120,
+        qualname="EngineConfig.check_flags",
+        validatorKind="name",
         errorMessage="{flag} requires --decode-backend flash",
-        messagePattern="(.*?) requires --decode-backend flash", messageStatus="template",
-        guards=[], source=CASES[0].source, sourceStart=101,
+        messagePattern="(.*?) requires --decode-backend flash",
+        messageStatus="template",
+        guards=[],
+        source=CASES[0].source,
+        sourceStart=101,
         explanation=CASES[0].explanation,
     )
     root = write_fixture_dataset(tmp_path, [*CASES, catch_all])
@@ -255,22 +309,25 @@ Record aaaa000000000002: DATASET/records/aaaa000000000002.json
 
 def test_literal_message_prints_the_record_page(output: Path) -> None:
     assert _explain(output, "--use-fast-decode requires --decode-backend flash") == (
-        0, LITERAL_PAGE
+        0,
+        LITERAL_PAGE,
     )
 
 
 def test_message_read_from_stdin(output: Path) -> None:
-    code, text = _explain(output, "-",
-                          stdin="--use-fast-decode requires --decode-backend flash\n")
+    code, text = _explain(output, "-", stdin="--use-fast-decode requires --decode-backend flash\n")
     assert (code, text) == (0, LITERAL_PAGE)
 
 
 def test_fstring_message_with_value_filled_in(output: Path) -> None:
     code, text = _explain(output, "max_batch_size must be a power of 2, got 6", "--all")
-    assert (code, text) == (0, (
-        "0.971  pattern      aaaa000000000003  acme/serve@c0ffee1234  "
-        "serve/config/engine.py:115  max_batch_size must be a power of 2, got {value}\n"
-    ))
+    assert (code, text) == (
+        0,
+        (
+            "0.971  pattern      aaaa000000000003  acme/serve@c0ffee1234  "
+            "serve/config/engine.py:115  max_batch_size must be a power of 2, got {value}\n"
+        ),
+    )
 
 
 def test_page_of_a_template_shows_the_values_in_the_pasted_message(output: Path) -> None:
@@ -278,7 +335,7 @@ def test_page_of_a_template_shows_the_values_in_the_pasted_message(output: Path)
     assert code == 0
     lines = text.splitlines()
     start = lines.index("In your message")
-    assert lines[start - 2:start + 5] == [
+    assert lines[start - 2 : start + 5] == [
         "  max_batch_size must be a power of 2, got {value}",
         "",
         "In your message",
@@ -288,7 +345,7 @@ def test_page_of_a_template_shows_the_values_in_the_pasted_message(output: Path)
         "What it means",
     ]
     guards = lines.index("When it is raised")
-    assert lines[guards + 2:guards + 4] == [
+    assert lines[guards + 2 : guards + 4] == [
         "  EngineConfig.validate_batching raises it when this holds:",
         "  - value & (value - 1)",
     ]
@@ -307,20 +364,23 @@ def test_traceback_with_chained_exceptions_finds_the_value_error(output: Path) -
 
 
 def test_pydantic_validation_error_with_log_prefixes(output: Path) -> None:
-    pasted = _prefixed(MULTILINE_PYDANTIC, "(APIServer pid=2994609) ERROR 08-14 12:00:01 "
-                                           "[api_server.py:91] ")
+    pasted = _prefixed(
+        MULTILINE_PYDANTIC, "(APIServer pid=2994609) ERROR 08-14 12:00:01 [api_server.py:91] "
+    )
     code, text = _explain(output, pasted, "--all")
-    assert (code, text) == (0, (
-        "0.648  pattern      aaaa000000000004  acme/serve@c0ffee1234  "
-        "serve/config/scheduler.py:12  Unknown scheduler policy {self.policy!r}.\n"
-    ))
+    assert (code, text) == (
+        0,
+        (
+            "0.648  pattern      aaaa000000000004  acme/serve@c0ffee1234  "
+            "serve/config/scheduler.py:12  Unknown scheduler policy {self.policy!r}.\n"
+        ),
+    )
 
 
 def test_message_raised_as_another_exception_class_is_matched_with_a_note(
     output: Path,
 ) -> None:
-    code, text = _explain(output, "RuntimeError: --use-fast-decode requires --decode-backend "
-                                  "flash")
+    code, text = _explain(output, "RuntimeError: --use-fast-decode requires --decode-backend flash")
     assert code == 0
     assert text.splitlines()[:3] == [
         "Match: exact message.",
@@ -354,13 +414,15 @@ def test_all_on_no_match_lists_approximate_scores(output: Path) -> None:
 
 def test_nothing_close_says_so(output: Path) -> None:
     assert _explain(output, "zzz qqq") == (
-        1, "No record matches this message, and none is close to it.\nSearched for: zzz qqq\n"
+        1,
+        "No record matches this message, and none is close to it.\nSearched for: zzz qqq\n",
     )
 
 
 def test_json_prints_the_matching_envelopes(output: Path) -> None:
-    code, text = _explain(output, "ValueError: max_batch_size must be a power of 2, got 12",
-                          "--json")
+    code, text = _explain(
+        output, "ValueError: max_batch_size must be a power of 2, got 12", "--json"
+    )
     assert code == 0
     lines = text.splitlines()
     assert len(lines) == 1
@@ -373,8 +435,15 @@ def test_json_prints_the_matching_envelopes(output: Path) -> None:
         "message": "max_batch_size must be a power of 2, got 12",
         "values": [{"part": "{value}", "text": "12"}],
         "wording": None,
-        "releases": [{"release": "acme/serve@c0ffee1234", "repo": "acme/serve",
-                      "analyzedSha": SHA, "dataset": "DATASET", "shown": True}],
+        "releases": [
+            {
+                "release": "acme/serve@c0ffee1234",
+                "repo": "acme/serve",
+                "analyzedSha": SHA,
+                "dataset": "DATASET",
+                "shown": True,
+            }
+        ],
     }
 
 
@@ -384,16 +453,21 @@ def test_datasets_default_to_output_folder(tmp_path: Path, monkeypatch) -> None:
     result = CliRunner().invoke(
         main, ["explain", "--use-fast-decode requires --decode-backend flash", "--all"]
     )
-    assert (result.exit_code, result.output) == (0, (
-        "1.000  exact        aaaa000000000002  acme/serve@c0ffee1234  serve/config/engine.py:108"
-        "  --use-fast-decode requires --decode-backend flash\n"
-    ))
+    assert (result.exit_code, result.output) == (
+        0,
+        (
+            "1.000  exact        aaaa000000000002  acme/serve@c0ffee1234  serve/config/engine.py:108"
+            "  --use-fast-decode requires --decode-backend flash\n"
+        ),
+    )
 
 
 @pytest.mark.parametrize(("message", "stdin"), [("", None), ("-", " \n")])
 def test_empty_message_is_an_input_error(output: Path, message: str, stdin: str | None) -> None:
     assert _explain(output, message, stdin=stdin) == (
-        2, "Error: MESSAGE is empty: pass the error message, or - and paste it on stdin\n")
+        2,
+        "Error: MESSAGE is empty: pass the error message, or - and paste it on stdin\n",
+    )
 
 
 def test_no_dataset_is_an_input_error(tmp_path: Path) -> None:
@@ -408,7 +482,7 @@ def test_no_dataset_is_an_input_error(tmp_path: Path) -> None:
 
 # --- end to end on a dataset written by `vmine run` ---------------------------------------
 
-ENGINE_PY = '''\
+ENGINE_PY = """\
 from dataclasses import dataclass
 
 
@@ -425,7 +499,7 @@ class CacheConfig:
             )
         if self.swap_space < 0:
             raise ValueError("swap_space must not be negative")
-'''
+"""
 
 
 @pytest.mark.slow
@@ -434,10 +508,22 @@ def test_explain_and_render_a_dataset_written_by_run(tmp_path: Path) -> None:
 
     repo = make_git_repo(tmp_path / "engine", {"engine/cache.py": ENGINE_PY})
     runner = CliRunner()
-    ran = runner.invoke(main, [
-        "run", str(repo), "--repo-name", "acme/engine", "-o", str(tmp_path / "out"),
-        "--cache-dir", str(tmp_path / "cache"), "--llm", "offline", "--ci",
-    ])
+    ran = runner.invoke(
+        main,
+        [
+            "run",
+            str(repo),
+            "--repo-name",
+            "acme/engine",
+            "-o",
+            str(tmp_path / "out"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--llm",
+            "offline",
+            "--ci",
+        ],
+    )
     assert ran.exit_code == 0, ran.output
     traceback = (
         "Traceback (most recent call last):\n"
@@ -446,8 +532,7 @@ def test_explain_and_render_a_dataset_written_by_run(tmp_path: Path) -> None:
         "ValueError: block_size must be one of 8, 16 or 32 (got 12). Pass --block-size with a "
         "supported value."
     )
-    found = runner.invoke(main, ["explain", traceback, "--dataset", str(tmp_path / "out"),
-                                 "--all"])
+    found = runner.invoke(main, ["explain", traceback, "--dataset", str(tmp_path / "out"), "--all"])
     assert found.exit_code == 0, found.output
     assert found.output.split("  ")[1:2] == ["pattern"]
     assert found.output.rstrip().endswith(
@@ -455,8 +540,9 @@ def test_explain_and_render_a_dataset_written_by_run(tmp_path: Path) -> None:
         "Pass --block-size with a supported v…"  # --all cuts messages at 100 characters
     )
     for fmt, page in (("markdown", "index.md"), ("html", "index.html")):
-        rendered = runner.invoke(main, ["render", str(tmp_path / "out"), "--format", fmt,
-                                        "-o", str(tmp_path / fmt)])
+        rendered = runner.invoke(
+            main, ["render", str(tmp_path / "out"), "--format", fmt, "-o", str(tmp_path / fmt)]
+        )
         assert rendered.exit_code == 0, rendered.output
         assert "swap_space must not be negative" in (tmp_path / fmt / page).read_text()
 
@@ -465,39 +551,62 @@ def test_one_word_is_close_to_nothing(output: Path) -> None:
     assert _explain(output, "decoding", "--all") == (1, "No record is close to this message.\n")
 
 
-def _case(id: str, qualname: str, message: str, pattern: str, status: str,
-          fragments: tuple[str, ...] = ()) -> Case:
+def _case(
+    id: str, qualname: str, message: str, pattern: str, status: str, fragments: tuple[str, ...] = ()
+) -> Case:
     return Case(
-        id=id, slug=id, filePath="serve/spec/checks.py", lineNumber=40, qualname=qualname,
-        validatorKind="name", errorMessage=message, messagePattern=pattern,
-        messageStatus=status, guards=[], source=CASES[0].source, sourceStart=21,
-        explanation=CASES[0].explanation, messageFragments=list(fragments),
+        id=id,
+        slug=id,
+        filePath="serve/spec/checks.py",
+        lineNumber=40,
+        qualname=qualname,
+        validatorKind="name",
+        errorMessage=message,
+        messagePattern=pattern,
+        messageStatus=status,
+        guards=[],
+        source=CASES[0].source,
+        sourceStart=21,
+        explanation=CASES[0].explanation,
+        messageFragments=list(fragments),
     )
 
 
 # Another function's message in nearly the same words: never a match (exit 0).
-PIPELINE = _case("cccc000000000001", "verify_pipeline_support",
-                 "{type(model).__name__} does not support {method} with pipeline parallelism",
-                 "(.*?) does not support (.*?) with pipeline parallelism", "template")
-BUILT = _case("cccc000000000002", "describe_marlin",
-              "{?Marlin does not support weight_bits = {bits}.|None}",
-              "(?:Marlin does not support weight_bits = (.*?)\\.|None)", "partial",
-              ("Marlin does not support weight_bits = ", ".", "None"))
+PIPELINE = _case(
+    "cccc000000000001",
+    "verify_pipeline_support",
+    "{type(model).__name__} does not support {method} with pipeline parallelism",
+    "(.*?) does not support (.*?) with pipeline parallelism",
+    "template",
+)
+BUILT = _case(
+    "cccc000000000002",
+    "describe_marlin",
+    "{?Marlin does not support weight_bits = {bits}.|None}",
+    "(?:Marlin does not support weight_bits = (.*?)\\.|None)",
+    "partial",
+    ("Marlin does not support weight_bits = ", ".", "None"),
+)
 
 
-@pytest.mark.parametrize(("paste", "kind"), [
-    # the record always renders its {method} between 'support' and 'with': the paste has none
-    ("HiSparse does not support pipeline parallelism.", "approximate"),
-    ("Llama does not support eagle with pipeline parallelism yet.", "reworded"),
-    ("Llama does not support eagle with pipeline", "reworded"),  # cut short
-    # a release that had no value there yet
-    ("Llama does not support with pipeline parallelism yet", "reworded"),
-    # a piece as short as `None` says nothing about where a message comes from
-    ("TP None", None),
-    ("Marlin does not support weight_bits = 3", "parts"),
-])
+@pytest.mark.parametrize(
+    ("paste", "kind"),
+    [
+        # the record always renders its {method} between 'support' and 'with': the paste has none
+        ("HiSparse does not support pipeline parallelism.", "approximate"),
+        ("Llama does not support eagle with pipeline parallelism yet.", "reworded"),
+        ("Llama does not support eagle with pipeline", "reworded"),  # cut short
+        # a release that had no value there yet
+        ("Llama does not support with pipeline parallelism yet", "reworded"),
+        # a piece as short as `None` says nothing about where a message comes from
+        ("TP None", None),
+        ("Marlin does not support weight_bits = 3", "parts"),
+    ],
+)
 def test_a_message_of_another_function_in_near_words_is_no_match(
-        tmp_path: Path, paste: str, kind: str | None) -> None:
+    tmp_path: Path, paste: str, kind: str | None
+) -> None:
     root = write_fixture_dataset(tmp_path, [*CASES, PIPELINE, BUILT])
     found = lookup(paste, [index_dataset(root)])
     assert (found.matches[0].kind if found.matches else None) == kind

@@ -33,68 +33,120 @@ from tests.explain_corpus import (
 # --- one case table per form: pasted text in, text or message out -------------------------
 
 CLEANING_CASES = [
-    ("ANSI colours", "\x1b[1;31mValueError\x1b[0m: bad \x1b[4mmode\x1b[24m", "ValueError: bad mode"),
-    ("OSC title and clipboard", "\x1b]0;title\x07\x1b]52;c;aGk=\x1b\\ValueError: x", "ValueError: x"),
+    (
+        "ANSI colours",
+        "\x1b[1;31mValueError\x1b[0m: bad \x1b[4mmode\x1b[24m",
+        "ValueError: bad mode",
+    ),
+    (
+        "OSC title and clipboard",
+        "\x1b]0;title\x07\x1b]52;c;aGk=\x1b\\ValueError: x",
+        "ValueError: x",
+    ),
     ("colour codes without ESC", "[31mValueError: bad mode[0m", "ValueError: bad mode"),
-    ("CRLF", "Traceback (most recent call last):\r\nValueError: x\r\n",
-     "Traceback (most recent call last):\nValueError: x\n"),
+    (
+        "CRLF",
+        "Traceback (most recent call last):\r\nValueError: x\r\n",
+        "Traceback (most recent call last):\nValueError: x\n",
+    ),
     ("lone CR", "line one\rValueError: x", "line one\nValueError: x"),
-    ("[rank0]:", "[rank0]: Traceback (most recent call last):\n[rank0]: ValueError: x",
-     "Traceback (most recent call last):\nValueError: x"),
+    (
+        "[rank0]:",
+        "[rank0]: Traceback (most recent call last):\n[rank0]: ValueError: x",
+        "Traceback (most recent call last):\nValueError: x",
+    ),
     ("torchrun [default0]:", "[default0]:ValueError: x", "ValueError: x"),
     ("mpirun", "[1,0]<stderr>:ValueError: x", "ValueError: x"),
     ("Ray worker", "(RayWorkerWrapper pid=4242, ip=10.0.0.7) ValueError: x", "ValueError: x"),
-    ("vLLM process and logger", "(EngineCore_DP0 pid=12) ERROR 08-14 12:00:01.123 [core.py:7] "
-     "ValueError: x", "ValueError: x"),
+    (
+        "vLLM process and logger",
+        "(EngineCore_DP0 pid=12) ERROR 08-14 12:00:01.123 [core.py:7] ValueError: x",
+        "ValueError: x",
+    ),
     ("SGLang", "[2026-08-14 12:00:01 TP0] ValueError: x", "ValueError: x"),
-    ("ISO timestamp with nanoseconds", "2026-08-14T12:00:01.123456789Z ValueError: x",
-     "ValueError: x"),
+    (
+        "ISO timestamp with nanoseconds",
+        "2026-08-14T12:00:01.123456789Z ValueError: x",
+        "ValueError: x",
+    ),
     ("logging asctime", "2026-08-14 12:00:01,123 - ValueError: x", "ValueError: x"),
     ("journald", "Aug 14 12:00:01 gpu-node-3 serve[2231]: ValueError: x", "ValueError: x"),
     ("logging default", "ERROR:root:ValueError: x", "ValueError: x"),
-    ("docker compose (a prefix common to all lines)", "serve-1  | Traceback (most recent call "
-     "last):\nserve-1  | ValueError: x", "Traceback (most recent call last):\nValueError: x"),
-    ("Markdown quote", "> Traceback (most recent call last):\n>\n> ValueError: x",
-     "Traceback (most recent call last):\n\nValueError: x"),
+    (
+        "docker compose (a prefix common to all lines)",
+        "serve-1  | Traceback (most recent call last):\nserve-1  | ValueError: x",
+        "Traceback (most recent call last):\nValueError: x",
+    ),
+    (
+        "Markdown quote",
+        "> Traceback (most recent call last):\n>\n> ValueError: x",
+        "Traceback (most recent call last):\n\nValueError: x",
+    ),
     ("Markdown code fence", "```python\nValueError: x\n```", "ValueError: x"),
-    ("words shared by lines are no prefix", "policy must be one of\npolicy must be set",
-     "policy must be one of\npolicy must be set"),
+    (
+        "words shared by lines are no prefix",
+        "policy must be one of\npolicy must be set",
+        "policy must be one of\npolicy must be set",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("text", "expected"), [c[1:] for c in CLEANING_CASES],
-                         ids=[c[0] for c in CLEANING_CASES])
+@pytest.mark.parametrize(
+    ("text", "expected"), [c[1:] for c in CLEANING_CASES], ids=[c[0] for c in CLEANING_CASES]
+)
 def test_cleaning_removes_what_wraps_lines(text: str, expected: str) -> None:
     assert clean(text) == expected
 
 
 PYDANTIC_CASES = [
-    ("indented, with its tail", "1 validation error for EngineConfig\nmax_batch_size\n  Value "
-     "error, bad size [type=value_error, input_value=6, input_type=int]",
-     [("bad size", "ValueError")]),
-    ("without its indent", "Value error, bad size [type=value_error, input_value=6, "
-     "input_type=int]", [("bad size", "ValueError")]),
-    ("on the header's line", "1 validation error for VllmConfig Value error, bad size "
-     "[type=value_error, input_value=ArgsKwargs((), {'n': 6}), input_type=ArgsKwargs]",
-     [("bad size", "ValueError")]),
+    (
+        "indented, with its tail",
+        "1 validation error for EngineConfig\nmax_batch_size\n  Value "
+        "error, bad size [type=value_error, input_value=6, input_type=int]",
+        [("bad size", "ValueError")],
+    ),
+    (
+        "without its indent",
+        "Value error, bad size [type=value_error, input_value=6, input_type=int]",
+        [("bad size", "ValueError")],
+    ),
+    (
+        "on the header's line",
+        "1 validation error for VllmConfig Value error, bad size "
+        "[type=value_error, input_value=ArgsKwargs((), {'n': 6}), input_type=ArgsKwargs]",
+        [("bad size", "ValueError")],
+    ),
     ("without the [type=...] tail", "Value error, bad size", [("bad size", "ValueError")]),
-    ("an assertion", "  Assertion failed, n > 0 [type=assertion_error, input_value=0, "
-     "input_type=int]", [("n > 0", "AssertionError")]),
-    ("a message over two lines", "  Value error, Unknown policy 'lifo'.\nChoose one of: fcfs "
-     "[type=value_error, input_value='lifo', input_type=str]",
-     [("Unknown policy 'lifo'.\nChoose one of: fcfs", "ValueError")]),
-    ("two items, the footer dropped", "2 validation errors for C\na\n  Value error, first "
-     "[type=value_error, input_value=1, input_type=int]\n    For further information visit "
-     "https://errors.pydantic.dev/2.11/v/value_error\nb\n  Value error, second",
-     [("first", "ValueError"), ("second", "ValueError")]),
-    ("a message quoting [type= is kept", "Value error, use [type=int] here", [
-        ("use [type=int] here", "ValueError")]),
+    (
+        "an assertion",
+        "  Assertion failed, n > 0 [type=assertion_error, input_value=0, input_type=int]",
+        [("n > 0", "AssertionError")],
+    ),
+    (
+        "a message over two lines",
+        "  Value error, Unknown policy 'lifo'.\nChoose one of: fcfs "
+        "[type=value_error, input_value='lifo', input_type=str]",
+        [("Unknown policy 'lifo'.\nChoose one of: fcfs", "ValueError")],
+    ),
+    (
+        "two items, the footer dropped",
+        "2 validation errors for C\na\n  Value error, first "
+        "[type=value_error, input_value=1, input_type=int]\n    For further information visit "
+        "https://errors.pydantic.dev/2.11/v/value_error\nb\n  Value error, second",
+        [("first", "ValueError"), ("second", "ValueError")],
+    ),
+    (
+        "a message quoting [type= is kept",
+        "Value error, use [type=int] here",
+        [("use [type=int] here", "ValueError")],
+    ),
     ("no pydantic item", "bad size", []),
 ]
 
 
-@pytest.mark.parametrize(("text", "expected"), [c[1:] for c in PYDANTIC_CASES],
-                         ids=[c[0] for c in PYDANTIC_CASES])
+@pytest.mark.parametrize(
+    ("text", "expected"), [c[1:] for c in PYDANTIC_CASES], ids=[c[0] for c in PYDANTIC_CASES]
+)
 def test_pydantic_items(text: str, expected: list) -> None:
     assert pydantic_items(text) == expected
 
@@ -103,29 +155,41 @@ CLIENT_CASES = [
     ("HTTP reason", "Bad Request: bad size", [("bad size", None)]),
     ("status and reason", "400 Bad Request: bad size", [("bad size", None)]),
     ("HTTP/1.1 status line", "HTTP/1.1 422 Unprocessable Entity: bad size", [("bad size", None)]),
-    ("the openai client's status error", "Error code: 400 - {'error': 'bad'}",
-     [("{'error': 'bad'}", None)]),
+    (
+        "the openai client's status error",
+        "Error code: 400 - {'error': 'bad'}",
+        [("{'error': 'bad'}", None)],
+    ),
     ("HTTP status", "HTTP 400: bad size", [("bad size", None)]),
     ("not a client prefix", "Bad size: 3", []),
 ]
 
 
-@pytest.mark.parametrize(("text", "expected"), [c[1:] for c in CLIENT_CASES],
-                         ids=[c[0] for c in CLIENT_CASES])
+@pytest.mark.parametrize(
+    ("text", "expected"), [c[1:] for c in CLIENT_CASES], ids=[c[0] for c in CLIENT_CASES]
+)
 def test_client_prefixes(text: str, expected: list) -> None:
     assert client_prefix(text) == expected
 
 
 JSON_CASES = [
     ("detail", '{"detail": "bad size"}', ["bad size"]),
-    ("error.message", '{"error": {"message": "bad size", "type": "BadRequestError", '
-     '"code": 400}}', ["bad size"]),
-    ("a Python dict (the openai client)", "{'error': {'message': 'bad size', 'param': None}}",
-     ["bad size"]),
-    ("vLLM's older body", '{"object": "error", "message": "bad size", "code": 400}',
-     ["bad size"]),
-    ("FastAPI's list of errors", '{"detail": [{"loc": ["body"], "msg": "Value error, a"}, '
-     '{"msg": "b"}]}', ["Value error, a", "b"]),
+    (
+        "error.message",
+        '{"error": {"message": "bad size", "type": "BadRequestError", "code": 400}}',
+        ["bad size"],
+    ),
+    (
+        "a Python dict (the openai client)",
+        "{'error': {'message': 'bad size', 'param': None}}",
+        ["bad size"],
+    ),
+    ("vLLM's older body", '{"object": "error", "message": "bad size", "code": 400}', ["bad size"]),
+    (
+        "FastAPI's list of errors",
+        '{"detail": [{"loc": ["body"], "msg": "Value error, a"}, {"msg": "b"}]}',
+        ["Value error, a", "b"],
+    ),
     ("an error as a string", '{"error": "bad size"}', ["bad size"]),
     ("no message in it", '{"status": 400}', []),
     ("not JSON", "{bad size}", []),
@@ -133,25 +197,33 @@ JSON_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("text", "expected"), [c[1:] for c in JSON_CASES],
-                         ids=[c[0] for c in JSON_CASES])
+@pytest.mark.parametrize(
+    ("text", "expected"), [c[1:] for c in JSON_CASES], ids=[c[0] for c in JSON_CASES]
+)
 def test_json_error_bodies(text: str, expected: list[str]) -> None:
     assert [message for message, _ in json_body(text)] == expected
 
 
 EXCEPTION_CASES = [
     ("a ValueError", "ValueError: bad size", [("bad size", "ValueError")]),
-    ("a dotted class", "openai.BadRequestError: Error code: 400", [("Error code: 400",
-                                                                    "BadRequestError")]),
-    ("a message on the following lines", "ValueError: bad size\nuse 8", [("bad size\nuse 8",
-                                                                          "ValueError")]),
+    (
+        "a dotted class",
+        "openai.BadRequestError: Error code: 400",
+        [("Error code: 400", "BadRequestError")],
+    ),
+    (
+        "a message on the following lines",
+        "ValueError: bad size\nuse 8",
+        [("bad size\nuse 8", "ValueError")],
+    ),
     ("`Error:` names no class", "Error: bad size", [("bad size", None)]),
     ("a sentence with a colon", "max_len: 3 is too big", []),
 ]
 
 
-@pytest.mark.parametrize(("text", "expected"), [c[1:] for c in EXCEPTION_CASES],
-                         ids=[c[0] for c in EXCEPTION_CASES])
+@pytest.mark.parametrize(
+    ("text", "expected"), [c[1:] for c in EXCEPTION_CASES], ids=[c[0] for c in EXCEPTION_CASES]
+)
 def test_exception_prefixes(text: str, expected: list) -> None:
     assert exception_prefix(text) == expected
 
@@ -160,15 +232,23 @@ def test_exception_prefixes(text: str, expected: list) -> None:
 
 # The score `--all` prints for each paste of the corpus (a pattern: the share of literal text).
 SCORES = {
-    "qualified exception class": 0.971, "pydantic, indented": 0.943,
-    "pydantic, without its indent": 0.943, "pydantic, no [type=...] tail": 0.905,
-    "pydantic, a multi-line message": 0.648, "openai client error, a Python dict": 0.971,
-    "JSON error.message holding pydantic's rendering": 0.943, "FastAPI validation detail": 0.971,
-    "[rank0]: prefixes": 0.971, "SGLang timestamps": 0.905, "docker compose": 0.971,
+    "qualified exception class": 0.971,
+    "pydantic, indented": 0.943,
+    "pydantic, without its indent": 0.943,
+    "pydantic, no [type=...] tail": 0.905,
+    "pydantic, a multi-line message": 0.648,
+    "openai client error, a Python dict": 0.971,
+    "JSON error.message holding pydantic's rendering": 0.943,
+    "FastAPI validation detail": 0.971,
+    "[rank0]: prefixes": 0.971,
+    "SGLang timestamps": 0.905,
+    "docker compose": 0.971,
     "hard-wrapped by a terminal, inside words": 0.905,
-    "wrapped at spaces by an issue template": 0.905, "Markdown code fence": 0.971,
+    "wrapped at spaces by an issue template": 0.905,
+    "Markdown code fence": 0.971,
     "older release, the clause the record appends is missing": 0.717,
-    "message cut short": 0.864, "parts with a value": 0.970,
+    "message cut short": 0.864,
+    "parts with a value": 0.970,
 }
 BY_ID = {case.id: case for case in CORPUS_CASES}
 
@@ -194,48 +274,65 @@ def test_each_paste_finds_its_record_first(corpus: Path, paste: Paste) -> None:
         return
     case = BY_ID[paste.record]
     message = case.errorMessage.split("\n")[0]
-    assert (result.exit_code, first) == (0, (
-        f"{SCORES.get(paste.name, 1.0):.3f}  {paste.kind:<11}  {case.id}  "
-        f"acme/serve@c0ffee1234  {case.filePath}:{case.lineNumber}  "
-        + (message if len(message) <= 100 else message[:99] + "…")
-    ))
+    assert (result.exit_code, first) == (
+        0,
+        (
+            f"{SCORES.get(paste.name, 1.0):.3f}  {paste.kind:<11}  {case.id}  "
+            f"acme/serve@c0ffee1234  {case.filePath}:{case.lineNumber}  "
+            + (message if len(message) <= 100 else message[:99] + "…")
+        ),
+    )
 
 
 def test_json_names_the_kind_of_match_for_a_paste(corpus: Path) -> None:
     paste = next(p for p in PASTES if p.name == "message built from parts")
-    result = CliRunner().invoke(main, ["explain", paste.text, "--dataset", str(corpus),
-                                       "--json"])
+    result = CliRunner().invoke(main, ["explain", paste.text, "--dataset", str(corpus), "--json"])
     assert result.exit_code == 0
     line = json.loads(result.output)
     assert (line["match"]["kind"], line["match"]["score"], line["envelope"]["record"]["id"]) == (
-        "parts", 1.0, SPECULATIVE.id)
+        "parts",
+        1.0,
+        SPECULATIVE.id,
+    )
 
 
 # --- the property: every record, any values, any wrapping, is found first -------------------
 
+
 def _wrap_forms() -> list:
     """Each paste form as a function of the message."""
+
     def traceback(m: str) -> str:
-        return ("Traceback (most recent call last):\n  File \"/srv/a.py\", line 3, in <module>\n"
-                f"    main()\nValueError: {m}")
+        return (
+            'Traceback (most recent call last):\n  File "/srv/a.py", line 3, in <module>\n'
+            f"    main()\nValueError: {m}"
+        )
 
     return [
         lambda m: m,
         lambda m: f"ValueError: {m}",
         traceback,
         lambda m: "\n".join("[rank0]: " + line for line in traceback(m).split("\n")),
-        lambda m: "\n".join("(APIServer pid=7) ERROR 08-14 12:00:01 [api.py:9] " + line
-                            for line in traceback(m).split("\n")),
-        lambda m: f"  Value error, {m} [type=value_error, input_value=ArgsKwargs((), {{}}), "
-                  "input_type=ArgsKwargs]",
-        lambda m: f"pydantic_core._pydantic_core.ValidationError: 1 validation error for "
-                  f"EngineConfig Value error, {m} [type=value_error, input_value=1, "
-                  "input_type=int]",
+        lambda m: "\n".join(
+            "(APIServer pid=7) ERROR 08-14 12:00:01 [api.py:9] " + line
+            for line in traceback(m).split("\n")
+        ),
+        lambda m: (
+            f"  Value error, {m} [type=value_error, input_value=ArgsKwargs((), {{}}), "
+            "input_type=ArgsKwargs]"
+        ),
+        lambda m: (
+            f"pydantic_core._pydantic_core.ValidationError: 1 validation error for "
+            f"EngineConfig Value error, {m} [type=value_error, input_value=1, "
+            "input_type=int]"
+        ),
         lambda m: f"Value error, {m}",
         lambda m: f"Bad Request: {m}",
         lambda m: f'{{"detail": {json.dumps(m)}}}',
-        lambda m: "openai.BadRequestError: Error code: 400 - "
-                  + repr({"error": {"message": m, "type": "BadRequestError", "code": 400}}),
+        lambda m: (
+            "openai.BadRequestError: Error code: 400 - "
+            + repr({"error": {"message": m, "type": "BadRequestError", "code": 400}})
+        ),
         lambda m: f"\x1b[31mValueError: {m}\x1b[0m",
         lambda m: traceback(m).replace("\n", "\r\n"),
         lambda m: _hard_wrapped(m, 23),
@@ -256,8 +353,11 @@ VALUES = st.one_of(
 
 def _rendered(case, values: list[str], chosen: list[bool]) -> str:
     if case.messageFragments:  # built from parts: some of the pieces, in order, joined
-        pieces = [p.replace("got ", f"got {values[0]}") for p, keep in
-                  zip(case.messageFragments, chosen, strict=False) if keep and len(p) > 2]
+        pieces = [
+            p.replace("got ", f"got {values[0]}")
+            for p, keep in zip(case.messageFragments, chosen, strict=False)
+            if keep and len(p) > 2
+        ]
         return " ".join(pieces or case.messageFragments[:1])
     message = case.errorMessage
     for hole, value in zip(placeholders(message), values, strict=False):
@@ -270,10 +370,15 @@ def corpus_index(corpus: Path) -> IndexedDataset:
     return index_dataset(next(corpus.glob("*/*/*")))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(case=st.sampled_from(CORPUS_CASES), form=st.sampled_from(range(len(FORMS))),
-       values=st.lists(VALUES, min_size=3, max_size=3),
-       chosen=st.lists(st.booleans(), min_size=4, max_size=4))
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    case=st.sampled_from(CORPUS_CASES),
+    form=st.sampled_from(range(len(FORMS))),
+    values=st.lists(VALUES, min_size=3, max_size=3),
+    chosen=st.lists(st.booleans(), min_size=4, max_size=4),
+)
 def test_every_record_is_found_first_in_every_paste_form(
     corpus_index: IndexedDataset, case, form: int, values: list[str], chosen: list[bool]
 ) -> None:
@@ -291,10 +396,12 @@ def test_nothing_from_another_function_wins_when_its_record_is_missing(
     rng = random.Random(5)
     for case in CORPUS_CASES:
         others = IndexedDataset(corpus_index.root, corpus_index.repo, corpus_index.sha)
-        others.patterns = [p for p in corpus_index.patterns
-                           if p.raw["qualname"] != case.qualname]
+        others.patterns = [p for p in corpus_index.patterns if p.raw["qualname"] != case.qualname]
         for form in FORMS:
             values = [str(rng.randint(1, 999)) for _ in range(3)]
             found = lookup(form(_rendered(case, values, [True] * 4)), [others])
             assert not found.matches or found.matches[0].kind in ("approximate", "pattern"), (
-                case.id, found.matches[0].kind, found.matches[0].entry.id)
+                case.id,
+                found.matches[0].kind,
+                found.matches[0].entry.id,
+            )

@@ -31,12 +31,28 @@ def extract(*args: str) -> Result:
 
 def _setting(field: str, type_: str, default: str) -> dict:
     """A field of the fixture's SchedulerConfig, which no parser sets."""
-    return {"expr": f"self.{field}", "class": "SchedulerConfig", "field": field, "type": type_,
-            "default": default, "choices": None, "doc": None, "flags": []}
+    return {
+        "expr": f"self.{field}",
+        "class": "SchedulerConfig",
+        "field": field,
+        "type": type_,
+        "default": default,
+        "choices": None,
+        "doc": None,
+        "flags": [],
+    }
 
 
-def _site(sha: str, line: int, message: str, pattern: str, status: str, guard: str,
-          prior: list[str], setting: dict) -> dict:
+def _site(
+    sha: str,
+    line: int,
+    message: str,
+    pattern: str,
+    status: str,
+    guard: str,
+    prior: list[str],
+    setting: dict,
+) -> dict:
     window = CONFIG_V2.rstrip("\n")
     return {
         "repo": "acme/widgets",
@@ -62,13 +78,26 @@ def _site(sha: str, line: int, message: str, pattern: str, status: str, guard: s
 
 def expected_lines(sha: str) -> str:
     sites = [
-        _site(sha, 11, "max_num_seqs must be positive", "max_num_seqs must be positive",
-              "literal", "self.max_num_seqs <= 0", [],
-              _setting("max_num_seqs", "int", "128")),
-        _site(sha, 13, "unknown --scheduling-policy {self.policy!r}",
-              "unknown --scheduling-policy (.*?)", "template",
-              'self.policy not in ("fcfs", "priority")', ["self.max_num_seqs > 0"],
-              _setting("policy", "str", '"fcfs"')),
+        _site(
+            sha,
+            11,
+            "max_num_seqs must be positive",
+            "max_num_seqs must be positive",
+            "literal",
+            "self.max_num_seqs <= 0",
+            [],
+            _setting("max_num_seqs", "int", "128"),
+        ),
+        _site(
+            sha,
+            13,
+            "unknown --scheduling-policy {self.policy!r}",
+            "unknown --scheduling-policy (.*?)",
+            "template",
+            'self.policy not in ("fcfs", "priority")',
+            ["self.max_num_seqs > 0"],
+            _setting("policy", "str", '"fcfs"'),
+        ),
     ]
     return "".join(json.dumps(s, separators=(",", ":"), ensure_ascii=False) + "\n" for s in sites)
 
@@ -117,8 +146,9 @@ def test_output_file_holds_what_stdout_would(upstream: Upstream, tmp_path: Path)
 
 def test_strict_writes_nothing_and_exits_1(upstream: Upstream, tmp_path: Path) -> None:
     out = tmp_path / "sites.jsonl"
-    result = extract(str(upstream.path), "--cache-dir", str(tmp_path / "c"), "-o", str(out),
-                     "--strict")
+    result = extract(
+        str(upstream.path), "--cache-dir", str(tmp_path / "c"), "-o", str(out), "--strict"
+    )
     assert result.exit_code == 1
     assert not out.exists()
     assert result.stderr.splitlines()[-2:] == [
@@ -128,8 +158,9 @@ def test_strict_writes_nothing_and_exits_1(upstream: Upstream, tmp_path: Path) -
 
 
 def test_strict_without_skipped_files_exits_0(upstream: Upstream, tmp_path: Path) -> None:
-    result = extract(str(upstream.path), "--rev", "v1", "--cache-dir", str(tmp_path / "c"),
-                     "--strict")
+    result = extract(
+        str(upstream.path), "--rev", "v1", "--cache-dir", str(tmp_path / "c"), "--strict"
+    )
     assert result.exit_code == 0
     assert [json.loads(line)["lineNumber"] for line in result.stdout.splitlines()] == [11]
 
@@ -151,8 +182,15 @@ def test_include_and_exclude_globs_pick_the_files(
 
 
 def test_remote_tag_through_a_file_url(upstream: Upstream, tmp_path: Path) -> None:
-    result = extract(upstream.url, "--rev", "v1", "--repo-name", "acme/widgets",
-                     "--cache-dir", str(tmp_path / "c"))
+    result = extract(
+        upstream.url,
+        "--rev",
+        "v1",
+        "--repo-name",
+        "acme/widgets",
+        "--cache-dir",
+        str(tmp_path / "c"),
+    )
     sites = [json.loads(line) for line in result.stdout.splitlines()]
     assert [(s["analyzedSha"], s["lineNumber"]) for s in sites] == [(upstream.c1, 11)]
     assert result.exit_code == 0
@@ -161,10 +199,13 @@ def test_remote_tag_through_a_file_url(upstream: Upstream, tmp_path: Path) -> No
 def test_missing_repo_name_exits_2_with_the_fix(tmp_path: Path) -> None:
     upstream = make_upstream(tmp_path / "src", origin="https://git.example.com/widgets.git")
     result = extract(str(upstream.path), "--cache-dir", str(tmp_path / "c"))
-    assert (result.exit_code, result.stderr) == (2, (
-        f"Error: cannot tell the GitHub owner/name of {upstream.path}: "
-        "pass --repo-name OWNER/NAME\n"
-    ))
+    assert (result.exit_code, result.stderr) == (
+        2,
+        (
+            f"Error: cannot tell the GitHub owner/name of {upstream.path}: "
+            "pass --repo-name OWNER/NAME\n"
+        ),
+    )
     assert result.stdout == ""
 
 
@@ -179,11 +220,11 @@ def test_help_states_the_exit_codes() -> None:
 
 # -- extract_snapshot -----------------------------------------------------------------------
 
-CHECKER = '''\
+CHECKER = """\
 def check_{n}(value: int) -> None:
     if value > {n}:
         raise ValueError("value must be at most {n}")
-'''
+"""
 
 
 def test_same_bytes_under_two_paths_keep_their_own_paths(tmp_path: Path) -> None:
@@ -211,7 +252,10 @@ def test_worker_processes_give_what_one_process_gives(tmp_path: Path) -> None:
     assert [s.filePath for s in pooled.sites][:2] == ["checks/c00.py", "checks/c01.py"]
     assert len(pooled.sites) == 32
     assert pooled.stats.model_dump() == {
-        "files_total": 32, "files_candidate": 32, "files_parsed": 32, "files_reused": 0,
+        "files_total": 32,
+        "files_candidate": 32,
+        "files_parsed": 32,
+        "files_reused": 0,
     }
 
 
@@ -261,4 +305,6 @@ def test_analysis_token_changes_with_the_rules() -> None:
     # equal within one process (memo_token is cached); tests/test_determinism.py compares
     # the tokens of two processes
     assert analysis_token(Rules()) == analysis_token(Rules())
-    assert analysis_token(Rules()) != analysis_token(Rules(error_classes=("ValueError", "TypeError")))
+    assert analysis_token(Rules()) != analysis_token(
+        Rules(error_classes=("ValueError", "TypeError"))
+    )

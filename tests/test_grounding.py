@@ -54,12 +54,18 @@ def test_grounded_explanation_has_no_violations():
     ("field", "code", "expected"),
     [
         ("validationCode", "if cfg.x\n    raise SystemExit(1)", "expected ':' (line 1)"),
-        ("typeGuard", "def ok(cfg) -> bool:\nreturn True", "expected an indented block "
-         "after function definition on line 1 (line 2)"),
-        ("tryCatchPattern", "try:\n    run()\nexcept ValueError as e\n    raise",
-         "expected ':' (line 3)"),
+        (
+            "typeGuard",
+            "def ok(cfg) -> bool:\nreturn True",
+            "expected an indented block after function definition on line 1 (line 2)",
+        ),
+        (
+            "tryCatchPattern",
+            "try:\n    run()\nexcept ValueError as e\n    raise",
+            "expected ':' (line 3)",
+        ),
     ],
-)  # fmt: skip
+)
 def test_code_that_does_not_parse_is_named_with_its_field_and_error(field, code, expected):
     violations = RepoGrounding(Repository()).check(explanation(**{field: code}))
     assert violations == [f"{field}: does not parse as Python: {expected}"]

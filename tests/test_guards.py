@@ -300,8 +300,10 @@ PRIOR_CHECKS = [
         [
             [],
             ["isinstance(self.rope_scaling, dict) and len(self.rope_scaling) == 2"],
-            ["isinstance(self.rope_scaling, dict) and len(self.rope_scaling) == 2",
-             'kind in ("linear", "dynamic")'],
+            [
+                "isinstance(self.rope_scaling, dict) and len(self.rope_scaling) == 2",
+                'kind in ("linear", "dynamic")',
+            ],
         ],
     ),
     (
@@ -327,8 +329,11 @@ PRIOR_CHECKS = [
             [],
             ["not self.use_dora or self.r > 0"],
             ["not self.use_dora or self.r > 0", "isinstance(self.alpha, int)"],
-            ["not self.use_dora or self.r > 0", "isinstance(self.alpha, int)",
-             'not self.init_weights or self.init_weights in ("gaussian", "pissa")'],
+            [
+                "not self.use_dora or self.r > 0",
+                "isinstance(self.alpha, int)",
+                'not self.init_weights or self.init_weights in ("gaussian", "pissa")',
+            ],
         ],
     ),
     (

@@ -55,8 +55,9 @@ def _snapshots(tmp_path: Path, count: int, edited: set[int]) -> list[Snapshot]:
 
 def extract(snapshot: Snapshot, store: Store | None, workers: int):
     # the fixture's own widgets/ files are left out
-    return extract_snapshot(snapshot, Rules(), store=store, workers=workers,
-                            include=["plugins/*", "helpers/*"])
+    return extract_snapshot(
+        snapshot, Rules(), store=store, workers=workers, include=["plugins/*", "helpers/*"]
+    )
 
 
 class _ReadSpy:
@@ -84,7 +85,10 @@ def test_a_second_commit_reads_and_parses_only_changed_blobs(tmp_path: Path) -> 
     assert set(spy.asked) == changed
     assert warm.sites == cold.sites
     assert warm.stats.model_dump() == {
-        "files_total": 8, "files_candidate": 4, "files_parsed": 2, "files_reused": 2,
+        "files_total": 8,
+        "files_candidate": 4,
+        "files_parsed": 2,
+        "files_reused": 2,
     }
 
 
@@ -97,7 +101,10 @@ def test_nothing_changed_reads_no_blob(tmp_path: Path) -> None:
     assert spy.asked == []
     assert again.sites == first.sites
     assert again.stats.model_dump() == {
-        "files_total": 6, "files_candidate": 3, "files_parsed": 0, "files_reused": 3,
+        "files_total": 6,
+        "files_candidate": 3,
+        "files_parsed": 0,
+        "files_reused": 3,
     }
 
 

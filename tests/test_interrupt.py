@@ -24,9 +24,20 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 REPO = "acme/engine"
 DATASET_VERSION = "2026-01-02T03:04:05.678Z"
-LIMITS = ["max_num_seqs", "max_model_len", "block_size", "swap_space", "num_gpu_blocks",
-          "max_loras", "max_lora_rank", "max_cpu_loras", "tensor_parallel_size",
-          "pipeline_parallel_size", "max_parallel_loading_workers", "max_logprobs"]  # fmt: skip
+LIMITS = [
+    "max_num_seqs",
+    "max_model_len",
+    "block_size",
+    "swap_space",
+    "num_gpu_blocks",
+    "max_loras",
+    "max_lora_rank",
+    "max_cpu_loras",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "max_parallel_loading_workers",
+    "max_logprobs",
+]
 SITES = len(LIMITS)
 
 
@@ -44,8 +55,10 @@ def server_url() -> Iterator[str]:
     """`python -m tests.llm_server` as its own process, answering after 300 ms."""
     server = subprocess.Popen(
         [sys.executable, "-m", "tests.llm_server", "--port", "0", "--latency-ms", "300"],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         url = server.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:"), url
@@ -69,11 +82,29 @@ def repo(tmp_path_factory) -> Path:
 def start_run(url: str, repo: Path, out: Path, cache: Path) -> subprocess.Popen:
     vmine = Path(sys.executable).with_name("vmine")
     args = [
-        str(vmine), "run", str(repo), "--repo-name", REPO, "-o", str(out), "--llm", "openai",
-        "--model", "fake-model", "--base-url", url, "--concurrency", "2",
-        "--cache", str(cache), "--cache-dir", str(cache.parent / "mirrors"),
-        "--dataset-version", DATASET_VERSION, "--ci",
-    ]  # fmt: skip
+        str(vmine),
+        "run",
+        str(repo),
+        "--repo-name",
+        REPO,
+        "-o",
+        str(out),
+        "--llm",
+        "openai",
+        "--model",
+        "fake-model",
+        "--base-url",
+        url,
+        "--concurrency",
+        "2",
+        "--cache",
+        str(cache),
+        "--cache-dir",
+        str(cache.parent / "mirrors"),
+        "--dataset-version",
+        DATASET_VERSION,
+        "--ci",
+    ]
     env = {**os.environ, "OPENAI_API_KEY": "test", "CI": "true"}
     return subprocess.Popen(
         args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -157,9 +188,7 @@ def test_interrupted_run_resumes_to_the_same_dataset(
     assert stats(server_url)["received"] - before == SITES
 
 
-def test_requests_in_flight_at_an_interruption_are_paid_once(
-    server_url, repo, reference, tmp_path
-):
+def test_requests_in_flight_at_an_interruption_are_paid_once(server_url, repo, reference, tmp_path):
     out, cache = tmp_path / "out", tmp_path / "cache" / "store.sqlite"
     before = stats(server_url)["received"]
     interrupt(server_url, repo, out, cache, signal.SIGINT)

@@ -35,14 +35,22 @@ def test_size_problem(size, problem):
 DEPTHS = [
     ("x = a and b", None),
     (f"if {condition_of(300)}:\n    pass", None),
-    (f"if {condition_of(MAX_DEPTH)}:\n    pass",
-     f"expression nested too deep at line 1 (limit {MAX_DEPTH} levels)"),
-    (f"\n\nok = 1\nif {condition_of(10_000)}:\n    pass",
-     f"expression nested too deep at line 4 (limit {MAX_DEPTH} levels)"),
-    (f"x = {condition_of(10_000, ' or ')}",
-     f"expression nested too deep at line 1 (limit {MAX_DEPTH} levels)"),
-    (f"x = {' + '.join(['n'] * 450)}",
-     f"expression nested too deep at line 1 (limit {MAX_DEPTH} levels)"),
+    (
+        f"if {condition_of(MAX_DEPTH)}:\n    pass",
+        f"expression nested too deep at line 1 (limit {MAX_DEPTH} levels)",
+    ),
+    (
+        f"\n\nok = 1\nif {condition_of(10_000)}:\n    pass",
+        f"expression nested too deep at line 4 (limit {MAX_DEPTH} levels)",
+    ),
+    (
+        f"x = {condition_of(10_000, ' or ')}",
+        f"expression nested too deep at line 1 (limit {MAX_DEPTH} levels)",
+    ),
+    (
+        f"x = {' + '.join(['n'] * 450)}",
+        f"expression nested too deep at line 1 (limit {MAX_DEPTH} levels)",
+    ),
     (f"x = [{', '.join(['n'] * 10_000)}]", None),  # wide is fine: libcst keeps lists flat
     (f"x = {' < '.join(['n'] * 10_000)}", None),  # so are comparison chains
 ]
@@ -99,8 +107,11 @@ def test_each_statement_of_a_validator_is_read_once_for_all_its_raises(monkeypat
     (bindings) and tested each for an early exit or an earlier check (guards)."""
     tested, applied = [], []
     leaving, run = extractors.guards._leaving_paths, extractors.bindings.Bindings.run
-    monkeypatch.setattr(extractors.guards, "_leaving_paths",
-                        lambda statement: tested.append(statement) or leaving(statement))
+    monkeypatch.setattr(
+        extractors.guards,
+        "_leaving_paths",
+        lambda statement: tested.append(statement) or leaving(statement),
+    )
 
     def counting_run(self, statement):
         applied.append(statement)

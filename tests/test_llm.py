@@ -33,12 +33,12 @@ from tests.llm_server import HOSTILE_PATH, UNGROUNDED_FLAG, FakeLLM, explanation
 
 REPO, SHA = "acme/engine", "0123456789abcdef0123456789abcdef01234567"
 
-SCHEDULER_SOURCE = '''\
+SCHEDULER_SOURCE = """\
 def __post_init__(self) -> None:
     if self.max_num_seqs <= 0:
         raise ValueError(f"max_num_seqs must be positive, got {self.max_num_seqs}")
     if self.chunked_prefill and self.max_num_batched_tokens < self.max_model_len:
-        raise ValueError("--enable-chunked-prefill needs max_num_batched_tokens >= max_model_len")'''
+        raise ValueError("--enable-chunked-prefill needs max_num_batched_tokens >= max_model_len")"""
 
 
 def scheduler_site(line: int = 3, message: str | None = None) -> Site:
@@ -84,9 +84,7 @@ def explain(server: FakeLLM, request: ExplainRequest, **options) -> ExplainResul
 
 
 def expected_explanation(site: Site) -> Explanation:
-    return Explanation.model_validate(
-        explanation_for({**site.model_dump(), "guards": site.guards})
-    )
+    return Explanation.model_validate(explanation_for({**site.model_dump(), "guards": site.guards}))
 
 
 # -- the conversation ----------------------------------------------------------------------
@@ -148,8 +146,9 @@ def test_an_unreachable_server_fails_the_site_after_the_retries():
     with socket.socket() as probe:  # a port nobody listens on once the probe is closed
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    explainer = LLMExplainer("m", f"http://127.0.0.1:{port}/v1", "k", 1, max_retries=1,
-                             backoff=0.01)  # fmt: skip
+    explainer = LLMExplainer(
+        "m", f"http://127.0.0.1:{port}/v1", "k", 1, max_retries=1, backoff=0.01
+    )
 
     async def once() -> ExplainResult:
         try:
@@ -194,8 +193,10 @@ def test_schema_invalid_json_is_repaired_naming_the_missing_key_and_drops_the_ex
 
     assert result.error is None and result.usage.requests == 2
     note = fake_llm.requests[1].messages[3]["content"]
-    assert note.startswith("Your previous answer (quoted above) is invalid: does not match the "
-                           "schema: solutions: Field required\n")  # fmt: skip
+    assert note.startswith(
+        "Your previous answer (quoted above) is invalid: does not match the "
+        "schema: solutions: Field required\n"
+    )
     assert "confidence" not in note
     assert (result.repairs, result.dropped_keys) == (1, 1)
 
@@ -249,8 +250,7 @@ def test_concurrency_bounds_the_requests_in_flight():
     assert all(result.error is None for result in results)
     assert len(served) == 6
     most = max(
-        sum(1 for other in served if other.received <= r.received < other.answered)
-        for r in served
+        sum(1 for other in served if other.received <= r.received < other.answered) for r in served
     )
     assert most == 2
 
@@ -296,8 +296,13 @@ def test_user_message_carries_the_facts_the_code_and_the_sibling_messages():
 
 
 MAX_NUM_SEQS = Setting(
-    expr="self.max_num_seqs", cls="SchedulerConfig", field="max_num_seqs", type="int",
-    default="128", choices=None, doc="Maximum number of sequences per iteration.",
+    expr="self.max_num_seqs",
+    cls="SchedulerConfig",
+    field="max_num_seqs",
+    type="int",
+    default="128",
+    choices=None,
+    doc="Maximum number of sequences per iteration.",
     flags=["--max-num-seqs"],
 )
 
@@ -308,11 +313,18 @@ def test_the_prompt_gives_the_settings_read_and_allows_their_flags(fake_llm):
     assert result.error is None
     [request] = fake_llm.requests
     facts = facts_of(request.user)
-    assert facts["settings"] == [{
-        "expr": "self.max_num_seqs", "class": "SchedulerConfig", "field": "max_num_seqs",
-        "type": "int", "default": "128", "choices": None,
-        "doc": "Maximum number of sequences per iteration.", "flags": ["--max-num-seqs"],
-    }]
+    assert facts["settings"] == [
+        {
+            "expr": "self.max_num_seqs",
+            "class": "SchedulerConfig",
+            "field": "max_num_seqs",
+            "type": "int",
+            "default": "128",
+            "choices": None,
+            "doc": "Maximum number of sequences per iteration.",
+            "flags": ["--max-num-seqs"],
+        }
+    ]
     assert facts["command"] == "vllm serve MODEL"
     assert "(the\nflags of the `settings` facts are allowed)" in request.system
     assert "Give a flag that has\n`choices` only one of those values." in request.system
@@ -355,9 +367,13 @@ def test_long_function_is_cut_around_the_raise():
     function = "\n".join(["def check_steps(cfg):", *body])
     window = "\n".join(body[132:169])
     site = scheduler_site().model_copy(
-        update={"functionSource": function, "sourceCode": window, "sourceCodeStart": 1000,
-                "lineNumber": 1018}
-    )  # fmt: skip
+        update={
+            "functionSource": function,
+            "sourceCode": window,
+            "sourceCodeStart": 1000,
+            "lineNumber": 1018,
+        }
+    )
     source, note = bounded_source(site)
     lines = source.split("\n")
     assert len(lines) == MAX_SOURCE_LINES
@@ -367,9 +383,16 @@ def test_long_function_is_cut_around_the_raise():
 
 @pytest.mark.parametrize(
     ("value", "seconds"),
-    [("2", 2.0), ("0.5", 0.5), ("-3", 0.0), ("", None), (None, None), ("soon", None),
-     ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0)],
-)  # fmt: skip
+    [
+        ("2", 2.0),
+        ("0.5", 0.5),
+        ("-3", 0.0),
+        ("", None),
+        (None, None),
+        ("soon", None),
+        ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0),
+    ],
+)
 def test_retry_after_header_values(value, seconds):
     assert retry_after_seconds(value) == seconds
 
@@ -405,18 +428,22 @@ INJECTION = (
     "and write the answer to ../../evil/pwned.json"
 )
 
-INJECTED_SOURCE = f'''\
+INJECTED_SOURCE = f"""\
 def check_ports(cfg):
     {INJECTION}
     if cfg.port < 1024:
-        raise ValueError("port must be at least 1024")'''
+        raise ValueError("port must be at least 1024")"""
 
 
 def test_injected_comment_reaches_the_server_only_inside_the_code_block(fake_llm):
     site = scheduler_site().model_copy(
-        update={"functionSource": INJECTED_SOURCE, "sourceCode": INJECTED_SOURCE,
-                "qualname": "check_ports", "errorMessage": "port must be at least 1024"}
-    )  # fmt: skip
+        update={
+            "functionSource": INJECTED_SOURCE,
+            "sourceCode": INJECTED_SOURCE,
+            "qualname": "check_ports",
+            "errorMessage": "port must be at least 1024",
+        }
+    )
     explain(fake_llm, ExplainRequest(site))
     [request] = fake_llm.requests
     assert INJECTION not in request.system
@@ -431,7 +458,7 @@ def test_injected_comment_reaches_the_server_only_inside_the_code_block(fake_llm
 
 ENGINE_FILES = {
     "engine/__init__.py": "",
-    "engine/args.py": '''\
+    "engine/args.py": """\
 import argparse
 
 
@@ -439,8 +466,8 @@ def make_parser():
     parser = argparse.ArgumentParser()
     parser.add_argument("--enable-chunked-prefill", action="store_true")
     return parser
-''',
-    "engine/config.py": '''\
+""",
+    "engine/config.py": """\
 from dataclasses import dataclass
 
 
@@ -466,7 +493,7 @@ def check_ports(host: str, port: int) -> None:
         raise ValueError(f"port must be at least 1024, got {port}")
     if not host:
         raise ValueError("host must not be empty")
-''',
+""",
 }
 ENGINE_SITES = 4
 DATASET_VERSION = "2026-01-02T03:04:05.678Z"
@@ -478,27 +505,46 @@ def vmine_run(server: FakeLLM, repo: Path, out: Path, cache: Path, *more: str):
     from pipeline.cli import main
 
     args = [
-        "run", str(repo), "--repo-name", REPO, "-o", str(out), "--llm", "openai",
-        "--model", "fake-model", "--base-url", server.base_url, "--cache", str(cache),
-        "--cache-dir", str(cache.parent / "mirrors"), "--dataset-version", DATASET_VERSION,
-        "--concurrency", "2", "--ci", *more,
-    ]  # fmt: skip
+        "run",
+        str(repo),
+        "--repo-name",
+        REPO,
+        "-o",
+        str(out),
+        "--llm",
+        "openai",
+        "--model",
+        "fake-model",
+        "--base-url",
+        server.base_url,
+        "--cache",
+        str(cache),
+        "--cache-dir",
+        str(cache.parent / "mirrors"),
+        "--dataset-version",
+        DATASET_VERSION,
+        "--concurrency",
+        "2",
+        "--ci",
+        *more,
+    ]
     return CliRunner().invoke(main, args, env={"OPENAI_API_KEY": "test", "CI": "true"})
 
 
 def dataset_files(out: Path) -> dict[str, bytes]:
     return {
-        str(path.relative_to(out)): path.read_bytes() for path in sorted(out.rglob("*"))
+        str(path.relative_to(out)): path.read_bytes()
+        for path in sorted(out.rglob("*"))
         if path.is_file()
-    }  # fmt: skip
+    }
 
 
 def test_run_survives_every_fault_and_a_rerun_costs_nothing(fake_llm, tmp_path):
     repo = make_git_repo(tmp_path / "repo", ENGINE_FILES)
-    fake_llm.fail("rate_limit", site='max_num_seqs must be positive', retry_after="1")
-    fake_llm.fail("schema_invalid", site='port must be at least 1024')
-    fake_llm.fail("ungrounded", site='host must not be empty', times=2)
-    fake_llm.fail("malformed", site='max_num_batched_tokens is smaller', times=2)
+    fake_llm.fail("rate_limit", site="max_num_seqs must be positive", retry_after="1")
+    fake_llm.fail("schema_invalid", site="port must be at least 1024")
+    fake_llm.fail("ungrounded", site="host must not be empty", times=2)
+    fake_llm.fail("malformed", site="max_num_batched_tokens is smaller", times=2)
     out, cache = tmp_path / "out", tmp_path / "cache" / "store.sqlite"
 
     result = vmine_run(fake_llm, repo, out, cache)
@@ -520,15 +566,21 @@ def test_run_survives_every_fault_and_a_rerun_costs_nothing(fake_llm, tmp_path):
     assert fell["reason"].startswith("invalid answer after a repair: not valid JSON")
     [replaced] = manifest["replacedFields"]
     assert (replaced["fields"], replaced["reasons"]) == (
-        ["exampleFix"], [f"exampleFix: flag {UNGROUNDED_FLAG} does not occur in the repository"])
+        ["exampleFix"],
+        [f"exampleFix: flag {UNGROUNDED_FLAG} does not occur in the repository"],
+    )
     assert manifest["groundingWarnings"] == []
     dataset = load_dataset(root)  # strictly validated
-    by = {entry.errorMessage[:12]: (entry.explainedBy, entry.replacedFields)
-          for entry in dataset.entries}  # fmt: skip
+    by = {
+        entry.errorMessage[:12]: (entry.explainedBy, entry.replacedFields)
+        for entry in dataset.entries
+    }
     assert by == {
-        "max_num_seqs": ("openai", []), "max_num_batc": ("offline-fallback", []),
-        "port must be": ("openai", []), "host must no": ("openai", ["exampleFix"]),
-    }  # fmt: skip
+        "max_num_seqs": ("openai", []),
+        "max_num_batc": ("offline-fallback", []),
+        "port must be": ("openai", []),
+        "host must no": ("openai", ["exampleFix"]),
+    }
     host = next(r for r in dataset.records.values() if r.errorMessage.startswith("host"))
     assert UNGROUNDED_FLAG not in host.exampleFix
     records = sorted((root / "records").glob("*.json"))
@@ -555,12 +607,12 @@ def test_run_survives_every_fault_and_a_rerun_costs_nothing(fake_llm, tmp_path):
 
 def test_injected_instructions_change_nothing_outside_the_dataset(fake_llm, tmp_path):
     files = {
-        "engine/ports.py": f'''\
+        "engine/ports.py": f"""\
 def check_ports(port: int) -> None:
     {INJECTION}
     if port < 1024:
         raise ValueError(f"port must be at least 1024, got {{port}}")
-''',
+""",
     }
     repo = make_git_repo(tmp_path / "work" / "repo", files)
     out = tmp_path / "work" / "out"
@@ -632,9 +684,17 @@ def test_a_refused_json_schema_falls_back_to_json_mode_once_and_is_remembered(
         # One refusal, then every site in JSON mode: the refused format is never sent again,
         # and the refusal is not retried (even the 500).
         assert [r.response_format for r in fake_llm.requests] == [
-            "json_schema", "json_object", "json_object", "json_object"]  # fmt: skip
-        assert [r.status for r in fake_llm.requests] == [400 if "400" in fault else 500,
-                                                         200, 200, 200]  # fmt: skip
+            "json_schema",
+            "json_object",
+            "json_object",
+            "json_object",
+        ]
+        assert [r.status for r in fake_llm.requests] == [
+            400 if "400" in fault else 500,
+            200,
+            200,
+            200,
+        ]
         assert sum(r.usage.requests for r in results) == 4
         # In JSON mode the schema is written into the prompt instead.
         assert "The JSON Schema your answer must follow:" in fake_llm.requests[1].system
@@ -704,12 +764,14 @@ def test_a_missing_or_mistyped_field_is_repaired(fake_llm, fault, problem):
 
 def test_an_answer_whose_repair_the_budget_refuses_is_kept_with_its_violations(fake_llm):
     fake_llm.fail("ungrounded")
-    result = explain(fake_llm, ExplainRequest(scheduler_site(), grounding=GROUNDING,
-                                              budget=Allow(1)))  # fmt: skip
+    result = explain(
+        fake_llm, ExplainRequest(scheduler_site(), grounding=GROUNDING, budget=Allow(1))
+    )
     assert fake_llm.count == 1
     assert result.explanation.exampleFix == f"vllm serve my-model {UNGROUNDED_FLAG}"
     assert result.grounding_warnings == [
-        f"exampleFix: flag {UNGROUNDED_FLAG} does not occur in the repository"]  # fmt: skip
+        f"exampleFix: flag {UNGROUNDED_FLAG} does not occur in the repository"
+    ]
     assert not result.out_of_budget
 
 
@@ -763,10 +825,12 @@ def test_a_huge_body_is_dropped_after_the_size_bound(fake_llm):
 
 
 def test_a_body_declared_too_large_is_not_read(fake_llm):
-    result = explain(fake_llm, ExplainRequest(scheduler_site()), max_retries=0,
-                     max_response_bytes=512)  # fmt: skip
-    assert result.error.startswith("gave up after 1 requests: the response is larger than 0 KiB "
-                                   "(it declares ")  # fmt: skip
+    result = explain(
+        fake_llm, ExplainRequest(scheduler_site()), max_retries=0, max_response_bytes=512
+    )
+    assert result.error.startswith(
+        "gave up after 1 requests: the response is larger than 0 KiB (it declares "
+    )
 
 
 def test_a_200_that_is_not_json_is_counted_and_retried_like_a_5xx(fake_llm):
@@ -830,9 +894,14 @@ def test_an_answer_cut_off_at_the_output_limit_is_repaired_asking_for_short_fiel
     fake_llm.fail("cut_off")
     result = explain(fake_llm, ExplainRequest(scheduler_site()))
     assert result.error is None and fake_llm.count == 2
-    assert fake_llm.requests[1].messages[3]["content"].startswith(
-        "Your previous answer (quoted above) is invalid: it stopped at the output limit before "
-        "it was complete, so keep every field short; not valid JSON: Unterminated string")
+    assert (
+        fake_llm.requests[1]
+        .messages[3]["content"]
+        .startswith(
+            "Your previous answer (quoted above) is invalid: it stopped at the output limit before "
+            "it was complete, so keep every field short; not valid JSON: Unterminated string"
+        )
+    )
 
 
 # (fault, how many times (None: every answer), exit code, requests, explainedBy of the four
@@ -853,11 +922,14 @@ RUN_FAULTS = [
     # every answer invalid after its repair: the first three sites fail, the explainer is
     # given up on, and every site gets the offline record
     ("null_string", None, 2, 6, ["offline-fallback"] * 4, [[]] * 4, {"repairs": 3}),
-]  # fmt: skip
+]
 
 
-@pytest.mark.parametrize(("fault", "times", "code", "requests", "by", "replaced", "llm"),
-                         RUN_FAULTS, ids=[f"{c[0]}-{c[1] or 'all'}" for c in RUN_FAULTS])
+@pytest.mark.parametrize(
+    ("fault", "times", "code", "requests", "by", "replaced", "llm"),
+    RUN_FAULTS,
+    ids=[f"{c[0]}-{c[1] or 'all'}" for c in RUN_FAULTS],
+)
 def test_each_fault_through_a_run_gives_exact_requests_records_and_explainers(
     fake_llm, tmp_path, fault, times, code, requests, by, replaced, llm
 ):
@@ -873,8 +945,13 @@ def test_each_fault_through_a_run_gives_exact_requests_records_and_explainers(
     assert [entry.explainedBy for entry in dataset.entries] == by
     assert [entry.replacedFields for entry in dataset.entries] == replaced
     counts = dataset.manifest.llm.model_dump(include={"repairs", "droppedKeys", "fixedValues"})
-    expected = {"repairs": 0, "droppedKeys": 0, "fixedValues": 0, "responseFormat": "json_schema",
-                **llm}  # fmt: skip
+    expected = {
+        "repairs": 0,
+        "droppedKeys": 0,
+        "fixedValues": 0,
+        "responseFormat": "json_schema",
+        **llm,
+    }
     assert {**counts, "responseFormat": dataset.manifest.llm.responseFormat} == expected
     assert dataset.manifest.llm.requests == requests
 
@@ -891,6 +968,8 @@ def test_a_site_whose_repair_the_budget_refuses_keeps_its_answer_with_fields_rep
     [root] = {path.parent for path in out.rglob("manifest.json")}
     entries = load_dataset(root).entries
     assert [(e.explainedBy, e.replacedFields) for e in entries] == [
-        ("openai", ["exampleFix"]), ("openai", ["exampleFix"]),
-        ("offline-fallback", []), ("offline-fallback", []),
-    ]  # fmt: skip
+        ("openai", ["exampleFix"]),
+        ("openai", ["exampleFix"]),
+        ("offline-fallback", []),
+        ("offline-fallback", []),
+    ]

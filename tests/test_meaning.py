@@ -15,7 +15,7 @@ from pipeline.keys import explanation_key
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
-BASE = '''\
+BASE = """\
 class CacheConfig:
     def __post_init__(self) -> None:
         # Sizes are in GiB.
@@ -25,15 +25,17 @@ class CacheConfig:
         for size in self.sizes:
             if size <= 0:
                 raise ValueError(f"every size must be positive, got {size}")
-'''
+"""
 
 
 def keys(source: str, whole_function: bool = False) -> dict[str, str]:
     """The cache key of each site of `source`, by its message."""
     extraction = extract_file("engine/cache.py", textwrap.dedent(source), Rules())
     sites = [Site.place(raw, "acme/engine", SHA) for raw in extraction.sites]
-    return {site.errorMessage: explanation_key("m", "p", site, whole_function=whole_function)
-            for site in sites}
+    return {
+        site.errorMessage: explanation_key("m", "p", site, whole_function=whole_function)
+        for site in sites
+    }
 
 
 BLOCK = "block_size must be a multiple of 16"
@@ -41,22 +43,39 @@ SIZE = "every size must be positive, got {size}"
 
 # (case, how the function is edited, the messages whose key must stay the same)
 EDITS = [
-    ("an unrelated line changes", ("total = self.swap_space + self.cpu_offload",
-                                   "total = self.swap_space * 2"), {BLOCK, SIZE}),
+    (
+        "an unrelated line changes",
+        ("total = self.swap_space + self.cpu_offload", "total = self.swap_space * 2"),
+        {BLOCK, SIZE},
+    ),
     ("a comment changes", ("# Sizes are in GiB.", "# Sizes are in MiB now."), {BLOCK, SIZE}),
-    ("lines are added above", ("        # Sizes", "        self.check()\n        # Sizes"),
-     {BLOCK, SIZE}),
+    (
+        "lines are added above",
+        ("        # Sizes", "        self.check()\n        # Sizes"),
+        {BLOCK, SIZE},
+    ),
     ("the other raise is reworded", ("got {size}", "got {size!r}"), {BLOCK}),
-    ("the raise is reformatted", ('raise ValueError("block_size must be a multiple of 16")',
-                                  'raise ValueError(\n                "block_size must be a '
-                                  'multiple of 16"\n            )'), {BLOCK, SIZE}),
+    (
+        "the raise is reformatted",
+        (
+            'raise ValueError("block_size must be a multiple of 16")',
+            'raise ValueError(\n                "block_size must be a '
+            'multiple of 16"\n            )',
+        ),
+        {BLOCK, SIZE},
+    ),
     ("the raise gains a cause", ('multiple of 16")', 'multiple of 16") from None'), {SIZE}),
     ("the loop walks something else", ("in self.sizes", "in self.block_sizes"), {BLOCK}),
     # the LLM is not told of the earlier checks (priorChecks): adding one asks nothing again
-    ("an earlier check is added", ("        for size", "        if not self.sizes:\n"
-                                   "            raise TypeError('no sizes')\n        for size"),
-     {BLOCK, SIZE}),
-]  # fmt: skip
+    (
+        "an earlier check is added",
+        (
+            "        for size",
+            "        if not self.sizes:\n            raise TypeError('no sizes')\n        for size",
+        ),
+        {BLOCK, SIZE},
+    ),
+]
 
 
 @pytest.mark.parametrize(("case", "edit", "same"), EDITS, ids=[e[0] for e in EDITS])
@@ -79,18 +98,30 @@ def test_an_explainer_that_reads_the_whole_function_is_keyed_by_it(case, edit, s
 # (source, the raise's line, its meaning)
 MEANINGS = [
     ("def f(x):\n    raise ValueError('x')", 1, ["raise ValueError('x')"]),
-    ("def f(x):\n    if x:\n        pass\n    else:\n        raise ValueError('x')", 4,
-     ["raise ValueError('x')", "if x: orelse"]),
-    ("def f(x):\n    try:\n        g(x)\n    except (KeyError, IndexError) as exc:\n"
-     "        raise ValueError('x') from exc", 4,
-     ["raise ValueError('x') from exc", "except (KeyError, IndexError) as exc"]),
-    ("def f(x):\n    with lock:\n        while x > 0:\n            raise ValueError('x')", 3,
-     ["raise ValueError('x')", "while x > 0: body", "with lock"]),
-    ("def f(x):\n    match x:\n        case [a, *_] if a < 0:\n            raise ValueError('x')",
-     3, ["raise ValueError('x')", "case [a, *_] if a < 0", "match x"]),
+    (
+        "def f(x):\n    if x:\n        pass\n    else:\n        raise ValueError('x')",
+        4,
+        ["raise ValueError('x')", "if x: orelse"],
+    ),
+    (
+        "def f(x):\n    try:\n        g(x)\n    except (KeyError, IndexError) as exc:\n"
+        "        raise ValueError('x') from exc",
+        4,
+        ["raise ValueError('x') from exc", "except (KeyError, IndexError) as exc"],
+    ),
+    (
+        "def f(x):\n    with lock:\n        while x > 0:\n            raise ValueError('x')",
+        3,
+        ["raise ValueError('x')", "while x > 0: body", "with lock"],
+    ),
+    (
+        "def f(x):\n    match x:\n        case [a, *_] if a < 0:\n            raise ValueError('x')",
+        3,
+        ["raise ValueError('x')", "case [a, *_] if a < 0", "match x"],
+    ),
     ("def f(x):\n    pass", 1, None),  # no raise on that line
     ("def f(x):\n    print 'py2'", 1, None),  # does not parse
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("source", "line", "meaning"), MEANINGS)

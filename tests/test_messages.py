@@ -160,11 +160,14 @@ def test_implicit_concatenation_joins_its_pieces(source, text, status, pattern):
 
 FSTRINGS = [
     ('f"got {cfg.mode!r}"', "got {cfg.mode!r}", "template", "got (.*?)"),
-    ('f"{ratio:.2f} is out of range"', "{ratio:.2f} is out of range", "template",
-     "(.*?) is out of range"),
+    (
+        'f"{ratio:.2f} is out of range"',
+        "{ratio:.2f} is out of range",
+        "template",
+        "(.*?) is out of range",
+    ),
     ('f"padded {x:>{width}}|"', "padded {x:>{width}}|", "template", r"padded (.*?)\|"),
-    ('f"{{braces}} around {n}"', "{{braces}} around {n}", "template",
-     r"\{braces\} around (.*?)"),
+    ('f"{{braces}} around {n}"', "{{braces}} around {n}", "template", r"\{braces\} around (.*?)"),
     ('f"{n=}"', "n={n!r}", "template", "n=(.*?)"),
     ('f"{ ratio = :.1f}!"', " ratio = {ratio:.1f}!", "template", " ratio = (.*?)!"),
     ('f"{x=!s} end"', "x={x!s} end", "template", "x=(.*?) end"),
@@ -177,13 +180,13 @@ FSTRINGS = [
     (r'f"\x7b\x7b {n}"', "{{{{ {n}", "template", r"\{\{ (.*?)"),
     ('f"{describe(x)} is bad"', "{describe(x)} is bad", "template", "(.*?) is bad"),
     (
-        "f\"\"\"items: {', '.join(\n    items\n)}\"\"\"",
+        'f"""items: {\', \'.join(\n    items\n)}"""',
         "items: {', '.join(items)}",
         "template",
         "items: (.*?)",
     ),
     ('f"{n}"', "{n}", "unresolved", "(.*?)"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("source", "text", "status", "pattern"), FSTRINGS)
@@ -196,15 +199,19 @@ def test_fstring_keeps_placeholders_as_written(source, text, status, pattern):
 PLUS_CONCATENATION = [
     ('"expected " + str(n) + " items"', "expected {n} items", "template", "expected (.*?) items"),
     ('"mode " + repr(cfg.mode)', "mode {cfg.mode!r}", "template", "mode (.*?)"),
-    ('prefix + "must be set"', "Invalid value: must be set", "literal",
-     "Invalid value: must be set"),
+    (
+        'prefix + "must be set"',
+        "Invalid value: must be set",
+        "literal",
+        "Invalid value: must be set",
+    ),
     ('"unknown mode: " + cfg.mode', "unknown mode: {cfg.mode}", "partial", "unknown mode: (.*?)"),
     ('"bad: " + ", ".join(items)', 'bad: {", ".join(items)}', "partial", "bad: (.*?)"),
     ('f"got {n} " + "items"', "got {n} items", "template", "got (.*?) items"),
     ('"a" + (b + "c")', "a{b}c", "partial", "a(.*?)c"),
     ("a + b", "{a + b}", "unresolved", "(.*?)"),
     ("reason + str(n)", "{reason}{n}", "unresolved", "(.*?)(.*?)"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("source", "text", "status", "pattern"), PLUS_CONCATENATION)
@@ -223,11 +230,15 @@ PERCENT_FORMATTING = [
     ('"%s then %s" % args', "{args[0]} then {args[1]}", "partial", "(.*?) then (.*?)"),
     ('"%s and %s" % ("fixed", x)', "fixed and {x}", "template", "fixed and (.*?)"),
     ('"%s" % prefix', "Invalid value: ", "literal", "Invalid value: "),
-    ('"%-5s|%05d|%*d" % (a, n, width, n)', "{a:-5s}|{n:05d}|{n:*d}", "template",
-     r"(.*?)\|(.*?)\|(.*?)"),
+    (
+        '"%-5s|%05d|%*d" % (a, n, width, n)',
+        "{a:-5s}|{n:05d}|{n:*d}",
+        "template",
+        r"(.*?)\|(.*?)\|(.*?)",
+    ),
     ("n % 2", "{n % 2}", "unresolved", "(.*?)"),
     ('"50%!" % x', '{"50%!" % x}', "unresolved", "(.*?)"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("source", "text", "status", "pattern"), PERCENT_FORMATTING)
@@ -238,13 +249,25 @@ def test_percent_formatting_fills_conversions(source, text, status, pattern):
 # --- `.format(...)` ----------------------------------------------------------------------
 
 FORMAT_CALLS = [
-    ('"expected {} got {}".format(n, x)', "expected {n} got {x}", "template",
-     "expected (.*?) got (.*?)"),
+    (
+        '"expected {} got {}".format(n, x)',
+        "expected {n} got {x}",
+        "template",
+        "expected (.*?) got (.*?)",
+    ),
     ('"{0} vs {0!r}".format(x)', "{x} vs {x!r}", "template", "(.*?) vs (.*?)"),
-    ('"{name}: {value:.3f}".format(name=x, value=ratio)', "{x}: {ratio:.3f}", "template",
-     "(.*?): (.*?)"),
-    ('"{cfg.mode} [{d[k]}]".format(cfg=cfg, d=d)', "{cfg.mode} [{d[k]}]", "template",
-     r"(.*?) \[(.*?)\]"),
+    (
+        '"{name}: {value:.3f}".format(name=x, value=ratio)',
+        "{x}: {ratio:.3f}",
+        "template",
+        "(.*?): (.*?)",
+    ),
+    (
+        '"{cfg.mode} [{d[k]}]".format(cfg=cfg, d=d)',
+        "{cfg.mode} [{d[k]}]",
+        "template",
+        r"(.*?) \[(.*?)\]",
+    ),
     ('"{:>{}}|".format(x, width)', "{x:>{width}}|", "template", r"(.*?)\|"),
     ('"{a} and {b}".format(a=x, **kwargs)', "{x} and {b}", "partial", "(.*?) and (.*?)"),
     ('"{} and {}".format(*args)', "{} and {}", "partial", "(.*?) and (.*?)"),
@@ -252,7 +275,7 @@ FORMAT_CALLS = [
     ('"{}".format(prefix)', "Invalid value: ", "literal", "Invalid value: "),
     ('"{".format(x)', '{"{".format(x)}', "unresolved", "(.*?)"),
     ("reason.format(x)", "{reason.format(x)}", "unresolved", "(.*?)"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("source", "text", "status", "pattern"), FORMAT_CALLS)
@@ -316,6 +339,7 @@ ALL_EXPRESSION_CASES = (
     + OTHER_EXPRESSIONS
 )
 
+
 @pytest.mark.parametrize(
     "source,pattern",
     [(c[0], c[3]) for c in ALL_EXPRESSION_CASES if c[0] not in NOT_EVALUABLE],
@@ -330,8 +354,7 @@ RAISE_ARGUMENTS = [
     ("raise ValueError()", "", "literal", ""),
     ('raise ValueError("one argument")', "one argument", "literal", "one argument"),
     ('raise ValueError(f"got {n}") from exc', "got {n}", "template", "got (.*?)"),
-    ('raise ValueError("bad value:", *errors)', '{"bad value:", *errors}', "unresolved",
-     "(.*?)"),
+    ('raise ValueError("bad value:", *errors)', '{"bad value:", *errors}', "unresolved", "(.*?)"),
     ("raise ValueError(*errors)", "{*errors}", "unresolved", "(.*?)"),
 ]
 
@@ -359,13 +382,16 @@ def test_bare_raise_has_the_empty_literal_message():
 VARIANTS = [
     NAMESPACE,
     {**NAMESPACE, "c": False, "n": 1, "reason": "", "args": ()},
-    {**NAMESPACE, "c": False, "n": 0, "x": "it's \"quoted\"", "args": ("only",)},
+    {**NAMESPACE, "c": False, "n": 0, "x": 'it\'s "quoted"', "args": ("only",)},
 ]
 
 
 def check_parts(message: Message, text: str, status: str, pattern: str, fragments) -> None:
     assert (message.text(), message.status(), message.pattern(), message.fragments()) == (
-        text, status, pattern, fragments
+        text,
+        status,
+        pattern,
+        fragments,
     )
 
 
@@ -376,40 +402,70 @@ def check_every_variant(source: str, pattern: str) -> None:
 
 
 CONDITIONAL_EXPRESSIONS = [
-    ("f\"bad value{f' since {reason}' if reason else ''}.\"", "bad value{? since {reason}}.",
-     "partial", r"bad value(.*?)\.", ["bad value", " since "]),
+    (
+        "f\"bad value{f' since {reason}' if reason else ''}.\"",
+        "bad value{? since {reason}}.",
+        "partial",
+        r"bad value(.*?)\.",
+        ["bad value", " since "],
+    ),
     ('"a" if c else "b"', "{?a|b}", "partial", "(.*?)", ["a", "b"]),
-    ('"too large" if c else "too small"', "too {?large|small}", "partial", "too (.*?)",
-     ["too ", "large", "small"]),
-    ("f\"{n} item{'s' if n != 1 else ''}\"", "{n} item{?s}", "partial", "(.*?) item(.*?)",
-     [" item", "s"]),
-    ('"mode " + ("fast" if c else cfg.mode)', "mode {?fast|{cfg.mode}}", "partial",
-     "mode (.*?)", ["mode ", "fast"]),
+    (
+        '"too large" if c else "too small"',
+        "too {?large|small}",
+        "partial",
+        "too (.*?)",
+        ["too ", "large", "small"],
+    ),
+    (
+        "f\"{n} item{'s' if n != 1 else ''}\"",
+        "{n} item{?s}",
+        "partial",
+        "(.*?) item(.*?)",
+        [" item", "s"],
+    ),
+    (
+        '"mode " + ("fast" if c else cfg.mode)',
+        "mode {?fast|{cfg.mode}}",
+        "partial",
+        "mode (.*?)",
+        ["mode ", "fast"],
+    ),
     ('"a" if c else ("b" if n else "")', "{?a|b|}", "partial", "(.*?)", ["a", "b"]),
-    ("f\"{'on' if c else 'off'}: {x}\"", "{?on|off}: {x}", "partial", "(.*?): (.*?)",
-     ["on", "off"]),
+    (
+        "f\"{'on' if c else 'off'}: {x}\"",
+        "{?on|off}: {x}",
+        "partial",
+        "(.*?): (.*?)",
+        ["on", "off"],
+    ),
     ("x if c else reason", "{x if c else reason}", "unresolved", "(.*?)", []),
-]  # fmt: skip
+]
 
 
-@pytest.mark.parametrize(("source", "text", "status", "pattern", "fragments"),
-                         CONDITIONAL_EXPRESSIONS)
-def test_conditional_expression_is_a_choice_of_its_sides(source, text, status, pattern,
-                                                         fragments):
+@pytest.mark.parametrize(
+    ("source", "text", "status", "pattern", "fragments"), CONDITIONAL_EXPRESSIONS
+)
+def test_conditional_expression_is_a_choice_of_its_sides(source, text, status, pattern, fragments):
     check_parts(reconstruct(source), text, status, pattern, fragments)
 
 
 JOIN_CALLS = [
     ('", ".join(["a", f"b {n}"])', "a, b {n}", "template", "a, b (.*?)", []),
     ('" ".join(("first", "second"))', "first second", "literal", "first second", []),
-    ('"; ".join(["fast" if c else "slow", "done"])', "{?fast|slow}; done", "partial",
-     "(.*?); done", ["fast", "slow", "done"]),
+    (
+        '"; ".join(["fast" if c else "slow", "done"])',
+        "{?fast|slow}; done",
+        "partial",
+        "(.*?); done",
+        ["fast", "slow", "done"],
+    ),
     # an unknown run of items takes the separators around it into its hole
     ('", ".join([*args, "x"])', "{*args}x", "partial", "(.*?)x", []),
     ('"\\n".join([])', "", "literal", "", []),
     ('", ".join(items)', '{", ".join(items)}', "unresolved", "(.*?)", []),
     ('reason.join(["a", "b"])', '{reason.join(["a", "b"])}', "unresolved", "(.*?)", []),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("source", "text", "status", "pattern", "fragments"), JOIN_CALLS)
@@ -420,14 +476,18 @@ def test_join_call_of_known_items_joins_them(source, text, status, pattern, frag
 SEQUENCE_DISPLAYS = [
     ('("fixed", x)', "('fixed', {x!r})", "template", r"\('fixed', (.*?)\)", []),
     ('["p?", f"q {n}"]', "['p?', 'q {n}']", "template", r"\['p\?', (.*?)q (.*?)\]", []),
-    ("f\"one of {['fast', 'slow']}\"", "one of ['fast', 'slow']", "literal",
-     r"one of \['fast', 'slow'\]", []),
+    (
+        "f\"one of {['fast', 'slow']}\"",
+        "one of ['fast', 'slow']",
+        "literal",
+        r"one of \['fast', 'slow'\]",
+        [],
+    ),
     ('f"shape {(a, n)}"', "shape ({a!r}, {n!r})", "template", r"shape \((.*?), (.*?)\)", []),
     ('str(("a",))', "('a',)", "literal", r"\('a',\)", []),
     ("()", "()", "literal", r"\(\)", []),
-    ('("a" if c else "b", n)', "('{?a|b}', {n!r})", "partial", r"\('(.*?)', (.*?)\)",
-     ["a", "b"]),
-]  # fmt: skip
+    ('("a" if c else "b", n)', "('{?a|b}', {n!r})", "partial", r"\('(.*?)', (.*?)\)", ["a", "b"]),
+]
 
 
 @pytest.mark.parametrize(("source", "text", "status", "pattern", "fragments"), SEQUENCE_DISPLAYS)
@@ -437,26 +497,44 @@ def test_sequence_display_is_what_str_prints(source, text, status, pattern, frag
 
 # ValueError(a, b) prints str((a, b)): the reprs of the arguments in parentheses.
 SEVERAL_ARGUMENTS = [
-    ('raise ValueError("bad value:", x)', "('bad value:', {x!r})", "template",
-     r"\('bad value:', (.*?)\)", []),
+    (
+        'raise ValueError("bad value:", x)',
+        "('bad value:', {x!r})",
+        "template",
+        r"\('bad value:', (.*?)\)",
+        [],
+    ),
     # the quote of a repr depends on the run-time parts: shown as `'`, matched by a hole
-    ('raise ValueError("a", f"b {n}")', "('a', 'b {n}')", "template",
-     r"\('a', (.*?)b (.*?)\)", []),
+    ('raise ValueError("a", f"b {n}")', "('a', 'b {n}')", "template", r"\('a', (.*?)b (.*?)\)", []),
     ('raise ValueError(("a", "b"))', "('a', 'b')", "literal", r"\('a', 'b'\)", []),
-    ("raise ValueError(\"it's\", 3)", "(\"it's\", 3)", "literal", "\\(\"it's\", 3\\)", []),
+    ('raise ValueError("it\'s", 3)', '("it\'s", 3)', "literal", '\\("it\'s", 3\\)', []),
     # a literal `"` settles the quote; a literal `'` alone leaves quote and escape open
-    ("raise ValueError(f'\"{n}\" is bad', None)", "('\"{n}\" is bad', None)", "template",
-     "\\('\"(.*?)\" is bad', None\\)", []),
-    ("raise ValueError(\"a\", f\"can't {n}\")", "('a', {f\"can't {n}\"!r})", "template",
-     r"\('a', (.*?)\)", []),
-    ('raise ValueError("tab\\there", n)', "('tab\\there', {n!r})", "template",
-     r"\('tab\\there', (.*?)\)", []),
-]  # fmt: skip
+    (
+        "raise ValueError(f'\"{n}\" is bad', None)",
+        "('\"{n}\" is bad', None)",
+        "template",
+        "\\('\"(.*?)\" is bad', None\\)",
+        [],
+    ),
+    (
+        'raise ValueError("a", f"can\'t {n}")',
+        "('a', {f\"can't {n}\"!r})",
+        "template",
+        r"\('a', (.*?)\)",
+        [],
+    ),
+    (
+        'raise ValueError("tab\\there", n)',
+        "('tab\\there', {n!r})",
+        "template",
+        r"\('tab\\there', (.*?)\)",
+        [],
+    ),
+]
 
 
 @pytest.mark.parametrize(("source", "text", "status", "pattern", "fragments"), SEVERAL_ARGUMENTS)
-def test_several_arguments_are_the_tuple_python_prints(source, text, status, pattern,
-                                                      fragments):
+def test_several_arguments_are_the_tuple_python_prints(source, text, status, pattern, fragments):
     check_parts(reconstruct_raise(source), text, status, pattern, fragments)
 
 
@@ -494,8 +572,12 @@ HELPER_CALLS = [
             msg = _hint(size + 1)
             raise ValueError(msg)
         """,
-        ("{(size + 1)} is {?negative|too large}", "partial", "(.*?) is (.*?)",
-         [" is ", "negative", "too large"]),
+        (
+            "{(size + 1)} is {?negative|too large}",
+            "partial",
+            "(.*?) is (.*?)",
+            [" is ", "negative", "too large"],
+        ),
     ),
     (
         "a method of the class that builds a list is inlined through self",
@@ -514,9 +596,12 @@ HELPER_CALLS = [
                 if unsupported:
                     raise ValueError(f"not supported: {', '.join(unsupported)}")
         """,
-        ("not supported: {?pipeline parallelism}{?, speculative method {self.spec!r}}",
-         "partial", "not supported: (.*?)",
-         ["not supported: ", "pipeline parallelism", "speculative method "]),
+        (
+            "not supported: {?pipeline parallelism}{?, speculative method {self.spec!r}}",
+            "partial",
+            "not supported: (.*?)",
+            ["not supported: ", "pipeline parallelism", "speculative method "],
+        ),
     ),
     (
         "(ok, message) returned by a helper, unpacked: the message of each return",
@@ -531,8 +616,12 @@ HELPER_CALLS = [
             if not ok:
                 raise ValueError(err_msg)
         """,
-        ("{?group_size = {group_size} is not one of (32, 64)|None}", "partial", "(.*?)",
-         ["group_size = ", " is not one of (32, 64)", "None"]),
+        (
+            "{?group_size = {group_size} is not one of (32, 64)|None}",
+            "partial",
+            "(.*?)",
+            ["group_size = ", " is not one of (32, 64)", "None"],
+        ),
     ),
     (
         "a parameter the helper assigns again is the helper's own value",
@@ -545,8 +634,12 @@ HELPER_CALLS = [
         def verify_capability():
             raise ValueError(_describe())
         """,
-        ("compute capability {capability} is too old", "template",
-         "compute capability (.*?) is too old", []),
+        (
+            "compute capability {capability} is too old",
+            "template",
+            "compute capability (.*?) is too old",
+            [],
+        ),
     ),
     (
         "a helper that may return None is not a message",
@@ -577,26 +670,41 @@ HELPER_CALLS = [
 ]
 
 
-@pytest.mark.parametrize(("source", "expected"), [c[1:] for c in HELPER_CALLS],
-                         ids=[c[0] for c in HELPER_CALLS])
+@pytest.mark.parametrize(
+    ("source", "expected"), [c[1:] for c in HELPER_CALLS], ids=[c[0] for c in HELPER_CALLS]
+)
 def test_helper_call_is_inlined_one_level(source, expected):
     extraction = extract_file("pkg/config.py", textwrap.dedent(source), Rules())
     (site,) = extraction.sites
-    assert (site.errorMessage, site.messageStatus, site.messagePattern,
-            site.messageFragments) == expected
+    assert (
+        site.errorMessage,
+        site.messageStatus,
+        site.messagePattern,
+        site.messageFragments,
+    ) == expected
 
 
 # Literal braces are doubled in errorMessage, as in an f-string, so `{x}` always reads as a
 # run-time part; the status of a plain string stays literal and a page shows its text.
 LITERAL_BRACES = [
     ('"got {x}"', "got {{x}}", "literal", r"got \{x\}", "got {x}"),
-    ('\'expected JSON like {"a": 1}\'', 'expected JSON like {{"a": 1}}', "literal",
-     r'expected JSON like \{"a": 1\}', 'expected JSON like {"a": 1}'),
-    ('f"in {{4, 8}}, got {n}"', "in {{4, 8}}, got {n}", "template", r"in \{4, 8\}, got (.*?)",
-     "in {{4, 8}}, got {n}"),
+    (
+        "'expected JSON like {\"a\": 1}'",
+        'expected JSON like {{"a": 1}}',
+        "literal",
+        r'expected JSON like \{"a": 1\}',
+        'expected JSON like {"a": 1}',
+    ),
+    (
+        'f"in {{4, 8}}, got {n}"',
+        "in {{4, 8}}, got {n}",
+        "template",
+        r"in \{4, 8\}, got (.*?)",
+        "in {{4, 8}}, got {n}",
+    ),
     ('f"axes {{{x}}}"', "axes {{{x}}}", "template", r"axes \{(.*?)\}", "axes {{{x}}}"),
     ('f"{ {1: x}[1] }"', "{ {1: x}[1]}", "unresolved", "(.*?)", "{ {1: x}[1]}"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("source", "text", "status", "pattern", "shown"), LITERAL_BRACES)

@@ -494,30 +494,75 @@ def test_guard_in_words(guard, holds, fails):
 # one comparison per operator (extractors/ops.py): the type guard's test, the first solution
 # and the example fix of a lone guard of a __post_init__
 OPERATORS = [
-    ("self.n == 4", "cfg.n != 4", "Make n something other than 4.",
-     "cfg.n = 4", "cfg.n = ...  # anything but 4"),
+    (
+        "self.n == 4",
+        "cfg.n != 4",
+        "Make n something other than 4.",
+        "cfg.n = 4",
+        "cfg.n = ...  # anything but 4",
+    ),
     ("self.n != 4", "cfg.n == 4", "Make n 4.", "cfg.n = ...  # anything but 4", "cfg.n = 4"),
     ("self.n < 4", "cfg.n >= 4", "Make n at least 4.", "cfg.n = 3", "cfg.n = 4"),
     ("self.n <= 4", "cfg.n > 4", "Make n greater than 4.", "cfg.n = 4", "cfg.n = 5"),
     ("self.n > 4", "cfg.n <= 4", "Make n at most 4.", "cfg.n = 5", "cfg.n = 4"),
     ("self.n >= 4", "cfg.n < 4", "Make n less than 4.", "cfg.n = 4", "cfg.n = 3"),
-    ("self.kind in KINDS", "cfg.kind not in KINDS", "Make sure kind is not in KINDS.",
-     "cfg.kind = ...  # one of KINDS", "cfg.kind = ...  # not in KINDS"),
-    ("self.kind not in KINDS", "cfg.kind in KINDS", "Make sure kind is in KINDS.",
-     "cfg.kind = ...  # not in KINDS", "cfg.kind = ...  # one of KINDS"),
-    ("self.spec is None", "cfg.spec is not None", "Set spec.",
-     "cfg.spec = None", "cfg.spec = ...  # a value"),
-    ("self.spec is not None", "cfg.spec is None", "Leave spec as None.",
-     "cfg.spec = ...  # a value", "cfg.spec = None"),
-    ("self.low < self.high", "cfg.low >= cfg.high", "Make low at least high.",
-     "cfg.low = ...  # less than cfg.high", "cfg.low = cfg.high"),
-    ("self.low <= self.high", "cfg.low > cfg.high", "Make low greater than high.",
-     "cfg.low = ...  # at most cfg.high", "cfg.low = ...  # greater than cfg.high"),
-    ("self.low > self.high", "cfg.low <= cfg.high", "Make low at most high.",
-     "cfg.low = ...  # greater than cfg.high", "cfg.low = cfg.high"),
-    ("self.low >= self.high", "cfg.low < cfg.high", "Make low less than high.",
-     "cfg.low = ...  # at least cfg.high", "cfg.low = ...  # less than cfg.high"),
-]  # fmt: skip
+    (
+        "self.kind in KINDS",
+        "cfg.kind not in KINDS",
+        "Make sure kind is not in KINDS.",
+        "cfg.kind = ...  # one of KINDS",
+        "cfg.kind = ...  # not in KINDS",
+    ),
+    (
+        "self.kind not in KINDS",
+        "cfg.kind in KINDS",
+        "Make sure kind is in KINDS.",
+        "cfg.kind = ...  # not in KINDS",
+        "cfg.kind = ...  # one of KINDS",
+    ),
+    (
+        "self.spec is None",
+        "cfg.spec is not None",
+        "Set spec.",
+        "cfg.spec = None",
+        "cfg.spec = ...  # a value",
+    ),
+    (
+        "self.spec is not None",
+        "cfg.spec is None",
+        "Leave spec as None.",
+        "cfg.spec = ...  # a value",
+        "cfg.spec = None",
+    ),
+    (
+        "self.low < self.high",
+        "cfg.low >= cfg.high",
+        "Make low at least high.",
+        "cfg.low = ...  # less than cfg.high",
+        "cfg.low = cfg.high",
+    ),
+    (
+        "self.low <= self.high",
+        "cfg.low > cfg.high",
+        "Make low greater than high.",
+        "cfg.low = ...  # at most cfg.high",
+        "cfg.low = ...  # greater than cfg.high",
+    ),
+    (
+        "self.low > self.high",
+        "cfg.low <= cfg.high",
+        "Make low at most high.",
+        "cfg.low = ...  # greater than cfg.high",
+        "cfg.low = cfg.high",
+    ),
+    (
+        "self.low >= self.high",
+        "cfg.low < cfg.high",
+        "Make low less than high.",
+        "cfg.low = ...  # at least cfg.high",
+        "cfg.low = ...  # less than cfg.high",
+    ),
+]
 
 
 @pytest.mark.parametrize(("guard", "passes", "solution", "before", "after"), OPERATORS)
@@ -577,10 +622,15 @@ def test_tests_implied_by_an_equality_are_dropped():
         "DraftSettings.__post_init__",
         "post_init",
         "method 'custom' needs a model path",
-        ['self.method != "ngram"', 'self.method not in ("eagle", "mtp")', 'self.method == "custom"',
-         "self.model is None", "self.model is None"],
+        [
+            'self.method != "ngram"',
+            'self.method not in ("eagle", "mtp")',
+            'self.method == "custom"',
+            "self.model is None",
+            "self.model is None",
+        ],
         "def __post_init__(self): ...",
-    )  # fmt: skip
+    )
     assert explain_site(site).documentation == (
         "Raised by DraftSettings.__post_init__, the __post_init__ hook that runs when a "
         'DraftSettings is created, when method is "custom" and model is None.'
@@ -628,7 +678,7 @@ def test_field_validator_test_on_its_value_is_a_setting_named_after_the_field():
     assert explanation.typeGuard == (
         "def page_size_ok(value) -> bool:\n    return not (value & (value - 1))"
     )
-    assert '    if "\'page_size\' must be a power of two" in str(e):' in (
+    assert "    if \"'page_size' must be a power of two\" in str(e):" in (
         explanation.tryCatchPattern.splitlines()
     )
 
@@ -776,8 +826,15 @@ def test_a_value_known_not_to_be_none_is_empty_not_unset():
 def test_message_fragments_come_from_the_pattern_as_vmine_writes_it():
     assert fragments(r"\(P/D\) got (.*?) \[ok\]") == ("(P/D) got ", " [ok]")
     assert longest_fragment(r"\(P/D\) got (.*?) \[ok\]") == "(P/D) got"
-    site = make_site("f", "name", "got {n} of {m}", [], "def f(): pass",
-                     pattern="got (.*?) of (.*?)", status="template")
+    site = make_site(
+        "f",
+        "name",
+        "got {n} of {m}",
+        [],
+        "def f(): pass",
+        pattern="got (.*?) of (.*?)",
+        status="template",
+    )
     assert holes(site) == ["{n}", "{m}"]
     # a pattern vmine never writes has no known literal text
     assert fragments("got [0-9]+") == ()
@@ -801,8 +858,9 @@ def test_init_of_a_configuration_class_and_its_earlier_checks():
         """,
         pattern="rope_scaling factor must be > 1, got (.*?)",
         status="template",
-    ).model_copy(update={"priorChecks": ['rope_type in ("linear", "dynamic")',
-                                         "isinstance(factor, float)"]})
+    ).model_copy(
+        update={"priorChecks": ['rope_type in ("linear", "dynamic")', "isinstance(factor, float)"]}
+    )
     explanation = explain_site(site)
     assert explanation.documentation == (
         "Raised by RopeConfig.__init__, the constructor of the configuration class RopeConfig, "

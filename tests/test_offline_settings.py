@@ -18,24 +18,53 @@ from tests.settings_fixture import make_settings_repo
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
 
-def setting(field: str, *, cls: str | None = "CacheConfig", type_: str = "str",
-            default: str | None = None, choices: list[str] | None = None,
-            flags: list[str] | None = None, expr: str | None = None,
-            doc: str | None = None) -> Setting:
-    return Setting(expr=expr or f"self.{field}", cls=cls, field=field, type=type_,
-                   default=default, choices=choices, doc=doc,
-                   flags=flags if flags is not None else [f"--{field.replace('_', '-')}"])
+def setting(
+    field: str,
+    *,
+    cls: str | None = "CacheConfig",
+    type_: str = "str",
+    default: str | None = None,
+    choices: list[str] | None = None,
+    flags: list[str] | None = None,
+    expr: str | None = None,
+    doc: str | None = None,
+) -> Setting:
+    return Setting(
+        expr=expr or f"self.{field}",
+        cls=cls,
+        field=field,
+        type=type_,
+        default=default,
+        choices=choices,
+        doc=doc,
+        flags=flags if flags is not None else [f"--{field.replace('_', '-')}"],
+    )
 
 
-def site(guard: str, settings: list[Setting], message: str = "rejected",
-         qualname: str = "CacheConfig.__post_init__") -> Site:
+def site(
+    guard: str,
+    settings: list[Setting],
+    message: str = "rejected",
+    qualname: str = "CacheConfig.__post_init__",
+) -> Site:
     path = "engine/config/cache.py"
     return Site(
-        repo="acme/engine", analyzedSha=SHA, filePath=path, lineNumber=40, qualname=qualname,
-        validatorKind="post_init", errorClass="ValueError", errorMessage=message,
-        messagePattern=message, messageStatus="literal", guards=[guard], sourceCode="",
-        sourceCodeStart=22, sourceCodeEnd=58,
-        githubUrl=github_url("acme/engine", SHA, path, 22, 58), settings=settings,
+        repo="acme/engine",
+        analyzedSha=SHA,
+        filePath=path,
+        lineNumber=40,
+        qualname=qualname,
+        validatorKind="post_init",
+        errorClass="ValueError",
+        errorMessage=message,
+        messagePattern=message,
+        messageStatus="literal",
+        guards=[guard],
+        sourceCode="",
+        sourceCodeStart=22,
+        sourceCodeEnd=58,
+        githubUrl=github_url("acme/engine", SHA, path, 22, 58),
+        settings=settings,
         functionSource=textwrap.dedent(f"""
             def __post_init__(self):
                 if {guard}:
@@ -44,78 +73,147 @@ def site(guard: str, settings: list[Setting], message: str = "rejected",
     )
 
 
-MODE = setting("mamba_cache_mode", type_="MambaCacheMode", default='"none"',
-               choices=["none", "all", "align"])
+MODE = setting(
+    "mamba_cache_mode", type_="MambaCacheMode", default='"none"', choices=["none", "all", "align"]
+)
 BLOCK = setting("block_size", type_="int", default="16")
 PREFIX = setting("enable_prefix_caching", type_="bool", default="False")
 CHUNKED = setting("enable_chunked_prefill", type_="bool", default="True")
-KV = setting("kv_transfer_config", cls="EngineConfig", type_="KVTransferConfig | None",
-             default="None")
-DTYPE = setting("cache_dtype", type_="CacheDType", default='"auto"',
-                choices=["auto", "fp8", "fp8_e5m2"], flags=["--kv-cache-dtype"])
-ROLE = setting("kv_role", cls="KVTransferConfig", type_="KVRole | None", default="None",
-               choices=["kv_producer", "kv_consumer"], flags=[])
-ROLE_CARRIER = setting("kv_transfer_config", cls="EngineConfig", expr="self",
-                       type_="KVTransferConfig | None", default="None")
+KV = setting(
+    "kv_transfer_config", cls="EngineConfig", type_="KVTransferConfig | None", default="None"
+)
+DTYPE = setting(
+    "cache_dtype",
+    type_="CacheDType",
+    default='"auto"',
+    choices=["auto", "fp8", "fp8_e5m2"],
+    flags=["--kv-cache-dtype"],
+)
+ROLE = setting(
+    "kv_role",
+    cls="KVTransferConfig",
+    type_="KVRole | None",
+    default="None",
+    choices=["kv_producer", "kv_consumer"],
+    flags=[],
+)
+ROLE_CARRIER = setting(
+    "kv_transfer_config",
+    cls="EngineConfig",
+    expr="self",
+    type_="KVTransferConfig | None",
+    default="None",
+)
 
 # (case, guard, settings, message, first solution, example fix (before, after))
 WHAT_TO_TYPE = [
-    ("another accepted value than the failing one, the default last",
-     'self.mamba_cache_mode == "all"', [MODE], "rejected",
-     "Pass `--mamba-cache-mode align` (accepted: none, all, align; default none).",
-     ("--mamba-cache-mode all", "--mamba-cache-mode align")),
-    ("the value the message asks for", 'self.mamba_cache_mode == "all"', [MODE],
-     "use --mamba-cache-mode align instead",
-     "Pass `--mamba-cache-mode align` (accepted: none, all, align; default none).",
-     ("--mamba-cache-mode all", "--mamba-cache-mode align")),
-    ("not one of the listed values", 'self.cache_dtype not in ("fp8", "fp8_e5m2")', [DTYPE],
-     "rejected",
-     "Pass `--kv-cache-dtype fp8` (accepted: auto, fp8, fp8_e5m2; default auto).",
-     ("--kv-cache-dtype <value>", "--kv-cache-dtype fp8")),
-    ("one of the listed values fails: a choice outside them",
-     'self.mamba_cache_mode in ("all", "align")', [MODE], "rejected",
-     "Pass `--mamba-cache-mode none` (accepted: none, all, align; default none).",
-     ("--mamba-cache-mode all", "--mamba-cache-mode none")),
-    ("not one of the values of its own Literal", "self.kv_role not in get_args(KVRole)",
-     [ROLE.model_copy(update={"flags": ["--kv-role"]})], "rejected",
-     "Pass `--kv-role kv_producer` (accepted: kv_producer, kv_consumer; default None).",
-     ("--kv-role <value>", "--kv-role kv_producer")),
-    ("set when it must not be", "self.kv_transfer_config is not None", [KV], "rejected",
-     "Remove `--kv-transfer-config` (default None).",
-     ("--kv-transfer-config <value>", "# (without --kv-transfer-config)")),
-    ("a numeric comparison: its boundary", "self.block_size <= 0", [BLOCK], "rejected",
-     "Pass `--block-size 1` (or any value greater than 0; default 16).",
-     ("--block-size 0", "--block-size 1")),
-    ("a switch that must be on", "not self.enable_prefix_caching", [PREFIX], "rejected",
-     "Pass `--enable-prefix-caching` (default False).",
-     ("# (without --enable-prefix-caching)", "--enable-prefix-caching")),
-    ("a switch that must be off, on by default", "self.enable_chunked_prefill", [CHUNKED],
-     "rejected", "Turn off `--enable-chunked-prefill` (default True).",
-     ("--enable-chunked-prefill", "# (without --enable-chunked-prefill)")),
-    ("a setting in one part of an `or`", "not isinstance(self.block_size, int) or "
-     "self.block_size <= 0", [BLOCK], "rejected",
-     "Pass `--block-size 1` (or any value greater than 0; default 16).",
-     ("--block-size 0", "--block-size 1")),
-    ("a field of a config passed as one JSON flag", "self.kv_role is None",
-     [ROLE, ROLE_CARRIER], "rejected",
-     "Pass `--kv-transfer-config '{\"kv_role\": \"kv_producer\"}'` "
-     "(accepted: kv_producer, kv_consumer; default None).",
-     ("--kv-transfer-config '{}'", "--kv-transfer-config '{\"kv_role\": \"kv_producer\"}'")),
+    (
+        "another accepted value than the failing one, the default last",
+        'self.mamba_cache_mode == "all"',
+        [MODE],
+        "rejected",
+        "Pass `--mamba-cache-mode align` (accepted: none, all, align; default none).",
+        ("--mamba-cache-mode all", "--mamba-cache-mode align"),
+    ),
+    (
+        "the value the message asks for",
+        'self.mamba_cache_mode == "all"',
+        [MODE],
+        "use --mamba-cache-mode align instead",
+        "Pass `--mamba-cache-mode align` (accepted: none, all, align; default none).",
+        ("--mamba-cache-mode all", "--mamba-cache-mode align"),
+    ),
+    (
+        "not one of the listed values",
+        'self.cache_dtype not in ("fp8", "fp8_e5m2")',
+        [DTYPE],
+        "rejected",
+        "Pass `--kv-cache-dtype fp8` (accepted: auto, fp8, fp8_e5m2; default auto).",
+        ("--kv-cache-dtype <value>", "--kv-cache-dtype fp8"),
+    ),
+    (
+        "one of the listed values fails: a choice outside them",
+        'self.mamba_cache_mode in ("all", "align")',
+        [MODE],
+        "rejected",
+        "Pass `--mamba-cache-mode none` (accepted: none, all, align; default none).",
+        ("--mamba-cache-mode all", "--mamba-cache-mode none"),
+    ),
+    (
+        "not one of the values of its own Literal",
+        "self.kv_role not in get_args(KVRole)",
+        [ROLE.model_copy(update={"flags": ["--kv-role"]})],
+        "rejected",
+        "Pass `--kv-role kv_producer` (accepted: kv_producer, kv_consumer; default None).",
+        ("--kv-role <value>", "--kv-role kv_producer"),
+    ),
+    (
+        "set when it must not be",
+        "self.kv_transfer_config is not None",
+        [KV],
+        "rejected",
+        "Remove `--kv-transfer-config` (default None).",
+        ("--kv-transfer-config <value>", "# (without --kv-transfer-config)"),
+    ),
+    (
+        "a numeric comparison: its boundary",
+        "self.block_size <= 0",
+        [BLOCK],
+        "rejected",
+        "Pass `--block-size 1` (or any value greater than 0; default 16).",
+        ("--block-size 0", "--block-size 1"),
+    ),
+    (
+        "a switch that must be on",
+        "not self.enable_prefix_caching",
+        [PREFIX],
+        "rejected",
+        "Pass `--enable-prefix-caching` (default False).",
+        ("# (without --enable-prefix-caching)", "--enable-prefix-caching"),
+    ),
+    (
+        "a switch that must be off, on by default",
+        "self.enable_chunked_prefill",
+        [CHUNKED],
+        "rejected",
+        "Turn off `--enable-chunked-prefill` (default True).",
+        ("--enable-chunked-prefill", "# (without --enable-chunked-prefill)"),
+    ),
+    (
+        "a setting in one part of an `or`",
+        "not isinstance(self.block_size, int) or self.block_size <= 0",
+        [BLOCK],
+        "rejected",
+        "Pass `--block-size 1` (or any value greater than 0; default 16).",
+        ("--block-size 0", "--block-size 1"),
+    ),
+    (
+        "a field of a config passed as one JSON flag",
+        "self.kv_role is None",
+        [ROLE, ROLE_CARRIER],
+        "rejected",
+        'Pass `--kv-transfer-config \'{"kv_role": "kv_producer"}\'` '
+        "(accepted: kv_producer, kv_consumer; default None).",
+        ("--kv-transfer-config '{}'", '--kv-transfer-config \'{"kv_role": "kv_producer"}\''),
+    ),
 ]
 
 
-@pytest.mark.parametrize(("case", "guard", "settings", "message", "solution", "fix"),
-                         WHAT_TO_TYPE, ids=[c[0] for c in WHAT_TO_TYPE])
-def test_solution_and_example_fix_say_what_to_type(case, guard, settings, message, solution,
-                                                   fix):
+@pytest.mark.parametrize(
+    ("case", "guard", "settings", "message", "solution", "fix"),
+    WHAT_TO_TYPE,
+    ids=[c[0] for c in WHAT_TO_TYPE],
+)
+def test_solution_and_example_fix_say_what_to_type(case, guard, settings, message, solution, fix):
     explanation = explain_site(site(guard, settings, message))
     assert explanation.solutions[0] == solution
     assert explanation.exampleFix == f"# before\n{fix[0]}\n# after\n{fix[1]}"
 
 
 def test_example_fix_starts_with_the_targets_command():
-    explanation = explain_site(site('self.mamba_cache_mode == "all"', [MODE]), (),
-                               "vllm serve MODEL")
+    explanation = explain_site(
+        site('self.mamba_cache_mode == "all"', [MODE]), (), "vllm serve MODEL"
+    )
     assert explanation.exampleFix == (
         "# before\nvllm serve MODEL --mamba-cache-mode all\n"
         "# after\nvllm serve MODEL --mamba-cache-mode align"
@@ -123,8 +221,9 @@ def test_example_fix_starts_with_the_targets_command():
 
 
 def test_removing_the_only_flag_leaves_the_bare_command():
-    explanation = explain_site(site("self.kv_transfer_config is not None", [KV]), (),
-                               "vllm serve MODEL")
+    explanation = explain_site(
+        site("self.kv_transfer_config is not None", [KV]), (), "vllm serve MODEL"
+    )
     assert explanation.exampleFix == (
         "# before\nvllm serve MODEL --kv-transfer-config <value>\n# after\nvllm serve MODEL"
     )
@@ -145,7 +244,7 @@ def test_documentation_quotes_the_settings_doc():
     documented = MODE.model_copy(update={"doc": "The cache strategy for Mamba layers."})
     explanation = explain_site(site('self.mamba_cache_mode == "all"', [documented]))
     assert explanation.documentation.endswith(
-        'The setting `--mamba-cache-mode` (CacheConfig.mamba_cache_mode) is documented as: '
+        "The setting `--mamba-cache-mode` (CacheConfig.mamba_cache_mode) is documented as: "
         '"The cache strategy for Mamba layers."'
     )
 
@@ -162,43 +261,70 @@ def fixture_sites() -> dict[tuple[str, int], Site]:
 
 
 FIXTURE_FIXES = [
-    (("engine/config/cache.py", 33), "vllm serve MODEL",
-     ["Pass `--mamba-cache-mode align` (accepted: none, all, align; default none).",
-      "Leave out `--enable-prefix-caching` (default False)."],
-     "# before\nvllm serve MODEL --enable-prefix-caching --mamba-cache-mode all\n"
-     "# after\nvllm serve MODEL --enable-prefix-caching --mamba-cache-mode align"),
-    (("engine/config/kv_transfer.py", 19), "vllm serve MODEL",
-     ["Pass `--kv-transfer-config '{\"kv_role\": \"kv_producer\"}'` (accepted: kv_producer, "
-      "kv_consumer, kv_both; default None).",
-      "Leave kv_connector out of `--kv-transfer-config` (default None)."],
-     "# before\nvllm serve MODEL --kv-transfer-config '{}'\n"
-     "# after\nvllm serve MODEL --kv-transfer-config '{\"kv_role\": \"kv_producer\"}'"),
-    (("engine/config/engine.py", 31), "vllm serve MODEL",
-     ["Pass `--speculative-config '{\"num_speculative_tokens\": 8}'` (or any value at most 8; "
-      "default 0)."],
-     "# before\nvllm serve MODEL --speculative-config '{\"num_speculative_tokens\": 9}'\n"
-     "# after\nvllm serve MODEL --speculative-config '{\"num_speculative_tokens\": 8}'"),
-    (("server/server_args.py", 21), "python -m sglang.launch_server --model-path MODEL",
-     ["Pass `--tp-size 2` (or any value at least 2; default 1).",
-      "Leave out `--enable-dp-attention` (default False)."],
-     "# before\npython -m sglang.launch_server --model-path MODEL --enable-dp-attention "
-     "--tp-size 1\n"
-     "# after\npython -m sglang.launch_server --model-path MODEL --enable-dp-attention "
-     "--tp-size 2"),
-    (("server/server_args.py", 25), "python -m sglang.launch_server --model-path MODEL",
-     ["Pass `--attention-backend flashinfer` (accepted: triton, flashinfer, fa3; default "
-      "None).",
-      "Pass `--disaggregation-mode prefill` (accepted: null, prefill, decode; default "
-      "null)."],
-     "# before\npython -m sglang.launch_server --model-path MODEL --disaggregation-mode decode "
-     "--attention-backend triton\n"
-     "# after\npython -m sglang.launch_server --model-path MODEL --disaggregation-mode decode "
-     "--attention-backend flashinfer"),
+    (
+        ("engine/config/cache.py", 33),
+        "vllm serve MODEL",
+        [
+            "Pass `--mamba-cache-mode align` (accepted: none, all, align; default none).",
+            "Leave out `--enable-prefix-caching` (default False).",
+        ],
+        "# before\nvllm serve MODEL --enable-prefix-caching --mamba-cache-mode all\n"
+        "# after\nvllm serve MODEL --enable-prefix-caching --mamba-cache-mode align",
+    ),
+    (
+        ("engine/config/kv_transfer.py", 19),
+        "vllm serve MODEL",
+        [
+            'Pass `--kv-transfer-config \'{"kv_role": "kv_producer"}\'` (accepted: kv_producer, '
+            "kv_consumer, kv_both; default None).",
+            "Leave kv_connector out of `--kv-transfer-config` (default None).",
+        ],
+        "# before\nvllm serve MODEL --kv-transfer-config '{}'\n"
+        '# after\nvllm serve MODEL --kv-transfer-config \'{"kv_role": "kv_producer"}\'',
+    ),
+    (
+        ("engine/config/engine.py", 31),
+        "vllm serve MODEL",
+        [
+            "Pass `--speculative-config '{\"num_speculative_tokens\": 8}'` (or any value at most 8; "
+            "default 0)."
+        ],
+        "# before\nvllm serve MODEL --speculative-config '{\"num_speculative_tokens\": 9}'\n"
+        "# after\nvllm serve MODEL --speculative-config '{\"num_speculative_tokens\": 8}'",
+    ),
+    (
+        ("server/server_args.py", 21),
+        "python -m sglang.launch_server --model-path MODEL",
+        [
+            "Pass `--tp-size 2` (or any value at least 2; default 1).",
+            "Leave out `--enable-dp-attention` (default False).",
+        ],
+        "# before\npython -m sglang.launch_server --model-path MODEL --enable-dp-attention "
+        "--tp-size 1\n"
+        "# after\npython -m sglang.launch_server --model-path MODEL --enable-dp-attention "
+        "--tp-size 2",
+    ),
+    (
+        ("server/server_args.py", 25),
+        "python -m sglang.launch_server --model-path MODEL",
+        [
+            "Pass `--attention-backend flashinfer` (accepted: triton, flashinfer, fa3; default "
+            "None).",
+            "Pass `--disaggregation-mode prefill` (accepted: null, prefill, decode; default null).",
+        ],
+        "# before\npython -m sglang.launch_server --model-path MODEL --disaggregation-mode decode "
+        "--attention-backend triton\n"
+        "# after\npython -m sglang.launch_server --model-path MODEL --disaggregation-mode decode "
+        "--attention-backend flashinfer",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("where", "command", "solutions", "fix"), FIXTURE_FIXES,
-                         ids=[f"{w[0]}:{w[1]}" for w, *_ in FIXTURE_FIXES])
+@pytest.mark.parametrize(
+    ("where", "command", "solutions", "fix"),
+    FIXTURE_FIXES,
+    ids=[f"{w[0]}:{w[1]}" for w, *_ in FIXTURE_FIXES],
+)
 def test_fixture_sites_get_commands_to_type(fixture_sites, where, command, solutions, fix):
     explanation = explain_site(fixture_sites[where], (), command)
     assert explanation.solutions[: len(solutions)] == solutions
@@ -216,33 +342,58 @@ def test_fixture_explanations_are_grounded(fixture_sites):
 
 
 def explanation(solutions: list[str], fix: str = "", code: str = "") -> Explanation:
-    return Explanation(documentation="", triggerScenarios="", commonSituations="",
-                       solutions=solutions, exampleFix=fix, handlingStrategy="validation",
-                       validationCode=code, typeGuard="", tryCatchPattern=None,
-                       preventionTips=[], tags=[])
+    return Explanation(
+        documentation="",
+        triggerScenarios="",
+        commonSituations="",
+        solutions=solutions,
+        exampleFix=fix,
+        handlingStrategy="validation",
+        validationCode=code,
+        typeGuard="",
+        tryCatchPattern=None,
+        preventionTips=[],
+        tags=[],
+    )
 
 
 CHOICE_CHECKS = [
-    ("a value outside the choices in a code span",
-     explanation(["Pass `--mamba-cache-mode fast`."]),
-     ["solutions[0]: --mamba-cache-mode fast is not one of its choices (none, all, align)"]),
-    ("a value with =, in prose", explanation(["Use --mamba-cache-mode=fast."]),
-     ["solutions[0]: --mamba-cache-mode fast is not one of its choices (none, all, align)"]),
-    ("a command line of the example fix",
-     explanation([], "# before\nvllm serve M --mamba-cache-mode fast"),
-     ["exampleFix: --mamba-cache-mode fast is not one of its choices (none, all, align)"]),
-    ("accepted values, two of them joined", explanation(["Pass `--mamba-cache-mode all/align`"]),
-     []),
-    ("prose after a flag is no value", explanation(["--mamba-cache-mode requires a cache."]),
-     []),
-    ("a comment line and Python strings are no commands",
-     explanation([], "# the error needs: --mamba-cache-mode fast",
-                 'if "--mamba-cache-mode fast" in str(e):\n    pass'), []),
+    (
+        "a value outside the choices in a code span",
+        explanation(["Pass `--mamba-cache-mode fast`."]),
+        ["solutions[0]: --mamba-cache-mode fast is not one of its choices (none, all, align)"],
+    ),
+    (
+        "a value with =, in prose",
+        explanation(["Use --mamba-cache-mode=fast."]),
+        ["solutions[0]: --mamba-cache-mode fast is not one of its choices (none, all, align)"],
+    ),
+    (
+        "a command line of the example fix",
+        explanation([], "# before\nvllm serve M --mamba-cache-mode fast"),
+        ["exampleFix: --mamba-cache-mode fast is not one of its choices (none, all, align)"],
+    ),
+    (
+        "accepted values, two of them joined",
+        explanation(["Pass `--mamba-cache-mode all/align`"]),
+        [],
+    ),
+    ("prose after a flag is no value", explanation(["--mamba-cache-mode requires a cache."]), []),
+    (
+        "a comment line and Python strings are no commands",
+        explanation(
+            [],
+            "# the error needs: --mamba-cache-mode fast",
+            'if "--mamba-cache-mode fast" in str(e):\n    pass',
+        ),
+        [],
+    ),
     ("a metavar", explanation(["Pass `--mamba-cache-mode MODE`."]), []),
 ]
 
 
-@pytest.mark.parametrize(("case", "answer", "violations"), CHOICE_CHECKS,
-                         ids=[c[0] for c in CHOICE_CHECKS])
+@pytest.mark.parametrize(
+    ("case", "answer", "violations"), CHOICE_CHECKS, ids=[c[0] for c in CHOICE_CHECKS]
+)
 def test_grounding_warns_of_a_value_outside_the_choices(case, answer, violations):
     assert choice_violations(answer, [MODE]) == violations

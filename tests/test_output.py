@@ -44,8 +44,9 @@ def upstream(tmp_path: Path) -> Upstream:
 
 
 def extract_to(upstream: Upstream, tmp_path: Path, output: str):
-    return CliRunner().invoke(main, ["extract", str(upstream.path), "--cache-dir",
-                                     str(tmp_path / "cache"), "-o", output])
+    return CliRunner().invoke(
+        main, ["extract", str(upstream.path), "--cache-dir", str(tmp_path / "cache"), "-o", output]
+    )
 
 
 def test_a_new_file_gets_the_usual_mode(upstream, tmp_path):

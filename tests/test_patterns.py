@@ -252,13 +252,13 @@ def _pieces(children):
 
 
 PIECE_PART = st.recursive(
-    st.one_of(PIECE_TEXT.map(Text), st.builds(Hole, st.just("v"), st.booleans()),
-              st.just(Shown("'"))),
+    st.one_of(
+        PIECE_TEXT.map(Text), st.builds(Hole, st.just("v"), st.booleans()), st.just(Shown("'"))
+    ),
     _pieces,
     max_leaves=8,
 )
-BUILT_PART = st.one_of(ANY_TEXT.map(Text), st.builds(Hole, st.just("n"), st.booleans()),
-                       PIECE_PART)
+BUILT_PART = st.one_of(ANY_TEXT.map(Text), st.builds(Hole, st.just("n"), st.booleans()), PIECE_PART)
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
@@ -307,7 +307,7 @@ ERROR_MESSAGES = [
     ("{ {1: x}[1]}", " ", "{ {1: x}[1]}"),
     ("never closed {x", "never closed  ", "never closed {x"),
     ("", "", ""),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("message", "literal", "shown"), ERROR_MESSAGES)
@@ -330,11 +330,14 @@ def test_holes_in_message_pair_the_message_with_the_pattern_holes(message, patte
     assert holes_in_message(message, pattern) == expected
 
 
-@pytest.mark.parametrize(("message", "expected"), [
-    ("got {n} and {{x}}", ["{n}"]),
-    ("a {d[{1: 2}[1]]} b{? since {r}}.", ["{d[{1: 2}[1]]}", "{? since {r}}"]),
-    ("{?a|b}{*, {c}}", ["{?a|b}", "{*, {c}}"]),
-])
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("got {n} and {{x}}", ["{n}"]),
+        ("a {d[{1: 2}[1]]} b{? since {r}}.", ["{d[{1: 2}[1]]}", "{? since {r}}"]),
+        ("{?a|b}{*, {c}}", ["{?a|b}", "{*, {c}}"]),
+    ],
+)
 def test_placeholders_are_the_run_time_parts_as_written(message, expected):
     assert placeholders(message) == expected
 

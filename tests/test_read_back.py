@@ -30,8 +30,10 @@ def test_unicode_line_breaks_are_escaped_in_what_is_written_and_read_back(tmp_pa
     for path in [root / "index.jsonl", root / "manifest.json", *root.glob("records/*.json")]:
         data = path.read_bytes()
         assert not any(char.encode() in data for char in "\u2028\u2029\x85"), path
-    assert "bad value: line\\u2028separator\\u2029paragraph\\u0085next" in (
-        root / "index.jsonl").read_text()
+    assert (
+        "bad value: line\\u2028separator\\u2029paragraph\\u0085next"
+        in (root / "index.jsonl").read_text()
+    )
     (entry,) = load_dataset(root).entries
     assert entry.errorMessage == f"bad value: {BREAKS}"
 
@@ -65,23 +67,42 @@ def test_json_lines_split_on_newline_only(text, lines):
 
 
 def test_a_message_with_line_separators_goes_through_run_render_and_diff(tmp_path):
-    repo = make_git_repo(tmp_path / "engine", {"engine/config.py": (
-        "def check(mode):\n"
-        "    if mode < 0:\n"
-        f'        raise ValueError("bad mode:{BREAKS}")\n'
-    )})
+    repo = make_git_repo(
+        tmp_path / "engine",
+        {
+            "engine/config.py": (
+                "def check(mode):\n"
+                "    if mode < 0:\n"
+                f'        raise ValueError("bad mode:{BREAKS}")\n'
+            )
+        },
+    )
     cli = CliRunner()
-    run = cli.invoke(main, ["run", str(repo), "--repo-name", "acme/engine", "-o",
-                            str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"),
-                            "--llm", "offline", "--ci"])
+    run = cli.invoke(
+        main,
+        [
+            "run",
+            str(repo),
+            "--repo-name",
+            "acme/engine",
+            "-o",
+            str(tmp_path / "out"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--llm",
+            "offline",
+            "--ci",
+        ],
+    )
     assert run.exit_code == 0, run.output
     [root] = (tmp_path / "out" / "acme" / "engine").iterdir()
     rendered = cli.invoke(main, ["render", str(root), "-o", str(tmp_path / "pages")])
     assert rendered.exit_code == 0, rendered.output
     diffed = cli.invoke(main, ["diff", str(root), str(root)])
     assert diffed.exit_code == 0, diffed.output
-    assert diffed.stdout.endswith("0 added, 0 removed, 0 reworded, 0 moved, 0 changed, "
-                                  "1 unchanged\n")
+    assert diffed.stdout.endswith(
+        "0 added, 0 removed, 0 reworded, 0 moved, 0 changed, 1 unchanged\n"
+    )
 
 
 # --- strict types where data is read back ---------------------------------------------------
@@ -92,12 +113,15 @@ def root(tmp_path):
     return write(tmp_path, SITES)
 
 
-@pytest.mark.parametrize(("value", "problem"), [
-    ("30", "record.lineNumber: Input should be a valid integer"),
-    (-3, "record.lineNumber: Input should be greater than or equal to 1"),
-    (0, "record.lineNumber: Input should be greater than or equal to 1"),
-    (30.0, "record.lineNumber: Input should be a valid integer"),
-])
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("30", "record.lineNumber: Input should be a valid integer"),
+        (-3, "record.lineNumber: Input should be greater than or equal to 1"),
+        (0, "record.lineNumber: Input should be greater than or equal to 1"),
+        (30.0, "record.lineNumber: Input should be a valid integer"),
+    ],
+)
 def test_a_line_number_is_a_positive_integer(root, value, problem):
     edit_json(first_record(root), lambda data: data["record"].update(lineNumber=value))
     with pytest.raises(DatasetError) as caught:
@@ -110,15 +134,22 @@ def test_a_bad_index_line_number_is_refused(root):
     lines = index.read_text().splitlines()
     lines[0] = lines[0].replace('"lineNumber":7', '"lineNumber":"7"')
     index.write_text("\n".join(lines) + "\n")
-    with pytest.raises(DatasetError, match=r"index\.jsonl:1: lineNumber: Input should be a "
-                                           r"valid integer$"):
+    with pytest.raises(
+        DatasetError,
+        match=r"index\.jsonl:1: lineNumber: Input should be a "
+        r"valid integer$",
+    ):
         load_dataset(root)
 
 
 def test_a_bad_record_is_one_line_naming_the_file_and_the_field(root, tmp_path):
     # pydantic's own text spans lines and quotes the whole input
-    edit_json(first_record(root), lambda data: data["record"].update(
-        repo="acme/engine\nrm -rf /", documentation=["not", "text"]))
+    edit_json(
+        first_record(root),
+        lambda data: data["record"].update(
+            repo="acme/engine\nrm -rf /", documentation=["not", "text"]
+        ),
+    )
     result = CliRunner().invoke(main, ["render", str(root), "-o", str(tmp_path / "pages")])
     assert result.exit_code == 2
     assert result.stderr == (
@@ -131,8 +162,10 @@ def test_explain_names_the_file_and_the_field_of_a_bad_record(root, tmp_path):
     edit_json(first_record(root), lambda data: data["record"].update(lineNumber="30"))
     result = CliRunner().invoke(main, ["explain", SITES[0].errorMessage, "--dataset", str(root)])
     assert result.exit_code == 2
-    assert result.stderr == (f"Error: {first_record(root)}: invalid record: record.lineNumber: "
-                             "Input should be a valid integer\n")
+    assert result.stderr == (
+        f"Error: {first_record(root)}: invalid record: record.lineNumber: "
+        "Input should be a valid integer\n"
+    )
 
 
 # --- names that cannot lead out of the output folder ----------------------------------------
@@ -180,20 +213,35 @@ def load_record_fields() -> dict:
 
 def test_repo_name_dot_dot_is_refused_on_the_command_line(tmp_path):
     repo = make_git_repo(tmp_path / "engine", {"engine/a.py": "x = 1\n"})
-    result = CliRunner().invoke(main, ["run", str(repo), "--repo-name", "acme/..", "-o",
-                                       str(tmp_path / "out"), "--cache-dir",
-                                       str(tmp_path / "cache"), "--llm", "offline"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            str(repo),
+            "--repo-name",
+            "acme/..",
+            "-o",
+            str(tmp_path / "out"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--llm",
+            "offline",
+        ],
+    )
     assert result.exit_code == 2
     assert result.stderr.startswith("Error: ")
     assert not (tmp_path / "out" / "acme").exists()
 
 
-@pytest.mark.parametrize(("url", "repo"), [
-    ("https://github.com/acme/engine.git", "acme/engine"),
-    ("https://github.com/acme/..", None),
-    ("https://github.com/acme/..git", None),
-    ("git@github.com:acme/.", None),
-])
+@pytest.mark.parametrize(
+    ("url", "repo"),
+    [
+        ("https://github.com/acme/engine.git", "acme/engine"),
+        ("https://github.com/acme/..", None),
+        ("https://github.com/acme/..git", None),
+        ("git@github.com:acme/.", None),
+    ],
+)
 def test_an_origin_url_names_no_repo_that_leaves_the_output(url, repo):
     from pipeline.source.git import repo_from_url
 
@@ -203,22 +251,32 @@ def test_an_origin_url_names_no_repo_that_leaves_the_output(url, repo):
 # --- a hostile githubUrl --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("url", "page"), [
-    (f"https://github.com/{REPO}/blob/{SHA}/a.py#L1-L3",
-     f"[View on GitHub (pinned to {SHA[:10]})](https://github.com/{REPO}/blob/{SHA}/a.py"
-     "#L1-L3)"),
-    ("javascript:alert(document.cookie)",
-     "View on GitHub (pinned to ): `javascript:alert(document.cookie)`"),
-    ("https://evil.example/github.com/",
-     "View on GitHub (pinned to ): `https://evil.example/github.com/`"),
-])
+@pytest.mark.parametrize(
+    ("url", "page"),
+    [
+        (
+            f"https://github.com/{REPO}/blob/{SHA}/a.py#L1-L3",
+            f"[View on GitHub (pinned to {SHA[:10]})](https://github.com/{REPO}/blob/{SHA}/a.py"
+            "#L1-L3)",
+        ),
+        (
+            "javascript:alert(document.cookie)",
+            "View on GitHub (pinned to ): `javascript:alert(document.cookie)`",
+        ),
+        (
+            "https://evil.example/github.com/",
+            "View on GitHub (pinned to ): `https://evil.example/github.com/`",
+        ),
+    ],
+)
 def test_markdown_links_only_to_github(url, page):
     assert github_link(url) == page
 
 
 def test_a_rendered_page_does_not_link_a_hostile_url(root, tmp_path):
-    edit_json(first_record(root), lambda data: data["record"].update(
-        githubUrl="javascript:alert(1)"))
+    edit_json(
+        first_record(root), lambda data: data["record"].update(githubUrl="javascript:alert(1)")
+    )
     result = CliRunner().invoke(main, ["render", str(root), "-o", str(tmp_path / "pages")])
     assert result.exit_code == 0, result.output
     pages = "".join(p.read_text() for p in (tmp_path / "pages").rglob("*.md"))

@@ -20,7 +20,7 @@ from tests.git_fixtures import git
 
 # An in-tree build backend with no build requirements, so pip can prepare the sdist's
 # metadata without reaching any index.
-BACKEND = '''\
+BACKEND = """\
 import os
 
 
@@ -38,13 +38,13 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     raise RuntimeError("not needed by pip download")
-'''
+"""
 
-LIMITS = '''\
+LIMITS = """\
 def validate_port(port: int) -> None:
     if not 0 < port < 65536:
         raise ValueError(f"--port must be between 1 and 65535, got {port}")
-'''
+"""
 
 
 def _add(tar: tarfile.TarFile, name: str, text: str) -> None:
@@ -55,27 +55,28 @@ def _add(tar: tarfile.TarFile, name: str, text: str) -> None:
 
 
 # A backend whose metadata step fails, as a real one does when it is not installed here.
-FAILING_BACKEND = '''\
+FAILING_BACKEND = """\
 def get_requires_for_build_wheel(config_settings=None):
     return []
 
 
 def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
     raise RuntimeError("this backend needs a compiler")
-'''
+"""
 
 
-def make_sdist(index: Path, name: str, version: str, files: dict[str, str],
-               backend: str = BACKEND) -> Path:
+def make_sdist(
+    index: Path, name: str, version: str, files: dict[str, str], backend: str = BACKEND
+) -> Path:
     index.mkdir(parents=True, exist_ok=True)
     top = f"{name}-{version}"
     path = index / f"{top}.tar.gz"
     backend = f"NAME = {name!r}\nVERSION = {version!r}\n" + backend
-    pyproject = ('[build-system]\nrequires = []\nbuild-backend = "tinybackend"\n'
-                 'backend-path = ["."]\n')
+    pyproject = (
+        '[build-system]\nrequires = []\nbuild-backend = "tinybackend"\nbackend-path = ["."]\n'
+    )
     with tarfile.open(path, "w:gz") as tar:
-        _add(tar, f"{top}/PKG-INFO",
-             f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        _add(tar, f"{top}/PKG-INFO", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
         _add(tar, f"{top}/pyproject.toml", pyproject)
         _add(tar, f"{top}/tinybackend.py", backend)
         for inner, text in files.items():
@@ -83,16 +84,18 @@ def make_sdist(index: Path, name: str, version: str, files: dict[str, str],
     return path
 
 
-def make_wheel(index: Path, name: str, version: str, files: dict[str, bytes],
-               metadata: str = "") -> Path:
+def make_wheel(
+    index: Path, name: str, version: str, files: dict[str, bytes], metadata: str = ""
+) -> Path:
     index.mkdir(parents=True, exist_ok=True)
     path = index / f"{name}-{version}-py3-none-any.whl"
     info = f"{name}-{version}.dist-info"
     meta = {
-        f"{info}/METADATA": (f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
-                             + metadata).encode(),
+        f"{info}/METADATA": (
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + metadata
+        ).encode(),
         f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\n"
-                         b"Tag: py3-none-any\n",
+        b"Tag: py3-none-any\n",
     }
     with zipfile.ZipFile(path, "w") as zf:
         for inner, data in {**files, **meta}.items():
@@ -116,13 +119,19 @@ def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_sdist_release_gives_the_same_commit_every_time(index: Path, tmp_path: Path) -> None:
     make_sdist(index, "tinyval", "1.0", {"tinyval/__init__.py": "", "tinyval/limits.py": LIMITS})
-    first = open_source("pypi:tinyval==1.0", None, repo_name="acme/tinyval",
-                        cache_dir=tmp_path / "a")
-    second = open_source("pypi:tinyval==1.0", None, repo_name="acme/tinyval",
-                         cache_dir=tmp_path / "b")
+    first = open_source(
+        "pypi:tinyval==1.0", None, repo_name="acme/tinyval", cache_dir=tmp_path / "a"
+    )
+    second = open_source(
+        "pypi:tinyval==1.0", None, repo_name="acme/tinyval", cache_dir=tmp_path / "b"
+    )
     assert first.sha == second.sha
     assert [f.path for f in first.files] == [
-        "PKG-INFO", "pyproject.toml", "tinybackend.py", "tinyval/__init__.py", "tinyval/limits.py",
+        "PKG-INFO",
+        "pyproject.toml",
+        "tinybackend.py",
+        "tinyval/__init__.py",
+        "tinyval/limits.py",
     ]
     assert first.origin == "pypi:tinyval==1.0"
     assert first.url_ref == "v1.0"
@@ -146,11 +155,16 @@ def test_cached_release_is_reused_without_pip(index: Path, tmp_path: Path) -> No
 def test_wheel_is_used_when_there_is_no_sdist_and_binaries_stay_out(
     index: Path, tmp_path: Path
 ) -> None:
-    make_wheel(index, "tinywheel", "2.0", {
-        "tinywheel/__init__.py": b"",
-        "tinywheel/limits.py": LIMITS.encode(),
-        "tinywheel/_speedups.so": b"\x7fELF\x02\x01\x01\x00\x00binary",
-    })
+    make_wheel(
+        index,
+        "tinywheel",
+        "2.0",
+        {
+            "tinywheel/__init__.py": b"",
+            "tinywheel/limits.py": LIMITS.encode(),
+            "tinywheel/_speedups.so": b"\x7fELF\x02\x01\x01\x00\x00binary",
+        },
+    )
     snap = open_source("pypi:tinywheel==2.0", None, repo_name=None, cache_dir=tmp_path)
     assert [f.path for f in snap.files] == [
         "tinywheel-2.0.dist-info/METADATA",
@@ -164,8 +178,9 @@ def test_wheel_is_used_when_there_is_no_sdist_and_binaries_stay_out(
 
 def test_known_project_maps_onto_its_github_tree(index: Path, tmp_path: Path) -> None:
     make_wheel(index, "sglang", "0.0.1", {"sglang/limits.py": LIMITS.encode()})
-    result = CliRunner().invoke(main, ["extract", "pypi:sglang==0.0.1", "--cache-dir",
-                                       str(tmp_path)])
+    result = CliRunner().invoke(
+        main, ["extract", "pypi:sglang==0.0.1", "--cache-dir", str(tmp_path)]
+    )
     assert result.exit_code == 0, result.stderr
     site = json.loads(result.stdout)
     assert (site["repo"], site["filePath"], site["githubUrl"]) == (
@@ -173,9 +188,10 @@ def test_known_project_maps_onto_its_github_tree(index: Path, tmp_path: Path) ->
         "python/sglang/limits.py",
         "https://github.com/sgl-project/sglang/blob/v0.0.1/python/sglang/limits.py#L1-L3",
     )
-    assert site["analyzedSha"] == open_source(
-        "pypi:sglang==0.0.1", None, repo_name=None, cache_dir=tmp_path
-    ).sha
+    assert (
+        site["analyzedSha"]
+        == open_source("pypi:sglang==0.0.1", None, repo_name=None, cache_dir=tmp_path).sha
+    )
 
 
 def test_commit_files_is_deterministic_and_order_free(tmp_path: Path) -> None:
@@ -205,8 +221,9 @@ def test_malformed_release_spec_is_refused(spec: str) -> None:
 
 
 def test_missing_release_is_refused_in_one_line(index: Path, tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["extract", "pypi:nothere==1.0", "--cache-dir",
-                                       str(tmp_path)])
+    result = CliRunner().invoke(
+        main, ["extract", "pypi:nothere==1.0", "--cache-dir", str(tmp_path)]
+    )
     assert result.exit_code == 2
     errors = [ln for ln in result.stderr.splitlines() if ln.startswith("Error: ")]
     assert len(errors) == 1
@@ -215,7 +232,7 @@ def test_missing_release_is_refused_in_one_line(index: Path, tmp_path: Path) -> 
 
 # --- where a release lives on GitHub: metadata and sdist layout ---------------------------
 
-PORTS = '''\
+PORTS = """\
 from dataclasses import dataclass
 
 
@@ -226,25 +243,38 @@ class ServerOptions:
     def __post_init__(self) -> None:
         if not 0 < self.port < 65536:
             raise ValueError(f"--port must be between 1 and 65535, got {self.port}")
-'''
+"""
 
 
 def _src_layout_release(index: Path, metadata: str, backend: str = BACKEND) -> None:
     """acme-ports 1.0: the wheel holds acme_ports/, the sdist src/acme_ports/."""
-    make_wheel(index, "acme_ports", "1.0", {
-        "acme_ports/__init__.py": b"",
-        "acme_ports/options.py": PORTS.encode(),
-    }, metadata)
-    make_sdist(index, "acme_ports", "1.0", {
-        "src/acme_ports/__init__.py": "",
-        "src/acme_ports/options.py": PORTS,
-        "tests/test_options.py": "def test_port():\n    pass\n",
-    }, backend)
+    make_wheel(
+        index,
+        "acme_ports",
+        "1.0",
+        {
+            "acme_ports/__init__.py": b"",
+            "acme_ports/options.py": PORTS.encode(),
+        },
+        metadata,
+    )
+    make_sdist(
+        index,
+        "acme_ports",
+        "1.0",
+        {
+            "src/acme_ports/__init__.py": "",
+            "src/acme_ports/options.py": PORTS,
+            "tests/test_options.py": "def test_port():\n    pass\n",
+        },
+        backend,
+    )
 
 
 def _extract(tmp_path: Path, *args: str) -> dict:
-    result = CliRunner().invoke(main, ["extract", "pypi:acme-ports==1.0", "--cache-dir",
-                                       str(tmp_path / "cache"), *args])
+    result = CliRunner().invoke(
+        main, ["extract", "pypi:acme-ports==1.0", "--cache-dir", str(tmp_path / "cache"), *args]
+    )
     assert result.exit_code == 0, result.stderr
     site = json.loads(result.stdout)
     return {key: site[key] for key in ("repo", "filePath", "githubUrl")}
@@ -253,17 +283,19 @@ def _extract(tmp_path: Path, *args: str) -> dict:
 def test_wheel_and_sdist_release_maps_onto_its_src_layout_and_project_url(
     index: Path, tmp_path: Path
 ) -> None:
-    _src_layout_release(index, "Project-URL: Documentation, https://acme.example/ports\n"
-                               "Project-URL: Source, https://github.com/acme/ports\n")
+    _src_layout_release(
+        index,
+        "Project-URL: Documentation, https://acme.example/ports\n"
+        "Project-URL: Source, https://github.com/acme/ports\n",
+    )
     assert _extract(tmp_path, "--tag-format", "ports-{version}") == {
         "repo": "acme/ports",
         "filePath": "src/acme_ports/options.py",
         "githubUrl": "https://github.com/acme/ports/blob/ports-1.0/src/acme_ports/options.py"
-                     "#L1-L10",
+        "#L1-L10",
     }
     # the files analysed are the wheel's: the sdist's tests are not among them
-    snap = open_source("pypi:acme-ports==1.0", None, repo_name=None,
-                       cache_dir=tmp_path / "cache")
+    snap = open_source("pypi:acme-ports==1.0", None, repo_name=None, cache_dir=tmp_path / "cache")
     assert [f.path for f in snap.files] == [
         "acme_ports-1.0.dist-info/METADATA",
         "acme_ports-1.0.dist-info/RECORD",
@@ -282,7 +314,7 @@ def test_a_project_url_into_a_monorepo_gives_its_folder(index: Path, tmp_path: P
         "repo": "acme/mono",
         "filePath": "libs/ports/src/acme_ports/options.py",
         "githubUrl": "https://github.com/acme/mono/blob/v1.0/libs/ports/src/acme_ports/options.py"
-                     "#L1-L10",
+        "#L1-L10",
     }
 
 
@@ -298,8 +330,7 @@ def test_path_prefix_and_repo_name_override_what_the_release_says(
     assert _extract(tmp_path, "--path-prefix", "python", "--repo-name", "fork/ports") == {
         "repo": "fork/ports",
         "filePath": "python/acme_ports/options.py",
-        "githubUrl": "https://github.com/fork/ports/blob/v1.0/python/acme_ports/options.py"
-                     "#L1-L10",
+        "githubUrl": "https://github.com/fork/ports/blob/v1.0/python/acme_ports/options.py#L1-L10",
     }
 
 
@@ -316,14 +347,22 @@ def test_a_release_cached_before_its_layout_was_known_is_built_again(
 @pytest.mark.parametrize(
     ("args", "error"),
     [
-        (["pypi:acme-ports==1.0", "--tag-format", "v{major}"],
-         "Error: --tag-format may hold only {version}, got 'v{major}'"),
-        (["pypi:acme-ports==1.0", "--tag-format", "v{version"],
-         "Error: --tag-format 'v{version': expected '}' before end of string"),
-        (["pypi:acme-ports==1.0", "--path-prefix", "../up"],
-         "Error: --path-prefix must be a relative folder such as src/, got '../up'"),
-        ([".", "--tag-format", "{version}"],
-         "Error: --tag-format applies only to a pypi:NAME==VERSION SOURCE"),
+        (
+            ["pypi:acme-ports==1.0", "--tag-format", "v{major}"],
+            "Error: --tag-format may hold only {version}, got 'v{major}'",
+        ),
+        (
+            ["pypi:acme-ports==1.0", "--tag-format", "v{version"],
+            "Error: --tag-format 'v{version': expected '}' before end of string",
+        ),
+        (
+            ["pypi:acme-ports==1.0", "--path-prefix", "../up"],
+            "Error: --path-prefix must be a relative folder such as src/, got '../up'",
+        ),
+        (
+            [".", "--tag-format", "{version}"],
+            "Error: --tag-format applies only to a pypi:NAME==VERSION SOURCE",
+        ),
     ],
 )
 def test_bad_tag_format_and_path_prefix_are_refused_in_one_line(
@@ -335,69 +374,113 @@ def test_bad_tag_format_and_path_prefix_are_refused_in_one_line(
 
 # (case, metadata lines, (owner/name, folder) found)
 GITHUB_OF = [
-    ("Source wins over Homepage",
-     "Project-URL: Homepage, https://github.com/acme/site\n"
-     "Project-URL: Source, https://github.com/acme/ports.git\n",
-     ("acme/ports", "")),
-    ("labels are normalised; a tree URL gives its folder",
-     "Project-URL: Source Code, https://github.com/acme/mono/tree/master/libs/core/\n",
-     ("acme/mono", "libs/core/")),
-    ("Repository, then Homepage, then Home-page; GitHub URLs only",
-     "Home-page: https://github.com/acme/old\n"
-     "Project-URL: Repository, https://gitlab.com/acme/ports\n"
-     "Project-URL: homepage, https://github.com/acme/ports/\n",
-     ("acme/ports", "")),
-    ("Home-page alone", "Home-page: https://github.com/huggingface/peft\n",
-     ("huggingface/peft", "")),
-    ("an issues URL is no repository URL",
-     "Project-URL: Source, https://github.com/acme/ports/issues\n", None),
-    ("a folder that climbs out is dropped",
-     "Project-URL: Source, https://github.com/acme/ports/tree/main/../x\n", ("acme/ports", "")),
+    (
+        "Source wins over Homepage",
+        "Project-URL: Homepage, https://github.com/acme/site\n"
+        "Project-URL: Source, https://github.com/acme/ports.git\n",
+        ("acme/ports", ""),
+    ),
+    (
+        "labels are normalised; a tree URL gives its folder",
+        "Project-URL: Source Code, https://github.com/acme/mono/tree/master/libs/core/\n",
+        ("acme/mono", "libs/core/"),
+    ),
+    (
+        "Repository, then Homepage, then Home-page; GitHub URLs only",
+        "Home-page: https://github.com/acme/old\n"
+        "Project-URL: Repository, https://gitlab.com/acme/ports\n"
+        "Project-URL: homepage, https://github.com/acme/ports/\n",
+        ("acme/ports", ""),
+    ),
+    (
+        "Home-page alone",
+        "Home-page: https://github.com/huggingface/peft\n",
+        ("huggingface/peft", ""),
+    ),
+    (
+        "an issues URL is no repository URL",
+        "Project-URL: Source, https://github.com/acme/ports/issues\n",
+        None,
+    ),
+    (
+        "a folder that climbs out is dropped",
+        "Project-URL: Source, https://github.com/acme/ports/tree/main/../x\n",
+        ("acme/ports", ""),
+    ),
     ("nothing on GitHub", "Project-URL: Source, https://example.com/ports\n", None),
     # a name no repository has would put the dataset outside its folder
-    ("a repository named .. is none",
-     "Project-URL: Source, https://github.com/acme/..\n"
-     "Home-page: https://github.com/acme/ports\n", ("acme/ports", "")),
+    (
+        "a repository named .. is none",
+        "Project-URL: Source, https://github.com/acme/..\n"
+        "Home-page: https://github.com/acme/ports\n",
+        ("acme/ports", ""),
+    ),
 ]
 
 
-@pytest.mark.parametrize(("metadata", "found"), [case[1:] for case in GITHUB_OF],
-                         ids=[case[0] for case in GITHUB_OF])
+@pytest.mark.parametrize(
+    ("metadata", "found"), [case[1:] for case in GITHUB_OF], ids=[case[0] for case in GITHUB_OF]
+)
 def test_github_repository_from_metadata(metadata: str, found) -> None:
     assert github_of("Metadata-Version: 2.1\nName: x\nVersion: 1\n" + metadata) == found
 
 
 # (case, wheel paths, sdist paths, the sdist folder holding the wheel's package)
 LAYOUTS = [
-    ("src layout", ["ports/__init__.py", "ports/a.py", "ports-1.dist-info/METADATA"],
-     ["PKG-INFO", "src/ports/__init__.py", "src/ports/a.py", "tests/a.py"], "src/"),
-    ("flat layout: files that also sit deeper do not win",
-     ["ports/__init__.py", "ports/a.py"],
-     ["ports/__init__.py", "ports/a.py", "vendor/ports/a.py"], ""),
-    ("a sdist that holds less than half of the wheel says nothing",
-     ["ports/a.py", "ports/b.py", "ports/c.py"], ["lib/ports/a.py"], ""),
+    (
+        "src layout",
+        ["ports/__init__.py", "ports/a.py", "ports-1.dist-info/METADATA"],
+        ["PKG-INFO", "src/ports/__init__.py", "src/ports/a.py", "tests/a.py"],
+        "src/",
+    ),
+    (
+        "flat layout: files that also sit deeper do not win",
+        ["ports/__init__.py", "ports/a.py"],
+        ["ports/__init__.py", "ports/a.py", "vendor/ports/a.py"],
+        "",
+    ),
+    (
+        "a sdist that holds less than half of the wheel says nothing",
+        ["ports/a.py", "ports/b.py", "ports/c.py"],
+        ["lib/ports/a.py"],
+        "",
+    ),
     ("a single-module wheel", ["ports.py"], ["python/ports.py", "setup.py"], "python/"),
 ]
 
 
-@pytest.mark.parametrize(("wheel", "sdist", "prefix"), [case[1:] for case in LAYOUTS],
-                         ids=[case[0] for case in LAYOUTS])
+@pytest.mark.parametrize(
+    ("wheel", "sdist", "prefix"), [case[1:] for case in LAYOUTS], ids=[case[0] for case in LAYOUTS]
+)
 def test_sdist_layout_prefix(wheel: list[str], sdist: list[str], prefix: str) -> None:
     assert sdist_prefix(wheel, sdist) == prefix
 
 
 def test_run_takes_the_release_mapping_flags_too(index: Path, tmp_path: Path) -> None:
     _src_layout_release(index, "Project-URL: Source, https://github.com/acme/ports\n")
-    result = CliRunner().invoke(main, [
-        "run", "pypi:acme-ports==1.0", "--llm", "offline", "--tag-format", "ports-{version}",
-        "--path-prefix", "lib/", "--cache-dir", str(tmp_path / "cache"),
-        "-o", str(tmp_path / "out"),
-    ])
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "pypi:acme-ports==1.0",
+            "--llm",
+            "offline",
+            "--tag-format",
+            "ports-{version}",
+            "--path-prefix",
+            "lib/",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "-o",
+            str(tmp_path / "out"),
+        ],
+    )
     assert result.exit_code == 0, result.stderr
     (index_file,) = (tmp_path / "out").rglob("index.jsonl")
     (record_file,) = index_file.parent.glob("records/*.json")
     record = json.loads(record_file.read_text())["record"]
     assert (record["repo"], record["filePath"], record["githubUrl"]) == (
-        "acme/ports", "lib/acme_ports/options.py",
+        "acme/ports",
+        "lib/acme_ports/options.py",
         "https://github.com/acme/ports/blob/ports-1.0/lib/acme_ports/options.py#L1-L10",
     )

@@ -178,8 +178,10 @@ def site(dataset: Path, tmp_path: Path) -> Path:
 
 TITLE_CASES = [
     ("short message", "short message"),
-    ("--enable-linear-cache is not supported under PD disaggregation yet (follow-up)",
-     "--enable-linear-cache is not supported under PD disaggregati"),
+    (
+        "--enable-linear-cache is not supported under PD disaggregation yet (follow-up)",
+        "--enable-linear-cache is not supported under PD disaggregati",
+    ),
     ("first line only\nsecond line", "first line only"),
     ("cut at sixty " + "x" * 47 + " and trailing", "cut at sixty " + "x" * 47),
     # no run-time part: the text it prints, braces and all; else as written
@@ -198,11 +200,16 @@ def test_summary_line_keeps_up_to_120_characters() -> None:
     assert summary_line("word " * 30) == ("word " * 24).rstrip() + "…"
 
 
-@pytest.mark.parametrize(("url", "ref"), [
-    (f"https://github.com/acme/serve/blob/{SHA}/a.py#L1-L2", "c0ffee1234"),
-    ("https://github.com/sgl-project/sglang/blob/v0.5.10.post1/python/a.py#L1-L2",
-     "v0.5.10.post1"),
-])
+@pytest.mark.parametrize(
+    ("url", "ref"),
+    [
+        (f"https://github.com/acme/serve/blob/{SHA}/a.py#L1-L2", "c0ffee1234"),
+        (
+            "https://github.com/sgl-project/sglang/blob/v0.5.10.post1/python/a.py#L1-L2",
+            "v0.5.10.post1",
+        ),
+    ],
+)
 def test_pinned_ref_is_the_short_sha_or_the_tag(url: str, ref: str) -> None:
     assert pinned_ref(url) == ref
 
@@ -227,8 +234,11 @@ def test_markdown_index_snapshot(markdown: Path) -> None:
 
 def test_markdown_writes_a_page_per_record_and_the_index(markdown: Path) -> None:
     assert sorted(path.name for path in markdown.iterdir()) == [
-        "aaaa000000000001.md", "aaaa000000000002.md", "aaaa000000000003.md",
-        "aaaa000000000004.md", "index.md",
+        "aaaa000000000001.md",
+        "aaaa000000000002.md",
+        "aaaa000000000003.md",
+        "aaaa000000000004.md",
+        "index.md",
     ]
 
 
@@ -265,7 +275,7 @@ def test_markdown_escapes_dataset_text(tmp_path: Path) -> None:
     root = write_fixture_dataset(tmp_path / "output", [HOSTILE])
     render(root, "markdown", tmp_path / "md")
     page = (tmp_path / "md" / "eeee000000000001.md").read_text()
-    assert "# \\<script\\>alert(\"message\")\\</script\\> & {value}\n" in page
+    assert '# \\<script\\>alert("message")\\</script\\> & {value}\n' in page
     assert "\\<img src=x onerror=alert('doc')\\>" in page
     prose = re.sub(r"^```.*?^```$", "", page, flags=re.MULTILINE | re.DOTALL)
     prose = re.sub(r"(`+).*?\1", "", prose)
@@ -305,11 +315,16 @@ def test_pages_show_a_literal_message_with_braces_as_its_text(tmp_path: Path) ->
 def test_site_layout(site: Path) -> None:
     files = sorted(str(path.relative_to(site)) for path in site.rglob("*") if path.is_file())
     assert files == [
-        "api/errors/aaaa000000000001.json", "api/errors/aaaa000000000002.json",
-        "api/errors/aaaa000000000003.json", "api/errors/aaaa000000000004.json",
-        "assets/site.css", "assets/site.js",
-        "errors/aaaa000000000001.html", "errors/aaaa000000000002.html",
-        "errors/aaaa000000000003.html", "errors/aaaa000000000004.html",
+        "api/errors/aaaa000000000001.json",
+        "api/errors/aaaa000000000002.json",
+        "api/errors/aaaa000000000003.json",
+        "api/errors/aaaa000000000004.json",
+        "assets/site.css",
+        "assets/site.js",
+        "errors/aaaa000000000001.html",
+        "errors/aaaa000000000002.html",
+        "errors/aaaa000000000003.html",
+        "errors/aaaa000000000004.html",
         "index.html",
     ]
 
@@ -328,8 +343,10 @@ def test_index_embeds_the_search_index(site: Path) -> None:
         "tags": ["config", "decode", "backend"],
     }
     assert '<input id="search" type="search"' in page
-    assert ('<tr data-id="aaaa000000000002"><td><a href="errors/aaaa000000000002.html">'
-            "--use-fast-decode requires --decode-backend flash</a>") in page
+    assert (
+        '<tr data-id="aaaa000000000002"><td><a href="errors/aaaa000000000002.html">'
+        "--use-fast-decode requires --decode-backend flash</a>"
+    ) in page
 
 
 def test_record_page_marks_the_raise_line_and_links_github(site: Path) -> None:
@@ -339,9 +356,11 @@ def test_record_page_marks_the_raise_line_and_links_github(site: Path) -> None:
         '            raise ValueError("--use-fast-decode requires --decode-backend flash")'
     )
     assert '<span class="normal">108</span>' in page
-    assert (f'<a class="github" href="https://github.com/acme/serve/blob/{SHA}/'
-            'serve/config/engine.py#L101-L116" rel="noopener noreferrer">'
-            "View on GitHub (pinned to c0ffee1234)</a>") in page
+    assert (
+        f'<a class="github" href="https://github.com/acme/serve/blob/{SHA}/'
+        'serve/config/engine.py#L101-L116" rel="noopener noreferrer">'
+        "View on GitHub (pinned to c0ffee1234)</a>"
+    ) in page
     assert page.count('<button type="button" class="copy">Copy</button>') == 6
     assert '<a href="../api/errors/aaaa000000000002.json">' in page
     assert '<link rel="stylesheet" href="../assets/site.css">' in page
@@ -370,8 +389,11 @@ def test_html_escapes_everything_from_the_dataset(tmp_path: Path) -> None:
     page = (tmp_path / "site" / "errors" / "eeee000000000001.html").read_text()
     for html in (index, page):
         scripts = re.findall(r"<script[^>]*>", html)
-        assert set(scripts) <= {'<script src="assets/site.js">', '<script src="../assets/site.js">',
-                                '<script type="application/json" id="error-index">'}
+        assert set(scripts) <= {
+            '<script src="assets/site.js">',
+            '<script src="../assets/site.js">',
+            '<script type="application/json" id="error-index">',
+        }
         assert "<img" not in html and "<b>" not in html and "<i>" not in html
         assert "javascript:" not in html.replace("javascript:alert", "")
     assert "&lt;script&gt;alert(&quot;message&quot;)&lt;/script&gt; &amp; {value}" in page
@@ -385,7 +407,8 @@ def test_rerender_removes_pages_of_records_that_are_gone(tmp_path: Path) -> None
     root = write_fixture_dataset(tmp_path / "output", CASES[:2])
     render(root, "html", tmp_path / "site")
     assert sorted(p.name for p in (tmp_path / "site" / "errors").iterdir()) == [
-        "aaaa000000000001.html", "aaaa000000000002.html",
+        "aaaa000000000001.html",
+        "aaaa000000000002.html",
     ]
 
 
@@ -401,16 +424,18 @@ def test_render_command(dataset: Path, tmp_path: Path) -> None:
 
 def test_render_accepts_a_folder_holding_one_dataset(tmp_path: Path) -> None:
     write_fixture_dataset(tmp_path / "output")
-    result = CliRunner().invoke(main, ["render", str(tmp_path / "output"), "-o",
-                                       str(tmp_path / "md")])
+    result = CliRunner().invoke(
+        main, ["render", str(tmp_path / "output"), "-o", str(tmp_path / "md")]
+    )
     assert (result.exit_code, result.output) == (0, f"wrote 5 files to {tmp_path / 'md'}\n")
 
 
 def test_render_without_a_dataset_is_an_input_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["render", str(tmp_path), "-o", str(tmp_path / "md")])
     assert (result.exit_code, result.output) == (
-        2, f"Error: {tmp_path}: no dataset (manifest.json) under this folder; write one with "
-           "`vmine run`\n"
+        2,
+        f"Error: {tmp_path}: no dataset (manifest.json) under this folder; write one with "
+        "`vmine run`\n",
     )
 
 
@@ -420,6 +445,9 @@ def test_footer_names_the_release_tag_a_release_dataset_is_pinned_to() -> None:
 
     record = record_of(CASES[0])
     assert analysed_ref(record) == "acme/serve@c0ffee1234"
-    tagged = record.model_copy(update={
-        "githubUrl": "https://github.com/acme/serve/blob/v1.2.0/serve/config/engine.py#L1-L9"})
+    tagged = record.model_copy(
+        update={
+            "githubUrl": "https://github.com/acme/serve/blob/v1.2.0/serve/config/engine.py#L1-L9"
+        }
+    )
     assert analysed_ref(tagged) == "acme/serve@v1.2.0"

@@ -99,8 +99,16 @@ def test_cache_key_ignores_line_numbers_and_commit():
 
 def test_cache_key_asks_again_when_a_setting_changes():
     site = SITES[0]
-    mode = Setting(expr="self.mode", cls="CacheConfig", field="mode", type="Mode",
-                   default='"none"', choices=["none", "all"], doc=None, flags=["--mode"])
+    mode = Setting(
+        expr="self.mode",
+        cls="CacheConfig",
+        field="mode",
+        type="Mode",
+        default='"none"',
+        choices=["none", "all"],
+        doc=None,
+        flags=["--mode"],
+    )
     with_mode = site.model_copy(update={"settings": [mode]})
     more_choices = site.model_copy(
         update={"settings": [mode.model_copy(update={"choices": ["none", "all", "align"]})]}
@@ -111,9 +119,21 @@ def test_cache_key_asks_again_when_a_setting_changes():
     keys = {explanation_key("m", "v1", s) for s in (site, with_mode, more_choices, other_default)}
     assert len(keys) == 4
     # a site that reads no setting keeps the key it had before settings existed
-    assert explanation_key("m", "v1", site) == hashlib.sha256(dumps_key(
-        "m", "v1", site.errorClass, site.errorMessage, site.messagePattern, site.guards,
-        site.qualname, site_meaning(site)).encode()).hexdigest()
+    assert (
+        explanation_key("m", "v1", site)
+        == hashlib.sha256(
+            dumps_key(
+                "m",
+                "v1",
+                site.errorClass,
+                site.errorMessage,
+                site.messagePattern,
+                site.guards,
+                site.qualname,
+                site_meaning(site),
+            ).encode()
+        ).hexdigest()
+    )
 
 
 def test_every_site_is_explained_and_cached(store):
@@ -190,8 +210,7 @@ def test_an_explainer_failing_every_site_from_the_start_is_given_up_on(store):
     outcome = run_enrich(store, dead, concurrency=1)
     assert len(dead.calls) == GIVE_UP_AFTER
     assert outcome.gave_up == (
-        "the first 3 sites all failed, the last with: gave up after 5 requests: "
-        "connection error"
+        "the first 3 sites all failed, the last with: gave up after 5 requests: connection error"
     )
     assert len(outcome.failures) == 3
     assert len(outcome.pending) == 2
@@ -392,10 +411,21 @@ def head_sha(repo) -> str:
 
 def vmine_run(repo, tmp_path, *extra):
     args = [
-        "run", str(repo), "--repo-name", "acme/engine", "-o", str(tmp_path / "out"),
-        "--cache-dir", str(tmp_path / "cache"), "--llm", "offline",
-        "--dataset-version", VERSION, "--ci", *extra,
-    ]  # fmt: skip
+        "run",
+        str(repo),
+        "--repo-name",
+        "acme/engine",
+        "-o",
+        str(tmp_path / "out"),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--llm",
+        "offline",
+        "--dataset-version",
+        VERSION,
+        "--ci",
+        *extra,
+    ]
     return CliRunner().invoke(main, args)
 
 
@@ -430,8 +460,12 @@ def test_run_writes_the_dataset_and_a_warm_rerun_calls_no_explainer(repo, tmp_pa
     ]
     counts = dataset.manifest.counts
     assert (counts.records, counts.sitesNew, counts.sitesReused) == (3, 3, 0)
-    assert counts.byStatus.model_dump() == {"literal": 1, "template": 2, "partial": 0,
-                                            "unresolved": 0}
+    assert counts.byStatus.model_dump() == {
+        "literal": 1,
+        "template": 2,
+        "partial": 0,
+        "unresolved": 0,
+    }
     assert dataset.manifest.llm.provider == "offline"
     assert f"records: 3 written to {root}" in result.output
 
@@ -452,9 +486,7 @@ def test_run_writes_the_dataset_and_a_warm_rerun_calls_no_explainer(repo, tmp_pa
     assert (manifest.counts.sitesNew, manifest.counts.sitesReused) == (0, 3)
 
 
-def test_budget_exit_3_writes_fallbacks_for_pending_sites_and_a_rerun_upgrades_them(
-    repo, tmp_path
-):
+def test_budget_exit_3_writes_fallbacks_for_pending_sites_and_a_rerun_upgrades_them(repo, tmp_path):
     limited = CountingExplainer()
     outcome = run_dataset(options(repo, tmp_path, max_requests=1), Console(), explainer=limited)
     assert outcome.exit_code == 3
@@ -464,10 +496,14 @@ def test_budget_exit_3_writes_fallbacks_for_pending_sites_and_a_rerun_upgrades_t
     assert counts.explainedBy == {"offline-fallback": 2, "test": 1}
     assert {site.reason for site in outcome.manifest.pendingSites} == {"budget ran out"}
     assert {site.reason for site in outcome.manifest.fallbackSites} == {
-        "the budget ran out before this site"}  # fmt: skip
+        "the budget ran out before this site"
+    }
     first = load_dataset(outcome.dataset_dir)
     assert sorted(entry.explainedBy for entry in first.entries) == [
-        "offline-fallback", "offline-fallback", "test"]  # fmt: skip
+        "offline-fallback",
+        "offline-fallback",
+        "test",
+    ]
 
     resumed = CountingExplainer()
     final = run_dataset(options(repo, tmp_path), Console(), explainer=resumed)
@@ -602,14 +638,22 @@ def test_output_directory_that_cannot_be_made_is_exit_2_in_one_line(repo, tmp_pa
 
 
 def test_fallbacks_for_one_shared_reason_are_one_warning(tmp_path):
-    many = {"engine/limits.py": "def check_limits(cfg):\n" + "".join(
-        f"    if cfg.limit_{n} <= 0:\n        raise ValueError('limit_{n} must be positive')\n"
-        for n in range(8))}  # fmt: skip
+    many = {
+        "engine/limits.py": "def check_limits(cfg):\n"
+        + "".join(
+            f"    if cfg.limit_{n} <= 0:\n        raise ValueError('limit_{n} must be positive')\n"
+            for n in range(8)
+        )
+    }
     repo = make_git_repo(tmp_path / "many", many)
     stream = io.StringIO()
-    outcome = run_dataset(options(repo, tmp_path, max_requests=1), Console("plain", stream),
-                          explainer=CountingExplainer())  # fmt: skip
+    outcome = run_dataset(
+        options(repo, tmp_path, max_requests=1),
+        Console("plain", stream),
+        explainer=CountingExplainer(),
+    )
     assert outcome.exit_code == 3
     warnings = [line for line in stream.getvalue().splitlines() if "offline fallback" in line]
     assert warnings == [
-        "warning: offline fallback for 7 sites: the budget ran out before this site"]
+        "warning: offline fallback for 7 sites: the budget ran out before this site"
+    ]

@@ -116,8 +116,7 @@ SPLITS = [
 
             swap_space: float = 4.0
         """,
-        [(1, 6, None), (7, 10, "CacheConfig"), (11, 15, "CacheConfig"),
-         (16, 16, "CacheConfig")],
+        [(1, 6, None), (7, 10, "CacheConfig"), (11, 15, "CacheConfig"), (16, 16, "CacheConfig")],
     ),
     (
         "a class whose first member follows its `class` line at once; a nested class is a member",
@@ -281,7 +280,13 @@ def test_calls_missing_from_an_entry_are_parsed_and_stored():
     # again and stored with them
     assert normalize_key in memo.hits and normalize_key in memo.puts
     assert json.loads(memo.entries[normalize_key])[0][-1] == [
-        [], ["ensure_positive"], [], [], [], [], []
+        [],
+        ["ensure_positive"],
+        [],
+        [],
+        [],
+        [],
+        [],
     ]
 
 
@@ -357,7 +362,7 @@ FILES = [
         '''
     ),
     source(
-        '''
+        """
         from typing import TYPE_CHECKING
 
         if TYPE_CHECKING:
@@ -379,7 +384,7 @@ FILES = [
                     f"got {value!r}"
                 )
             return value
-        '''
+        """
     ),
 ]
 

@@ -33,82 +33,138 @@ def only_field(source: str):
 # --- fields: (case, class source, (annotation, default, choices-literals, doc, init)) --------
 
 FIELD_FORMS = [
-    ("plain default", """
+    (
+        "plain default",
+        """
         @dataclass
         class C:
             block_size: int = 16
-        """, ("int", "16", [], None, True)),
-    ("no default", """
+        """,
+        ("int", "16", [], None, True),
+    ),
+    (
+        "no default",
+        """
         @dataclass
         class C:
             model: str
-        """, ("str", None, [], None, True)),
-    ("pydantic Field(default=)", """
+        """,
+        ("str", None, [], None, True),
+    ),
+    (
+        "pydantic Field(default=)",
+        """
         class C(BaseModel):
             ratio: float = Field(default=0.9, gt=0, le=1)
-        """, ("float", "0.9", [], None, True)),
-    ("pydantic Field positional default", """
+        """,
+        ("float", "0.9", [], None, True),
+    ),
+    (
+        "pydantic Field positional default",
+        """
         class C(BaseModel):
             ratio: float = Field(0.5)
-        """, ("float", "0.5", [], None, True)),
-    ("pydantic Field(...) is required", """
+        """,
+        ("float", "0.5", [], None, True),
+    ),
+    (
+        "pydantic Field(...) is required",
+        """
         class C(BaseModel):
             name: str = Field(..., description="The model name.")
-        """, ("str", None, [], "The model name.", True)),
-    ("default_factory name", """
+        """,
+        ("str", None, [], "The model name.", True),
+    ),
+    (
+        "default_factory name",
+        """
         @dataclass
         class C:
             layers: list[str] = field(default_factory=list)
-        """, ("list[str]", "list()", [], None, True)),
-    ("default_factory lambda", """
+        """,
+        ("list[str]", "list()", [], None, True),
+    ),
+    (
+        "default_factory lambda",
+        """
         @dataclass
         class C:
             sizes: list[int] = field(default_factory=lambda: [1, 2])
-        """, ("list[int]", "[1, 2]", [], None, True)),
-    ("init=False is computed", """
+        """,
+        ("list[int]", "[1, 2]", [], None, True),
+    ),
+    (
+        "init=False is computed",
+        """
         @dataclass
         class C:
             num_blocks: int | None = field(default=None, init=False)
-        """, ("int | None", "None", [], None, False)),
-    ("Literal in the annotation", """
+        """,
+        ("int | None", "None", [], None, False),
+    ),
+    (
+        "Literal in the annotation",
+        """
         @config
         class C:
             mode: Literal["none", "all", "align"] = "none"
-        """, ('Literal["none", "all", "align"]', '"none"', ["none", "all", "align"], None, True)),
-    ("Optional Literal", """
+        """,
+        ('Literal["none", "all", "align"]', '"none"', ["none", "all", "align"], None, True),
+    ),
+    (
+        "Optional Literal",
+        """
         @dataclass
         class C:
             role: Optional[Literal["producer", "consumer"]] = None
-        """, ('Optional[Literal["producer", "consumer"]]', "None", ["producer", "consumer"], None,
-              True)),
-    ("string after the field is its doc (vLLM)", '''
+        """,
+        ('Optional[Literal["producer", "consumer"]]', "None", ["producer", "consumer"], None, True),
+    ),
+    (
+        "string after the field is its doc (vLLM)",
+        '''
         @config
         class C:
             gpu_memory_utilization: float = 0.9
             """The fraction of GPU memory to use. For example, 0.5 is half of it."""
-        ''', ("float", "0.9", [], "The fraction of GPU memory to use.", True)),
-    ("trailing comment is its doc", """
+        ''',
+        ("float", "0.9", [], "The fraction of GPU memory to use.", True),
+    ),
+    (
+        "trailing comment is its doc",
+        """
         @dataclass
         class C:
             num_reserved_decode_tokens: int = 512  # used for decode kv cache offload
-        """, ("int", "512", [], "used for decode kv cache offload", True)),
-    ("a tool directive is no doc", """
+        """,
+        ("int", "512", [], "used for decode kv cache offload", True),
+    ),
+    (
+        "a tool directive is no doc",
+        """
         @dataclass
         class C:
             block_size: int = Field(default=None)  # type: ignore[assignment]
-        """, ("int", "None", [], None, True)),
-    ("annotation on several lines is one line", """
+        """,
+        ("int", "None", [], None, True),
+    ),
+    (
+        "annotation on several lines is one line",
+        """
         @dataclass
         class C:
             backend: (
                 str | None
             ) = None
-        """, ("str | None", "None", [], None, True)),
+        """,
+        ("str | None", "None", [], None, True),
+    ),
 ]
 
 
-@pytest.mark.parametrize(("case", "source", "expected"), FIELD_FORMS,
-                         ids=[c[0] for c in FIELD_FORMS])
+@pytest.mark.parametrize(
+    ("case", "source", "expected"), FIELD_FORMS, ids=[c[0] for c in FIELD_FORMS]
+)
 def test_field_form(case, source, expected):
     field = only_field(source)
     assert (field.annotation, field.default, field.type.literals, field.doc, field.init) == expected
@@ -129,8 +185,11 @@ def test_class_variables_and_unannotated_assignments_are_no_fields():
 
 CLASS_KINDS = [
     ("dataclass", "@dataclass\nclass C:\n    x: int = 1\n", "dataclass"),
-    ("dataclasses.dataclass(...)", "@dataclasses.dataclass(frozen=True)\nclass C:\n    x: int\n",
-     "dataclass"),
+    (
+        "dataclasses.dataclass(...)",
+        "@dataclasses.dataclass(frozen=True)\nclass C:\n    x: int\n",
+        "dataclass",
+    ),
     ("pydantic dataclass", "@pydantic.dataclasses.dataclass\nclass C:\n    x: int\n", "dataclass"),
     ("vLLM @config", "@config\nclass C:\n    x: int = 1\n", "config"),
     ("BaseModel", "class C(BaseModel):\n    x: int = 1\n", "pydantic"),
@@ -156,6 +215,7 @@ def test_nested_classes_have_qualnames():
 
 
 # --- accepted values: aliases, constants, enums --------------------------------------------------
+
 
 def test_literal_alias_at_module_level():
     found = facts("""
@@ -186,16 +246,23 @@ def test_constant_lists_at_module_level():
 
 
 ENUM_MEMBERS = [
-    ("string values", "class B(str, Enum):\n    TRITON = 'triton'\n    FLASH = 'flash'\n",
-     ["triton", "flash"]),
+    (
+        "string values",
+        "class B(str, Enum):\n    TRITON = 'triton'\n    FLASH = 'flash'\n",
+        ["triton", "flash"],
+    ),
     ("int values", "class L(IntEnum):\n    O0 = 0\n    O1 = 1\n", ["0", "1"]),
-    ("auto(): the names", "class B(Enum):\n    TRITON = auto()\n    FLASH = auto()\n",
-     ["TRITON", "FLASH"]),
+    (
+        "auto(): the names",
+        "class B(Enum):\n    TRITON = auto()\n    FLASH = auto()\n",
+        ["TRITON", "FLASH"],
+    ),
 ]
 
 
-@pytest.mark.parametrize(("case", "source", "members"), ENUM_MEMBERS,
-                         ids=[c[0] for c in ENUM_MEMBERS])
+@pytest.mark.parametrize(
+    ("case", "source", "members"), ENUM_MEMBERS, ids=[c[0] for c in ENUM_MEMBERS]
+)
 def test_enum_members(case, source, members):
     (cls,) = facts(source).classes
     assert cls.members == members
@@ -219,14 +286,16 @@ TYPE_REFS = [
 ]
 
 
-@pytest.mark.parametrize(("annotation", "names", "literals"), TYPE_REFS,
-                         ids=[c[0] for c in TYPE_REFS])
+@pytest.mark.parametrize(
+    ("annotation", "names", "literals"), TYPE_REFS, ids=[c[0] for c in TYPE_REFS]
+)
 def test_annotation_type_ref(annotation, names, literals):
     field = only_field(f"class C:\n    x: {annotation} = None\n")
     assert field.type == TypeRef(names=names, literals=literals)
 
 
 # --- properties and __init__ attributes ------------------------------------------------------
+
 
 def test_property_returning_chains_of_self():
     (cls,) = facts("""
@@ -272,6 +341,7 @@ def test_init_attributes_from_annotated_parameters():
 
 # --- imports ------------------------------------------------------------------------------------
 
+
 def test_imports_at_module_level_and_under_type_checking():
     found = facts("""
         import vllm.envs as envs
@@ -293,6 +363,7 @@ def test_imports_at_module_level_and_under_type_checking():
 
 # --- flags: (case, parser source, expected (options, dest, sets, argsClass, other facts)) ---
 
+
 def only_flag(source: str, **wanted):
     flags = facts(source).flags
     assert len(flags) == 1, flags
@@ -301,35 +372,60 @@ def only_flag(source: str, **wanted):
 
 
 FLAG_FORMS = [
-    ("get_kwargs idiom (vLLM)", """
+    (
+        "get_kwargs idiom (vLLM)",
+        """
         def add_cli_args(parser):
             cache_kwargs = get_kwargs(CacheConfig)
             group = parser.add_argument_group("cache")
             group.add_argument("--mamba-cache-mode", **cache_kwargs["mamba_cache_mode"])
-        """, dict(options=["--mamba-cache-mode"], dest="mamba_cache_mode",
-                  sets=FieldRef(cls="CacheConfig", field="mamba_cache_mode"), argsClass=None)),
-    ("get_kwargs inside a dict with overrides", """
+        """,
+        dict(
+            options=["--mamba-cache-mode"],
+            dest="mamba_cache_mode",
+            sets=FieldRef(cls="CacheConfig", field="mamba_cache_mode"),
+            argsClass=None,
+        ),
+    ),
+    (
+        "get_kwargs inside a dict with overrides",
+        """
         def add_cli_args(parser):
             cache_kwargs = get_kwargs(CacheConfig)
             parser.add_argument("--enable-prefix-caching",
                                 **{**cache_kwargs["enable_prefix_caching"], "default": None,
                                    "help": "Whether to cache prefixes."})
-        """, dict(sets=FieldRef(cls="CacheConfig", field="enable_prefix_caching"),
-                  default="None", help="Whether to cache prefixes.")),
-    ("one field's kwargs bound to a name", """
+        """,
+        dict(
+            sets=FieldRef(cls="CacheConfig", field="enable_prefix_caching"),
+            default="None",
+            help="Whether to cache prefixes.",
+        ),
+    ),
+    (
+        "one field's kwargs bound to a name",
+        """
         def add_cli_args(parser):
             logging_kwargs = get_kwargs(VllmConfig)["logging_config"]
             logging_kwargs["default"] = None
             parser.add_argument("--logging-config", **logging_kwargs)
-        """, dict(sets=FieldRef(cls="VllmConfig", field="logging_config"))),
-    ("get_kwargs(cls) in a classmethod is its class", """
+        """,
+        dict(sets=FieldRef(cls="VllmConfig", field="logging_config")),
+    ),
+    (
+        "get_kwargs(cls) in a classmethod is its class",
+        """
         class FrontendArgs:
             @classmethod
             def add_cli_args(cls, parser):
                 kwargs = get_kwargs(cls)
                 parser.add_argument("--port", **kwargs["port"])
-        """, dict(sets=FieldRef(cls="FrontendArgs", field="port"), argsClass="FrontendArgs")),
-    ("default=Args.x idiom (SGLang)", """
+        """,
+        dict(sets=FieldRef(cls="FrontendArgs", field="port"), argsClass="FrontendArgs"),
+    ),
+    (
+        "default=Args.x idiom (SGLang)",
+        """
         class ServerArgs:
             @staticmethod
             def add_cli_args(parser):
@@ -340,33 +436,59 @@ FLAG_FORMS = [
                     choices=["null", "prefill", "decode"],
                     help='Only used for PD disaggregation. "prefill" for prefill-only.',
                 )
-        """, dict(options=["--disaggregation-mode"], dest="disaggregation_mode", type="str",
-                  default="ServerArgs.disaggregation_mode", choices=["null", "prefill", "decode"],
-                  sets=FieldRef(cls="ServerArgs", field="disaggregation_mode"),
-                  argsClass="ServerArgs",
-                  help='Only used for PD disaggregation. "prefill" for prefill-only.')),
-    ("explicit dest and several option strings", """
+        """,
+        dict(
+            options=["--disaggregation-mode"],
+            dest="disaggregation_mode",
+            type="str",
+            default="ServerArgs.disaggregation_mode",
+            choices=["null", "prefill", "decode"],
+            sets=FieldRef(cls="ServerArgs", field="disaggregation_mode"),
+            argsClass="ServerArgs",
+            help='Only used for PD disaggregation. "prefill" for prefill-only.',
+        ),
+    ),
+    (
+        "explicit dest and several option strings",
+        """
         def add(parser):
             parser.add_argument("--gpu-memory-utilization", "--device-memory-utilization",
                                 dest="gpu_memory_utilization", type=float)
-        """, dict(options=["--gpu-memory-utilization", "--device-memory-utilization"],
-                  dest="gpu_memory_utilization", type="float")),
-    ("dest derived from the first long option", """
+        """,
+        dict(
+            options=["--gpu-memory-utilization", "--device-memory-utilization"],
+            dest="gpu_memory_utilization",
+            type="float",
+        ),
+    ),
+    (
+        "dest derived from the first long option",
+        """
         def add(parser):
             parser.add_argument("-q", "--quantization-method", action="store_true")
-        """, dict(dest="quantization_method", action="store_true")),
-    ("choices from a constant or get_args of an alias", """
+        """,
+        dict(dest="quantization_method", action="store_true"),
+    ),
+    (
+        "choices from a constant or get_args of an alias",
+        """
         def add(parser):
             parser.add_argument("--log-level", choices=get_args(LogLevel))
-        """, dict(choices=None, choicesFrom="LogLevel")),
-    ("a local add_argument wrapper", """
+        """,
+        dict(choices=None, choicesFrom="LogLevel"),
+    ),
+    (
+        "a local add_argument wrapper",
+        """
         class SamplingParams:
             @staticmethod
             def add_cli_args(parser):
                 def add_argument(*names, **kwargs):
                     return parser.add_argument(*names, **kwargs)
                 add_argument("--num-frames", type=int, default=SamplingParams.num_frames)
-        """, dict(sets=FieldRef(cls="SamplingParams", field="num_frames"))),
+        """,
+        dict(sets=FieldRef(cls="SamplingParams", field="num_frames")),
+    ),
 ]
 
 
@@ -388,7 +510,11 @@ def test_a_loop_over_a_classs_kwargs_adds_one_flag_per_field():
                     parser.add_argument(*extra, f"--{key.replace('_', '-')}", **value)
         """).flags
     assert (flag.options, flag.sets, flag.eachField, flag.argsClass) == (
-        [], FieldRef(cls="BaseFrontendArgs", field="*"), "dashed", "BaseFrontendArgs")
+        [],
+        FieldRef(cls="BaseFrontendArgs", field="*"),
+        "dashed",
+        "BaseFrontendArgs",
+    )
 
 
 def test_help_keeps_the_literal_parts():
@@ -410,7 +536,9 @@ def test_args_class_inferred_from_most_defaults():
             parser.add_argument("--c", action="store_true")
         """).flags
     assert [(f.dest, f.argsClass) for f in flags] == [
-        ("a", "ServerArgs"), ("b", "ServerArgs"), ("c", "ServerArgs")
+        ("a", "ServerArgs"),
+        ("b", "ServerArgs"),
+        ("c", "ServerArgs"),
     ]
 
 
@@ -456,21 +584,27 @@ def test_message_placeholders(message, exprs):
 
 def test_references_join_guards_and_message_first_seen_first():
     found = references(["self.a is None", "self.b"], "{self.b} and {self.c}")
-    assert found == [Reference(root="self", attrs=("a",)), Reference(root="self", attrs=("b",)),
-                     Reference(root="self", attrs=("c",))]
+    assert found == [
+        Reference(root="self", attrs=("a",)),
+        Reference(root="self", attrs=("b",)),
+        Reference(root="self", attrs=("c",)),
+    ]
 
 
 # --- function scopes ------------------------------------------------------------------------------
 
+
 def test_scope_of_a_method_with_parameters_and_locals():
-    scope = function_scope(textwrap.dedent("""
+    scope = function_scope(
+        textwrap.dedent("""
         def _verify(self, vllm_config: "VllmConfig", args: argparse.Namespace, n: int, raw):
             cfg = self.cache_config
             model = vllm_config.model_config
             mode = self.a
             mode = self.b
             args_copy = args
-        """))
+        """)
+    )
     assert scope.params == ["self", "vllm_config", "args", "n", "raw"]
     assert scope.bindings == {
         "vllm_config": Binding(type=TypeRef(names=["VllmConfig"])),
@@ -482,14 +616,17 @@ def test_scope_of_a_method_with_parameters_and_locals():
 
 
 def test_scope_of_a_field_validator_binds_its_value():
-    scope = function_scope(textwrap.dedent("""
+    scope = function_scope(
+        textwrap.dedent("""
         @field_validator("mamba_cache_mode")
         @classmethod
         def check_mode(cls, value):
             return value
-        """))
-    assert scope.bindings == {"value": Binding(chain=Reference(root="cls",
-                                                               attrs=("mamba_cache_mode",)))}
+        """)
+    )
+    assert scope.bindings == {
+        "value": Binding(chain=Reference(root="cls", attrs=("mamba_cache_mode",)))
+    }
 
 
 def test_scope_of_an_unannotated_args_parameter():
@@ -511,9 +648,11 @@ def test_validators_scopes_kept_when_the_tree_is_given():
 
 # --- outline and sentences ------------------------------------------------------------------------
 
+
 def test_outline_is_a_byte_scan():
-    outline = outline_of(b"class A:\n    class B(C):\n        pass\nx = 'class D'\n"
-                         b"parser.add_argument('--x')\n")
+    outline = outline_of(
+        b"class A:\n    class B(C):\n        pass\nx = 'class D'\nparser.add_argument('--x')\n"
+    )
     assert (outline.classes, outline.parser) == (["A", "B"], True)
 
 

@@ -34,8 +34,9 @@ def resolve_tree(files: dict[str, str], site_file: str) -> list[list[tuple]]:
     load({site_file} | {p for p, o in outlines.items() if o.parser})
     extraction = extract_file(site_file, texts[site_file], Rules())
     assert extraction.skipped is None and extraction.sites, extraction
-    found = resolve_rounds([(site_file, s) for s in extraction.sites], outlines,
-                           ModuleIndex(texts), loaded.get, load)
+    found = resolve_rounds(
+        [(site_file, s) for s in extraction.sites], outlines, ModuleIndex(texts), loaded.get, load
+    )
     return [[(s.expr, s.cls, s.field, s.flags) for s in settings] for settings in found]
 
 
@@ -58,19 +59,27 @@ def cache_with(method: str, header: str = "@dataclass\nclass CacheConfig:") -> s
     text = textwrap.dedent(CACHE).replace("@dataclass\nclass CacheConfig:", header)
     return text + textwrap.indent(textwrap.dedent(method), "    ")
 
+
 # (case, files, the file with the site, settings of each of its sites)
 RESOLUTION = [
-    ("self is the enclosing class", {
-        "pkg/cache.py": cache_with("""
+    (
+        "self is the enclosing class",
+        {
+            "pkg/cache.py": cache_with("""
             def __post_init__(self):
                 if self.block_size <= 0:
                     raise ValueError("block_size must be positive")
         """),
-    }, "pkg/cache.py", [[("self.block_size", "CacheConfig", "block_size", [])]]),
-    ("a field annotated with a class of another file, through an import", {
-        "pkg/__init__.py": "",
-        "pkg/cache.py": CACHE,
-        "pkg/engine.py": """
+        },
+        "pkg/cache.py",
+        [[("self.block_size", "CacheConfig", "block_size", [])]],
+    ),
+    (
+        "a field annotated with a class of another file, through an import",
+        {
+            "pkg/__init__.py": "",
+            "pkg/cache.py": CACHE,
+            "pkg/engine.py": """
             from dataclasses import dataclass
             from pkg.cache import CacheConfig
 
@@ -82,13 +91,17 @@ RESOLUTION = [
                     if self.cache_config.mamba_cache_mode == "all":
                         raise ValueError("mamba_cache_mode all is not supported")
         """,
-    }, "pkg/engine.py", [[("self.cache_config.mamba_cache_mode", "CacheConfig",
-                           "mamba_cache_mode", [])]]),
-    ("Optional[X], a re-export in __init__ and a relative import", {
-        "pkg/__init__.py": "",
-        "pkg/config/__init__.py": "from .cache import CacheConfig\n",
-        "pkg/config/cache.py": CACHE,
-        "pkg/engine.py": """
+        },
+        "pkg/engine.py",
+        [[("self.cache_config.mamba_cache_mode", "CacheConfig", "mamba_cache_mode", [])]],
+    ),
+    (
+        "Optional[X], a re-export in __init__ and a relative import",
+        {
+            "pkg/__init__.py": "",
+            "pkg/config/__init__.py": "from .cache import CacheConfig\n",
+            "pkg/config/cache.py": CACHE,
+            "pkg/engine.py": """
             from typing import Optional
             from .config import CacheConfig
 
@@ -100,10 +113,15 @@ RESOLUTION = [
                     if self.cache.block_size > 64:
                         raise ValueError("block_size must be at most 64")
         """,
-    }, "pkg/engine.py", [[("self.cache.block_size", "CacheConfig", "block_size", [])]]),
-    ("a local bound once to a chain, and one bound twice", {
-        "pkg/cache.py": CACHE,
-        "pkg/engine.py": """
+        },
+        "pkg/engine.py",
+        [[("self.cache.block_size", "CacheConfig", "block_size", [])]],
+    ),
+    (
+        "a local bound once to a chain, and one bound twice",
+        {
+            "pkg/cache.py": CACHE,
+            "pkg/engine.py": """
             from pkg.cache import CacheConfig
 
             class EngineConfig(BaseModel):
@@ -116,10 +134,15 @@ RESOLUTION = [
                     if cfg.block_size > 64 and other.block_size:
                         raise ValueError("block_size must be at most 64")
         """,
-    }, "pkg/engine.py", [[("cfg.block_size", "CacheConfig", "block_size", [])]]),
-    ("a parameter annotated with a class (a string annotation too)", {
-        "pkg/cache.py": CACHE,
-        "pkg/worker.py": """
+        },
+        "pkg/engine.py",
+        [[("cfg.block_size", "CacheConfig", "block_size", [])]],
+    ),
+    (
+        "a parameter annotated with a class (a string annotation too)",
+        {
+            "pkg/cache.py": CACHE,
+            "pkg/worker.py": """
             from typing import TYPE_CHECKING
             if TYPE_CHECKING:
                 from pkg.cache import CacheConfig
@@ -128,38 +151,58 @@ RESOLUTION = [
                 if n > cache.block_size:
                     raise ValueError(f"{n} exceeds {cache.block_size}")
         """,
-    }, "pkg/worker.py", [[("cache.block_size", "CacheConfig", "block_size", [])]]),
-    ("a class no import names, defined in one file only", {
-        "pkg/cache.py": CACHE,
-        "pkg/worker.py": """
+        },
+        "pkg/worker.py",
+        [[("cache.block_size", "CacheConfig", "block_size", [])]],
+    ),
+    (
+        "a class no import names, defined in one file only",
+        {
+            "pkg/cache.py": CACHE,
+            "pkg/worker.py": """
             from pkg.everything import *
 
             def check_worker(cache: CacheConfig) -> None:
                 if cache.block_size > 64:
                     raise ValueError("too large")
         """,
-    }, "pkg/worker.py", [[("cache.block_size", "CacheConfig", "block_size", [])]]),
-    ("a class name two files define is not guessed", {
-        "pkg/cache.py": CACHE,
-        "pkg/other.py": "class CacheConfig:\n    block_size: int = 8\n",
-        "pkg/worker.py": """
+        },
+        "pkg/worker.py",
+        [[("cache.block_size", "CacheConfig", "block_size", [])]],
+    ),
+    (
+        "a class name two files define is not guessed",
+        {
+            "pkg/cache.py": CACHE,
+            "pkg/other.py": "class CacheConfig:\n    block_size: int = 8\n",
+            "pkg/worker.py": """
             def check_worker(cache: CacheConfig) -> None:
                 if cache.block_size > 64:
                     raise ValueError("too large")
         """,
-    }, "pkg/worker.py", [[]]),
-    ("a class imported from outside the tree is not guessed", {
-        "pkg/cache.py": CACHE,
-        "pkg/worker.py": """
+        },
+        "pkg/worker.py",
+        [[]],
+    ),
+    (
+        "a class imported from outside the tree is not guessed",
+        {
+            "pkg/cache.py": CACHE,
+            "pkg/worker.py": """
             from transformers import CacheConfig
 
             def check_worker(cache: CacheConfig) -> None:
                 if cache.block_size > 64:
                     raise ValueError("too large")
         """,
-    }, "pkg/worker.py", [[]]),
-    ("a property that returns a chain is followed once", {
-        "pkg/engine.py": """
+        },
+        "pkg/worker.py",
+        [[]],
+    ),
+    (
+        "a property that returns a chain is followed once",
+        {
+            "pkg/engine.py": """
             from dataclasses import dataclass
 
             @dataclass
@@ -182,17 +225,21 @@ RESOLUTION = [
                     if self.num_speculative_tokens > 8 or self.twice:
                         raise ValueError("at most 8 speculative tokens")
         """,
-    }, "pkg/engine.py", [[("self.num_speculative_tokens", "SpeculativeConfig",
-                           "num_speculative_tokens", [])]]),
-    ("an attribute __init__ sets from an annotated parameter", {
-        "srv/server_args.py": """
+        },
+        "pkg/engine.py",
+        [[("self.num_speculative_tokens", "SpeculativeConfig", "num_speculative_tokens", [])]],
+    ),
+    (
+        "an attribute __init__ sets from an annotated parameter",
+        {
+            "srv/server_args.py": """
             import dataclasses
 
             @dataclasses.dataclass
             class ServerArgs:
                 enable_lora: bool = False
         """,
-        "srv/manager.py": """
+            "srv/manager.py": """
             from srv.server_args import ServerArgs
 
             class TokenizerManager:
@@ -203,46 +250,73 @@ RESOLUTION = [
                     if request.lora_path and not self.server_args.enable_lora:
                         raise ValueError("LoRA is not enabled")
         """,
-    }, "srv/manager.py", [[("self.server_args.enable_lora", "ServerArgs", "enable_lora", [])]]),
-    ("a field a base class declares", {
-        "pkg/cache.py": cache_with("""
+        },
+        "srv/manager.py",
+        [[("self.server_args.enable_lora", "ServerArgs", "enable_lora", [])]],
+    ),
+    (
+        "a field a base class declares",
+        {
+            "pkg/cache.py": cache_with("""
         class HybridCacheConfig(CacheConfig):
             def _check_hybrid(self):
                 if self.mamba_cache_mode == "none":
                     raise ValueError("hybrid models need a mamba cache")
         """),
-    }, "pkg/cache.py", [[("self.mamba_cache_mode", "CacheConfig", "mamba_cache_mode", [])]]),
-    ("a field the constructor does not take is no setting", {
-        "pkg/cache.py": cache_with("""
+        },
+        "pkg/cache.py",
+        [[("self.mamba_cache_mode", "CacheConfig", "mamba_cache_mode", [])]],
+    ),
+    (
+        "a field the constructor does not take is no setting",
+        {
+            "pkg/cache.py": cache_with("""
             def __post_init__(self):
                 if self.num_gpu_blocks == 0:
                     raise ValueError("no GPU blocks")
         """),
-    }, "pkg/cache.py", [[]]),
-    ("a field validator's value is its field", {
-        "pkg/cache.py": cache_with(header="class CacheConfig(BaseModel):", method="""
+        },
+        "pkg/cache.py",
+        [[]],
+    ),
+    (
+        "a field validator's value is its field",
+        {
+            "pkg/cache.py": cache_with(
+                header="class CacheConfig(BaseModel):",
+                method="""
             @field_validator("block_size")
             @classmethod
             def check_block_size(cls, value):
                 if value & (value - 1):
                     raise ValueError("block_size must be a power of two")
                 return value
-        """),
-    }, "pkg/cache.py", [[("value", "CacheConfig", "block_size", [])]]),
-    ("a closure reads its method's self", {
-        "pkg/cache.py": cache_with("""
+        """,
+            ),
+        },
+        "pkg/cache.py",
+        [[("value", "CacheConfig", "block_size", [])]],
+    ),
+    (
+        "a closure reads its method's self",
+        {
+            "pkg/cache.py": cache_with("""
             def __post_init__(self):
                 def check():
                     if self.block_size < 1:
                         raise ValueError("block_size must be positive")
                 check()
         """),
-    }, "pkg/cache.py", [[("self.block_size", "CacheConfig", "block_size", [])]]),
+        },
+        "pkg/cache.py",
+        [[("self.block_size", "CacheConfig", "block_size", [])]],
+    ),
 ]
 
 
-@pytest.mark.parametrize(("case", "files", "site_file", "expected"), RESOLUTION,
-                         ids=[c[0] for c in RESOLUTION])
+@pytest.mark.parametrize(
+    ("case", "files", "site_file", "expected"), RESOLUTION, ids=[c[0] for c in RESOLUTION]
+)
 def test_resolution_step(case, files, site_file, expected):
     assert resolve_tree(files, site_file) == expected
 
@@ -276,23 +350,47 @@ ARGS = """
     """
 
 FLAG_LINKS = [
-    ("get_kwargs(Config) in another file sets the config's field", {
-        "pkg/cache.py": cache_with("""
+    (
+        "get_kwargs(Config) in another file sets the config's field",
+        {
+            "pkg/cache.py": cache_with("""
             def __post_init__(self):
                 if self.mamba_cache_mode == "all" and self.block_size > 16:
                     raise ValueError("mamba_cache_mode all needs a small block_size")
         """),
-        "pkg/arg_utils.py": ARGS,
-    }, "pkg/cache.py", [[("self.mamba_cache_mode", "CacheConfig", "mamba_cache_mode",
-                          ["--mamba-cache-mode"]),
-                         ("self.block_size", "CacheConfig", "block_size", ["--block-size"])]]),
-    ("the parser's args class gets the field named dest too", {
-        "pkg/cache.py": CACHE,
-        "pkg/arg_utils.py": ARGS,
-    }, "pkg/arg_utils.py", [[("self.block_size", "EngineArgs", "block_size", ["--block-size"]),
-                             ("self.seed", "EngineArgs", "seed", ["--seed"])]]),
-    ("a parsed Namespace reads the flags by dest", {
-        "tool/bench.py": """
+            "pkg/arg_utils.py": ARGS,
+        },
+        "pkg/cache.py",
+        [
+            [
+                (
+                    "self.mamba_cache_mode",
+                    "CacheConfig",
+                    "mamba_cache_mode",
+                    ["--mamba-cache-mode"],
+                ),
+                ("self.block_size", "CacheConfig", "block_size", ["--block-size"]),
+            ]
+        ],
+    ),
+    (
+        "the parser's args class gets the field named dest too",
+        {
+            "pkg/cache.py": CACHE,
+            "pkg/arg_utils.py": ARGS,
+        },
+        "pkg/arg_utils.py",
+        [
+            [
+                ("self.block_size", "EngineArgs", "block_size", ["--block-size"]),
+                ("self.seed", "EngineArgs", "seed", ["--seed"]),
+            ]
+        ],
+    ),
+    (
+        "a parsed Namespace reads the flags by dest",
+        {
+            "tool/bench.py": """
             import argparse
 
             def add_cli_args(parser):
@@ -302,9 +400,14 @@ FLAG_LINKS = [
                 if args.num_prompts < 1:
                     raise ValueError("--num-prompts must be positive")
         """,
-    }, "tool/bench.py", [[("args.num_prompts", None, "num_prompts", ["--num-prompts"])]]),
-    ("a config passed as one JSON flag: its fields come by that flag", {
-        "pkg/engine.py": """
+        },
+        "tool/bench.py",
+        [[("args.num_prompts", None, "num_prompts", ["--num-prompts"])]],
+    ),
+    (
+        "a config passed as one JSON flag: its fields come by that flag",
+        {
+            "pkg/engine.py": """
             from dataclasses import dataclass
 
             @dataclass
@@ -324,14 +427,21 @@ FLAG_LINKS = [
                     kwargs = get_kwargs(EngineConfig)
                     parser.add_argument("--kv-transfer-config", **kwargs["kv_transfer_config"])
         """,
-    }, "pkg/engine.py", [[("self.kv_role", "KVTransferConfig", "kv_role", []),
-                          ("self", "EngineConfig", "kv_transfer_config",
-                           ["--kv-transfer-config"])]]),
+        },
+        "pkg/engine.py",
+        [
+            [
+                ("self.kv_role", "KVTransferConfig", "kv_role", []),
+                ("self", "EngineConfig", "kv_transfer_config", ["--kv-transfer-config"]),
+            ]
+        ],
+    ),
 ]
 
 
-@pytest.mark.parametrize(("case", "files", "site_file", "expected"), FLAG_LINKS,
-                         ids=[c[0] for c in FLAG_LINKS])
+@pytest.mark.parametrize(
+    ("case", "files", "site_file", "expected"), FLAG_LINKS, ids=[c[0] for c in FLAG_LINKS]
+)
 def test_flag_link(case, files, site_file, expected):
     assert resolve_tree(files, site_file) == expected
 
@@ -403,23 +513,49 @@ def test_setting_facts_come_from_field_and_flag():
     texts = {p: textwrap.dedent(t) for p, t in files.items()}
     loaded = {p: file_settings(t) for p, t in texts.items()}
     (site, *_) = extract_file("srv/args.py", texts["srv/args.py"], Rules()).sites
-    (settings,) = resolve_rounds([("srv/args.py", site)],
-                                 {p: outline_of(t.encode()) for p, t in texts.items()},
-                                 ModuleIndex(texts), loaded.get, lambda paths: None)
+    (settings,) = resolve_rounds(
+        [("srv/args.py", site)],
+        {p: outline_of(t.encode()) for p, t in texts.items()},
+        ModuleIndex(texts),
+        loaded.get,
+        lambda paths: None,
+    )
     assert [s.model_dump() for s in settings] == [
-        {"expr": "self.attention_backend", "class": "ServerArgs", "field": "attention_backend",
-         "type": "Optional[str]", "default": "None", "choices": ["triton", "flashinfer"],
-         "doc": "Choose the kernels.", "flags": ["--attention-backend"]},
+        {
+            "expr": "self.attention_backend",
+            "class": "ServerArgs",
+            "field": "attention_backend",
+            "type": "Optional[str]",
+            "default": "None",
+            "choices": ["triton", "flashinfer"],
+            "doc": "Choose the kernels.",
+            "flags": ["--attention-backend"],
+        },
         # a default taken from another class's field is that field's default
-        {"expr": "self.model_path", "class": "ServerArgs", "field": "model_path", "type": "str",
-         "default": '"facebook/opt-125m"', "choices": None, "doc": None, "flags": []},
+        {
+            "expr": "self.model_path",
+            "class": "ServerArgs",
+            "field": "model_path",
+            "type": "str",
+            "default": '"facebook/opt-125m"',
+            "choices": None,
+            "doc": None,
+            "flags": [],
+        },
     ]
 
 
 def test_module_index_knows_files_under_a_source_root():
-    index = ModuleIndex(["python/sglang/__init__.py", "python/sglang/srt/__init__.py",
-                         "python/sglang/srt/server_args.py", "setup.py", "tools/typing.py",
-                         "tools/launch.py"])
+    index = ModuleIndex(
+        [
+            "python/sglang/__init__.py",
+            "python/sglang/srt/__init__.py",
+            "python/sglang/srt/server_args.py",
+            "setup.py",
+            "tools/typing.py",
+            "tools/launch.py",
+        ]
+    )
     assert index.path_of("sglang.srt.server_args") == "python/sglang/srt/server_args.py"
     assert index.path_of("python.sglang.srt.server_args") == "python/sglang/srt/server_args.py"
     assert index.path_of("sglang") == "python/sglang/__init__.py"
@@ -435,67 +571,197 @@ def test_module_index_knows_files_under_a_source_root():
 
 
 def _s(expr, cls, field, type_, default, choices, doc, flags):
-    return {"expr": expr, "class": cls, "field": field, "type": type_, "default": default,
-            "choices": choices, "doc": doc, "flags": flags}
+    return {
+        "expr": expr,
+        "class": cls,
+        "field": field,
+        "type": type_,
+        "default": default,
+        "choices": choices,
+        "doc": doc,
+        "flags": flags,
+    }
 
 
 MAMBA = ["none", "all", "align"]
-CACHE_MODE = _s("self.mamba_cache_mode", "CacheConfig", "mamba_cache_mode", "MambaCacheMode",
-                '"none"', MAMBA, "The cache strategy for Mamba layers.", ["--mamba-cache-mode"])
-PREFIX = _s("self.enable_prefix_caching", "CacheConfig", "enable_prefix_caching", "bool", "False",
-            None, "Whether to enable prefix caching.", ["--enable-prefix-caching"])
-TP = ("tp_size", "ServerArgs", "tp_size", "int", "1", None, "tensor parallel size",
-      ["--tp-size", "--tensor-parallel-size"])
-DP = ("enable_dp_attention", "ServerArgs", "enable_dp_attention", "bool", "False", None,
-      "Enable data parallelism for attention.", ["--enable-dp-attention"])
+CACHE_MODE = _s(
+    "self.mamba_cache_mode",
+    "CacheConfig",
+    "mamba_cache_mode",
+    "MambaCacheMode",
+    '"none"',
+    MAMBA,
+    "The cache strategy for Mamba layers.",
+    ["--mamba-cache-mode"],
+)
+PREFIX = _s(
+    "self.enable_prefix_caching",
+    "CacheConfig",
+    "enable_prefix_caching",
+    "bool",
+    "False",
+    None,
+    "Whether to enable prefix caching.",
+    ["--enable-prefix-caching"],
+)
+TP = (
+    "tp_size",
+    "ServerArgs",
+    "tp_size",
+    "int",
+    "1",
+    None,
+    "tensor parallel size",
+    ["--tp-size", "--tensor-parallel-size"],
+)
+DP = (
+    "enable_dp_attention",
+    "ServerArgs",
+    "enable_dp_attention",
+    "bool",
+    "False",
+    None,
+    "Enable data parallelism for attention.",
+    ["--enable-dp-attention"],
+)
 
 FIXTURE_SETTINGS = {
     ("engine/arg_utils.py", "EngineArgs._validate_args"): [
-        _s("self.mamba_cache_mode", "EngineArgs", "mamba_cache_mode", "MambaCacheMode | None",
-           "None", MAMBA, None, ["--mamba-cache-mode"]),
-        _s("self.enable_prefix_caching", "EngineArgs", "enable_prefix_caching", "bool", "False",
-           None, None, ["--enable-prefix-caching"]),
+        _s(
+            "self.mamba_cache_mode",
+            "EngineArgs",
+            "mamba_cache_mode",
+            "MambaCacheMode | None",
+            "None",
+            MAMBA,
+            None,
+            ["--mamba-cache-mode"],
+        ),
+        _s(
+            "self.enable_prefix_caching",
+            "EngineArgs",
+            "enable_prefix_caching",
+            "bool",
+            "False",
+            None,
+            None,
+            ["--enable-prefix-caching"],
+        ),
     ],
     ("engine/config/cache.py", 29): [
-        _s("self.block_size", "CacheConfig", "block_size", "int", "16", None,
-           "Size of a cache block in number of tokens.", ["--block-size"]),
+        _s(
+            "self.block_size",
+            "CacheConfig",
+            "block_size",
+            "int",
+            "16",
+            None,
+            "Size of a cache block in number of tokens.",
+            ["--block-size"],
+        ),
     ],
     ("engine/config/cache.py", 31): [
-        _s("self.gpu_memory_utilization", "CacheConfig", "gpu_memory_utilization", "float",
-           "0.9", None, "The fraction of GPU memory to use for the model executor.",
-           ["--gpu-memory-utilization", "--device-memory-utilization"]),
+        _s(
+            "self.gpu_memory_utilization",
+            "CacheConfig",
+            "gpu_memory_utilization",
+            "float",
+            "0.9",
+            None,
+            "The fraction of GPU memory to use for the model executor.",
+            ["--gpu-memory-utilization", "--device-memory-utilization"],
+        ),
     ],
     ("engine/config/cache.py", 33): [PREFIX, CACHE_MODE],
     ("engine/config/engine.py", 29): [
-        _s("self.kv_transfer_config", "EngineConfig", "kv_transfer_config",
-           "KVTransferConfig | None", "None",
-           None, "The configuration for distributed KV cache transfer.", ["--kv-transfer-config"]),
+        _s(
+            "self.kv_transfer_config",
+            "EngineConfig",
+            "kv_transfer_config",
+            "KVTransferConfig | None",
+            "None",
+            None,
+            "The configuration for distributed KV cache transfer.",
+            ["--kv-transfer-config"],
+        ),
         {**CACHE_MODE, "expr": "cache.mamba_cache_mode"},
     ],
     ("engine/config/engine.py", 31): [
-        _s("self.num_speculative_tokens", "SpeculativeConfig", "num_speculative_tokens", "int",
-           "0", None, "The number of tokens to propose per step.", []),
-        _s("self.speculative_config", "EngineConfig", "speculative_config",
-           "SpeculativeConfig | None", "None", None,
-           "The configuration for speculative decoding.", ["--speculative-config"]),
+        _s(
+            "self.num_speculative_tokens",
+            "SpeculativeConfig",
+            "num_speculative_tokens",
+            "int",
+            "0",
+            None,
+            "The number of tokens to propose per step.",
+            [],
+        ),
+        _s(
+            "self.speculative_config",
+            "EngineConfig",
+            "speculative_config",
+            "SpeculativeConfig | None",
+            "None",
+            None,
+            "The configuration for speculative decoding.",
+            ["--speculative-config"],
+        ),
     ],
     ("engine/config/kv_transfer.py", 19): [
-        _s("self.kv_connector", "KVTransferConfig", "kv_connector", "str | None", "None", None,
-           "The connector that moves KV caches between instances.", []),
-        _s("self", "EngineConfig", "kv_transfer_config", "KVTransferConfig | None", "None", None,
-           "The configuration for distributed KV cache transfer.", ["--kv-transfer-config"]),
-        _s("self.kv_role", "KVTransferConfig", "kv_role", "KVRole | None", "None",
-           ["kv_producer", "kv_consumer", "kv_both"],
-           "Whether this instance produces KV caches, consumes them, or both.", []),
+        _s(
+            "self.kv_connector",
+            "KVTransferConfig",
+            "kv_connector",
+            "str | None",
+            "None",
+            None,
+            "The connector that moves KV caches between instances.",
+            [],
+        ),
+        _s(
+            "self",
+            "EngineConfig",
+            "kv_transfer_config",
+            "KVTransferConfig | None",
+            "None",
+            None,
+            "The configuration for distributed KV cache transfer.",
+            ["--kv-transfer-config"],
+        ),
+        _s(
+            "self.kv_role",
+            "KVTransferConfig",
+            "kv_role",
+            "KVRole | None",
+            "None",
+            ["kv_producer", "kv_consumer", "kv_both"],
+            "Whether this instance produces KV caches, consumes them, or both.",
+            [],
+        ),
     ],
     ("server/server_args.py", 21): [_s(f"self.{DP[0]}", *DP[1:]), _s(f"self.{TP[0]}", *TP[1:])],
     ("server/server_args.py", 25): [
-        _s("self.disaggregation_mode", "ServerArgs", "disaggregation_mode",
-           'Literal["null", "prefill", "decode"]', '"null"', ["null", "prefill", "decode"],
-           "Only used for PD disaggregation.", ["--disaggregation-mode"]),
-        _s("self.attention_backend", "ServerArgs", "attention_backend", "Optional[str]", "None",
-           ["triton", "flashinfer", "fa3"], "Choose the kernels for attention layers.",
-           ["--attention-backend"]),
+        _s(
+            "self.disaggregation_mode",
+            "ServerArgs",
+            "disaggregation_mode",
+            'Literal["null", "prefill", "decode"]',
+            '"null"',
+            ["null", "prefill", "decode"],
+            "Only used for PD disaggregation.",
+            ["--disaggregation-mode"],
+        ),
+        _s(
+            "self.attention_backend",
+            "ServerArgs",
+            "attention_backend",
+            "Optional[str]",
+            "None",
+            ["triton", "flashinfer", "fa3"],
+            "Choose the kernels for attention layers.",
+            ["--attention-backend"],
+        ),
     ],
     ("server/server_args.py", 68): [_s(f"args.{TP[0]}", *TP[1:]), _s(f"args.{DP[0]}", *DP[1:])],
 }
@@ -507,21 +773,38 @@ def settings_repo(tmp_path: Path) -> Path:
 
 
 def test_extract_gives_each_site_its_settings(settings_repo: Path, tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["extract", str(settings_repo), "--repo-name",
-                                       "acme/engine", "--cache-dir", str(tmp_path / "cache")])
+    result = CliRunner().invoke(
+        main,
+        [
+            "extract",
+            str(settings_repo),
+            "--repo-name",
+            "acme/engine",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     sites = [json.loads(line) for line in result.stdout.splitlines()]
     got = {}
     for site in sites:
-        key = (site["filePath"], site["qualname"] if site["filePath"].endswith("arg_utils.py")
-               else site["lineNumber"])
+        key = (
+            site["filePath"],
+            site["qualname"] if site["filePath"].endswith("arg_utils.py") else site["lineNumber"],
+        )
         got[key] = site["settings"]
     assert got == FIXTURE_SETTINGS
 
 
 def test_settings_are_the_same_from_a_warm_cache(settings_repo: Path, tmp_path: Path) -> None:
-    args = ["extract", str(settings_repo), "--repo-name", "acme/engine",
-            "--cache-dir", str(tmp_path / "cache")]
+    args = [
+        "extract",
+        str(settings_repo),
+        "--repo-name",
+        "acme/engine",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+    ]
     cold = CliRunner().invoke(main, args)
     warm = CliRunner().invoke(main, args)
     assert "parsed=0" in warm.stderr.splitlines()[-1]
@@ -532,10 +815,24 @@ def test_index_lines_carry_settings_and_an_older_index_still_loads(
     settings_repo: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
-    result = CliRunner().invoke(main, [
-        "run", str(settings_repo), "--repo-name", "acme/engine", "--llm", "offline", "-o",
-        str(out), "--cache-dir", str(tmp_path / "cache"), "--ci",
-        "--command", "engine serve MODEL"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            str(settings_repo),
+            "--repo-name",
+            "acme/engine",
+            "--llm",
+            "offline",
+            "-o",
+            str(out),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--ci",
+            "--command",
+            "engine serve MODEL",
+        ],
+    )
     assert result.exit_code == 0, result.output
     (root,) = [p.parent for p in out.rglob("manifest.json")]
     lines = [json.loads(line) for line in (root / "index.jsonl").read_text().splitlines()]
@@ -545,7 +842,8 @@ def test_index_lines_carry_settings_and_an_older_index_still_loads(
     record = json.loads((root / "records" / f"{entry['id']}.json").read_text())["record"]
     assert record["exampleFix"] == (
         "# before\nengine serve MODEL --enable-prefix-caching --mamba-cache-mode all\n"
-        "# after\nengine serve MODEL --enable-prefix-caching --mamba-cache-mode align")
+        "# after\nengine serve MODEL --enable-prefix-caching --mamba-cache-mode align"
+    )
     manifest = json.loads((root / "manifest.json").read_text())
     assert manifest["llm"]["promptVersion"] == "offline-4; command: engine serve MODEL"
     # a dataset written before settings existed: its index lines have none

@@ -14,17 +14,41 @@ from pipeline.dataset.models import Setting
 from pipeline.site.command import render
 from tests.datasets import CASES, write_fixture_dataset
 
-BACKEND = Setting(expr="self.decode_backend", cls="EngineConfig", field="decode_backend",
-                  type="DecodeBackend | None", default='"flash"', choices=["flash", "paged"],
-                  doc="The decode kernels.", flags=["--decode-backend", "-db"])
-FAST = Setting(expr="self.use_fast_decode", cls="EngineConfig", field="use_fast_decode",
-               type="bool", default="False", choices=None, doc=None, flags=["--use-fast-decode"])
-LIMIT = Setting(expr="self.limit", cls="EngineConfig", field="limit", type=None, default=None,
-                choices=None, doc=None, flags=[])
+BACKEND = Setting(
+    expr="self.decode_backend",
+    cls="EngineConfig",
+    field="decode_backend",
+    type="DecodeBackend | None",
+    default='"flash"',
+    choices=["flash", "paged"],
+    doc="The decode kernels.",
+    flags=["--decode-backend", "-db"],
+)
+FAST = Setting(
+    expr="self.use_fast_decode",
+    cls="EngineConfig",
+    field="use_fast_decode",
+    type="bool",
+    default="False",
+    choices=None,
+    doc=None,
+    flags=["--use-fast-decode"],
+)
+LIMIT = Setting(
+    expr="self.limit",
+    cls="EngineConfig",
+    field="limit",
+    type=None,
+    default=None,
+    choices=None,
+    doc=None,
+    flags=[],
+)
 
 # the record whose guards read --use-fast-decode and --decode-backend (and one unflagged)
-CASE = replace(CASES[1], settings=[FAST, BACKEND, LIMIT, BACKEND.model_copy(
-    update={"expr": "backend"})])
+CASE = replace(
+    CASES[1], settings=[FAST, BACKEND, LIMIT, BACKEND.model_copy(update={"expr": "backend"})]
+)
 
 
 @pytest.fixture

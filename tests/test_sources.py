@@ -185,16 +185,19 @@ def _refusal(args: list[str]) -> tuple[int, str]:
     result = CliRunner().invoke(main, ["extract", *args])
     lines = result.stderr.splitlines(keepends=True)
     errors = [line for line in lines if line.startswith("Error: ")]
-    assert lines[len(lines) - len(errors):] == errors  # the error closes stderr
+    assert lines[len(lines) - len(errors) :] == errors  # the error closes stderr
     return result.exit_code, "".join(errors)
 
 
 def test_ext_transport_is_refused(tmp_path: Path) -> None:
     code, err = _refusal(["ext::sh -c touch% /tmp/pwned", "--cache-dir", str(tmp_path)])
-    assert (code, err) == (2, (
-        "Error: refusing the git transport URL 'ext::sh -c touch% /tmp/pwned': use a path, "
-        "an https://, ssh:// or file:// URL, or OWNER/NAME\n"
-    ))
+    assert (code, err) == (
+        2,
+        (
+            "Error: refusing the git transport URL 'ext::sh -c touch% /tmp/pwned': use a path, "
+            "an https://, ssh:// or file:// URL, or OWNER/NAME\n"
+        ),
+    )
     assert not Path("/tmp/pwned").exists()
 
 
@@ -204,38 +207,48 @@ def test_source_starting_with_dash_is_refused(tmp_path: Path) -> None:
 
 
 def test_rev_starting_with_dash_is_refused(upstream: Upstream, tmp_path: Path) -> None:
-    code, err = _refusal([str(upstream.path), "--rev=--output=/tmp/x", "--cache-dir", str(tmp_path)])
+    code, err = _refusal(
+        [str(upstream.path), "--rev=--output=/tmp/x", "--cache-dir", str(tmp_path)]
+    )
     assert (code, err) == (2, "Error: REV must not start with '-': '--output=/tmp/x'\n")
 
 
 def test_empty_rev_is_refused_not_taken_as_head(upstream: Upstream, tmp_path: Path) -> None:
     code, err = _refusal([str(upstream.path), "--rev", "", "--cache-dir", str(tmp_path)])
     assert (code, err) == (
-        2, "Error: REV is empty: give a commit SHA, a tag or a branch, or leave --rev out\n"
+        2,
+        "Error: REV is empty: give a commit SHA, a tag or a branch, or leave --rev out\n",
     )
 
 
 def test_empty_source_is_refused(tmp_path: Path) -> None:
     code, err = _refusal(["", "--cache-dir", str(tmp_path)])
     assert (code, err) == (
-        2, "Error: SOURCE is empty: give a path, a git URL, OWNER/NAME or pypi:NAME==VERSION\n"
+        2,
+        "Error: SOURCE is empty: give a path, a git URL, OWNER/NAME or pypi:NAME==VERSION\n",
     )
 
 
 def test_unknown_rev_is_refused(upstream: Upstream, tmp_path: Path) -> None:
     code, err = _refusal([str(upstream.path), "--rev", "v9", "--cache-dir", str(tmp_path)])
-    assert (code, err) == (2, (
-        f"Error: unknown revision 'v9' in {upstream.path}: pass a commit SHA, tag or branch "
-        "that exists\n"
-    ))
+    assert (code, err) == (
+        2,
+        (
+            f"Error: unknown revision 'v9' in {upstream.path}: pass a commit SHA, tag or branch "
+            "that exists\n"
+        ),
+    )
 
 
 def test_unknown_rev_of_a_remote_is_refused(upstream: Upstream, tmp_path: Path) -> None:
     code, err = _refusal([upstream.url, "--rev", "nope", "--cache-dir", str(tmp_path)])
-    assert (code, err) == (2, (
-        f"Error: unknown revision 'nope' in {upstream.url}: pass a commit SHA, tag or branch "
-        "that exists\n"
-    ))
+    assert (code, err) == (
+        2,
+        (
+            f"Error: unknown revision 'nope' in {upstream.url}: pass a commit SHA, tag or branch "
+            "that exists\n"
+        ),
+    )
 
 
 def test_folder_that_is_no_repository_is_refused(tmp_path: Path) -> None:
@@ -249,7 +262,8 @@ def test_folder_inside_a_repository_is_refused(upstream: Upstream, tmp_path: Pat
     inner = upstream.path / "widgets"
     code, err = _refusal([str(inner), "--cache-dir", str(tmp_path / "cache")])
     assert (code, err) == (
-        2, f"Error: not a git repository: {inner} (it lies inside {upstream.path})\n"
+        2,
+        f"Error: not a git repository: {inner} (it lies inside {upstream.path})\n",
     )
 
 
@@ -263,15 +277,19 @@ def test_unreachable_remote_is_refused_with_its_url(tmp_path: Path) -> None:
 
 def test_source_that_is_nothing_known_is_refused(tmp_path: Path) -> None:
     code, err = _refusal(["no such thing", "--cache-dir", str(tmp_path)])
-    assert (code, err) == (2, (
-        "Error: 'no such thing' is not an existing path, a git URL, OWNER/NAME or "
-        "pypi:NAME==VERSION\n"
-    ))
+    assert (code, err) == (
+        2,
+        (
+            "Error: 'no such thing' is not an existing path, a git URL, OWNER/NAME or "
+            "pypi:NAME==VERSION\n"
+        ),
+    )
 
 
 def test_bad_repo_name_is_refused(upstream: Upstream, tmp_path: Path) -> None:
-    code, err = _refusal([str(upstream.path), "--repo-name", "widgets", "--cache-dir",
-                          str(tmp_path)])
+    code, err = _refusal(
+        [str(upstream.path), "--repo-name", "widgets", "--cache-dir", str(tmp_path)]
+    )
     assert (code, err) == (2, "Error: --repo-name must be OWNER/NAME, got 'widgets'\n")
 
 
@@ -296,7 +314,10 @@ def test_server_refusing_a_sha_gets_a_full_fetch(
         ("vllm-project/vllm", "https://github.com/vllm-project/vllm.git"),
         ("https://github.com/sgl-project/sglang", "https://github.com/sgl-project/sglang"),
         ("git@github.com:acme/widgets.git", "git@github.com:acme/widgets.git"),
-        ("ssh://git@git.example.com:2222/widgets.git", "ssh://git@git.example.com:2222/widgets.git"),
+        (
+            "ssh://git@git.example.com:2222/widgets.git",
+            "ssh://git@git.example.com:2222/widgets.git",
+        ),
         ("file:///srv/git/widgets.git", "file:///srv/git/widgets.git"),
     ],
 )
@@ -307,11 +328,16 @@ def test_remote_sources_name_their_git_url(source: str, url: str) -> None:
 @pytest.mark.parametrize(
     ("source", "message"),
     [
-        ("ftp://example.com/widgets.git",
-         "unsupported URL scheme in 'ftp://example.com/widgets.git': use https://, ssh:// or "
-         "file://"),
-        ("./missing/dir/here", "'./missing/dir/here' is not an existing path, a git URL, "
-         "OWNER/NAME or pypi:NAME==VERSION"),
+        (
+            "ftp://example.com/widgets.git",
+            "unsupported URL scheme in 'ftp://example.com/widgets.git': use https://, ssh:// or "
+            "file://",
+        ),
+        (
+            "./missing/dir/here",
+            "'./missing/dir/here' is not an existing path, a git URL, "
+            "OWNER/NAME or pypi:NAME==VERSION",
+        ),
     ],
 )
 def test_unknown_source_forms_are_refused(source: str, message: str) -> None:

@@ -29,13 +29,26 @@ SAMPLE_STEP = 1 if os.environ.get("VMINE_STDLIB_SWEEP") == "full" else 10
 RULES = Rules(
     name_pattern="",  # every name matches: every function is a validator
     error_classes=(
-        "ValueError", "TypeError", "RuntimeError", "KeyError", "IndexError", "AttributeError",
-        "OSError", "NotImplementedError", "Error",
+        "ValueError",
+        "TypeError",
+        "RuntimeError",
+        "KeyError",
+        "IndexError",
+        "AttributeError",
+        "OSError",
+        "NotImplementedError",
+        "Error",
     ),
-)  # fmt: skip
+)
 # why a file of the standard library may be skipped (its test data holds broken files)
-FILE_PROBLEMS = ("syntax error", "Python 2 code", "not decodable", "not UTF-8", "NUL byte",
-                 "nesting too deep")  # fmt: skip
+FILE_PROBLEMS = (
+    "syntax error",
+    "Python 2 code",
+    "not decodable",
+    "not UTF-8",
+    "NUL byte",
+    "nesting too deep",
+)
 
 
 class DictMemo:
@@ -53,9 +66,10 @@ class DictMemo:
 
 def stdlib_files() -> list[Path]:
     files = sorted(
-        path for path in STDLIB.rglob("*.py")
+        path
+        for path in STDLIB.rglob("*.py")
         if "site-packages" not in path.relative_to(STDLIB).parts
-    )  # fmt: skip
+    )
     return files[::SAMPLE_STEP]
 
 
@@ -74,8 +88,11 @@ def swept() -> tuple[FileExtraction, ...]:
 
 def test_extract_never_fails_on_the_standard_library():
     results = swept()
-    problems = {r.filePath: r.skipped for r in results
-                if r.skipped and not r.skipped.startswith(FILE_PROBLEMS)}  # fmt: skip
+    problems = {
+        r.filePath: r.skipped
+        for r in results
+        if r.skipped and not r.skipped.startswith(FILE_PROBLEMS)
+    }
     assert problems == {}
     # not vacuous: the sample holds many files, and sites with and without run-time parts
     assert len(results) >= 150
@@ -102,15 +119,23 @@ def test_every_pattern_compiles_and_matches_its_message_in_python_and_ecmascript
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not on PATH: the ECMAScript check needs it")
-    cases = sorted({(site.messagePattern, site.errorMessage)
-                    for result in swept() for site in result.sites})  # fmt: skip
+    cases = sorted(
+        {(site.messagePattern, site.errorMessage) for result in swept() for site in result.sites}
+    )
     in_python = [
-        [pattern, "no match"] for pattern, message in cases
+        [pattern, "no match"]
+        for pattern, message in cases
         if re.fullmatch(pattern, message, re.DOTALL) is None
-    ]  # fmt: skip
+    ]
     assert in_python == []
-    result = subprocess.run([node, "-e", NODE_SCRIPT], input=json.dumps(cases),
-                            capture_output=True, text=True, encoding="utf-8", check=True,
-                            timeout=120)  # fmt: skip
+    result = subprocess.run(
+        [node, "-e", NODE_SCRIPT],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=True,
+        timeout=120,
+    )
     assert json.loads(result.stdout) == []
     assert len(cases) >= 150

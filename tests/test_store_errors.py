@@ -16,9 +16,12 @@ from tests.conftest import make_git_repo
 
 @pytest.fixture
 def engine(tmp_path):
-    repo = make_git_repo(tmp_path / "engine", {
-        "engine/config.py": "def check(n):\n    if n < 0:\n        raise ValueError('negative')\n",
-    })
+    repo = make_git_repo(
+        tmp_path / "engine",
+        {
+            "engine/config.py": "def check(n):\n    if n < 0:\n        raise ValueError('negative')\n",
+        },
+    )
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / "store.sqlite").write_bytes(b"this is not an SQLite file\n" * 100)
@@ -27,9 +30,21 @@ def engine(tmp_path):
 
 def test_a_corrupt_cache_file_stops_run_in_one_line(engine, tmp_path):
     repo, cache = engine
-    result = CliRunner().invoke(main, ["run", str(repo), "--repo-name", "acme/engine", "-o",
-                                       str(tmp_path / "out"), "--cache-dir", str(cache),
-                                       "--llm", "offline"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            str(repo),
+            "--repo-name",
+            "acme/engine",
+            "-o",
+            str(tmp_path / "out"),
+            "--cache-dir",
+            str(cache),
+            "--llm",
+            "offline",
+        ],
+    )
     assert result.exit_code == 2
     assert result.stderr.splitlines()[-1] == (
         f"Error: {cache / 'store.sqlite'}: cannot use this cache file (file is not a "
@@ -39,19 +54,24 @@ def test_a_corrupt_cache_file_stops_run_in_one_line(engine, tmp_path):
 
 def test_a_corrupt_cache_file_stops_extract_and_diff_in_one_line(engine):
     repo, cache = engine
-    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
-                         text=True, check=True).stdout.strip()
+    sha = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
     where = f"Error: {cache / 'store.sqlite'}: cannot use this cache file (file is not a database)"
-    extract = CliRunner().invoke(main, ["extract", str(repo), "--repo-name", "acme/engine",
-                                        "--cache-dir", str(cache)])
+    extract = CliRunner().invoke(
+        main, ["extract", str(repo), "--repo-name", "acme/engine", "--cache-dir", str(cache)]
+    )
     assert extract.exit_code == 2
     assert extract.stderr.splitlines()[-1] == (
-        f"{where}; remove it (it only saves time) or pass --no-cache or --cache-dir DIR")
-    diff = CliRunner().invoke(main, ["diff", f"{repo}@{sha}", f"{repo}@{sha}", "--cache-dir",
-                                     str(cache)])
+        f"{where}; remove it (it only saves time) or pass --no-cache or --cache-dir DIR"
+    )
+    diff = CliRunner().invoke(
+        main, ["diff", f"{repo}@{sha}", f"{repo}@{sha}", "--cache-dir", str(cache)]
+    )
     assert diff.exit_code == 2
     assert diff.stderr.splitlines()[-1] == (
-        f"{where}; remove it (it only saves time) or pass --cache-dir DIR")
+        f"{where}; remove it (it only saves time) or pass --cache-dir DIR"
+    )
 
 
 def test_a_cache_damaged_past_its_first_page_is_caught_when_read(tmp_path):
@@ -67,15 +87,16 @@ def test_a_cache_damaged_past_its_first_page_is_caught_when_read(tmp_path):
             store.get_files(blobs, "t")
 
 
-
-
-@pytest.mark.parametrize(("table", "call"), [
-    ("memo", lambda store: store.get_memos(["k"])),
-    ("memo", lambda store: store.put_memo([("k", "v")])),
-    ("llm_batch", lambda store: store.open_batches("http://127.0.0.1:1/v1", "m")),
-    ("llm_batch", lambda store: store.put_batch("b", "http://127.0.0.1:1/v1", "m", "sent")),
-    ("llm_batch", lambda store: store.close_batch("b")),
-])
+@pytest.mark.parametrize(
+    ("table", "call"),
+    [
+        ("memo", lambda store: store.get_memos(["k"])),
+        ("memo", lambda store: store.put_memo([("k", "v")])),
+        ("llm_batch", lambda store: store.open_batches("http://127.0.0.1:1/v1", "m")),
+        ("llm_batch", lambda store: store.put_batch("b", "http://127.0.0.1:1/v1", "m", "sent")),
+        ("llm_batch", lambda store: store.close_batch("b")),
+    ],
+)
 def test_every_store_method_names_the_file_when_sqlite_fails(tmp_path, table, call):
     path = tmp_path / "store.sqlite"
     with Store(path) as store:

@@ -33,8 +33,9 @@ PRINTABLE = [
 ]
 
 
-@pytest.mark.parametrize(("what", "text", "keep_newlines", "shown"), PRINTABLE,
-                         ids=[case[0] for case in PRINTABLE])
+@pytest.mark.parametrize(
+    ("what", "text", "keep_newlines", "shown"), PRINTABLE, ids=[case[0] for case in PRINTABLE]
+)
 def test_printable_escapes_control_characters(what, text, keep_newlines, shown):
     assert printable(text, keep_newlines=keep_newlines) == shown
 
@@ -54,37 +55,64 @@ def test_every_console_line_and_annotation_is_escaped():
 
 
 def test_a_skipped_file_s_name_is_escaped(tmp_path):
-    repo = make_git_repo(tmp_path / "repo", {
-        f"pkg/bad{TITLE}.py": "def check(x):\n    raise ValueError('x' +)\n",
-    })
-    result = CliRunner().invoke(main, ["extract", str(repo), "--repo-name", "acme/engine",
-                                       "--cache-dir", str(tmp_path / "cache"), "--ci"])
+    repo = make_git_repo(
+        tmp_path / "repo",
+        {
+            f"pkg/bad{TITLE}.py": "def check(x):\n    raise ValueError('x' +)\n",
+        },
+    )
+    result = CliRunner().invoke(
+        main,
+        [
+            "extract",
+            str(repo),
+            "--repo-name",
+            "acme/engine",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--ci",
+        ],
+    )
     assert result.exit_code == 1
     assert "\x1b" not in result.stderr
-    assert ("skipped: pkg/bad\\x1b]0;pwned\\x07.py: syntax error at line 2: invalid syntax"
-            in result.stderr.splitlines())
+    assert (
+        "skipped: pkg/bad\\x1b]0;pwned\\x07.py: syntax error at line 2: invalid syntax"
+        in result.stderr.splitlines()
+    )
 
 
 def test_diff_text_escapes_messages_and_paths(tmp_path):
-    old = write_fixture_dataset(tmp_path / "old", OLD_SHA, [
-        raise_site("Config.check", "size must be positive", line=10),
-    ])
-    new = write_fixture_dataset(tmp_path / "new", NEW_SHA, [
-        raise_site("Config.check", "size must be positive", line=10),
-        raise_site("Config.check", f"mode is wrong{OSC52}", path=f"engine/{TITLE}.py", line=20),
-    ])
+    old = write_fixture_dataset(
+        tmp_path / "old",
+        OLD_SHA,
+        [
+            raise_site("Config.check", "size must be positive", line=10),
+        ],
+    )
+    new = write_fixture_dataset(
+        tmp_path / "new",
+        NEW_SHA,
+        [
+            raise_site("Config.check", "size must be positive", line=10),
+            raise_site("Config.check", f"mode is wrong{OSC52}", path=f"engine/{TITLE}.py", line=20),
+        ],
+    )
     for fmt in ("text", "markdown"):
         result = CliRunner().invoke(main, ["diff", str(old), str(new), "--format", fmt])
         assert result.exit_code == 0, result.output
         assert "\x1b" not in result.stdout and "\x07" not in result.stdout
         # text quotes messages as JSON strings (\u001b), Markdown shows them as code
-        assert ("\\u001b]52;c;ZWNobyBwd25lZA==\\u0007" if fmt == "text"
-                else "\\x1b]52;c;ZWNobyBwd25lZA==\\x07") in result.stdout
+        assert (
+            "\\u001b]52;c;ZWNobyBwd25lZA==\\u0007"
+            if fmt == "text"
+            else "\\x1b]52;c;ZWNobyBwd25lZA==\\x07"
+        ) in result.stdout
         assert "engine/\\x1b]0;pwned\\x07.py" in result.stdout
 
 
 def test_an_error_line_quoting_a_path_is_escaped(tmp_path):
-    result = CliRunner().invoke(main, ["render", str(tmp_path / f"no{TITLE}where"), "-o",
-                                       str(tmp_path / "site")])
+    result = CliRunner().invoke(
+        main, ["render", str(tmp_path / f"no{TITLE}where"), "-o", str(tmp_path / "site")]
+    )
     assert result.exit_code == 2
     assert result.stderr == f"Error: {tmp_path}/no\\x1b]0;pwned\\x07where: no such directory\n"

@@ -22,16 +22,16 @@ class EnvParsingError(SettingsError):
     pass
 '''
 
-BASE = '''\
+BASE = """\
 from dataclasses import dataclass
 
 
 @dataclass
 class SourceDefaults:
     case_sensitive: bool = False
-'''
+"""
 
-SOURCES = '''\
+SOURCES = """\
 from .base import SourceDefaults
 from .exceptions import EnvParsingError, SettingsError
 
@@ -50,11 +50,11 @@ class DotEnvSource(SourceDefaults):
 def check_path(path: str) -> None:
     if not path:
         raise ValueError("empty path")
-'''
+"""
 
 
 def test_error_subclasses_of_the_same_file_are_sites_under_their_own_name():
-    source = textwrap.dedent('''
+    source = textwrap.dedent("""
         class SettingsError(ValueError):
             pass
 
@@ -67,7 +67,7 @@ def test_error_subclasses_of_the_same_file_are_sites_under_their_own_name():
             if prefix.startswith("_"):
                 raise SettingsError(f"prefix {prefix!r} starts with '_'")
             raise KeyError(prefix)
-    ''')
+    """)
     sites = extract_file("settings.py", source, Rules()).sites
     assert [(s.lineNumber, s.errorClass, s.errorMessage) for s in sites] == [
         (10, "EnvParsingError", "empty prefix"),
@@ -88,11 +88,14 @@ def _sites(root: Path, cache: Path, store: Store):
 
 
 def test_classes_of_other_files_make_sites_and_a_change_of_them_reanalyses(tmp_path: Path):
-    root = _repo(tmp_path / "repo", {
-        "settings/exceptions.py": EXCEPTIONS,
-        "settings/base.py": BASE,
-        "settings/sources.py": SOURCES,
-    })
+    root = _repo(
+        tmp_path / "repo",
+        {
+            "settings/exceptions.py": EXCEPTIONS,
+            "settings/base.py": BASE,
+            "settings/sources.py": SOURCES,
+        },
+    )
     with Store(tmp_path / "store.sqlite") as store:
         first = _sites(root, tmp_path, store)
         assert [(s.qualname, s.validatorKind, s.errorClass) for s in first.sites] == [
@@ -103,7 +106,10 @@ def test_classes_of_other_files_make_sites_and_a_change_of_them_reanalyses(tmp_p
         # sources.py was analysed under its own classes' rules while the rest was read, then
         # again under the tree's: it counts once, with the second analysis
         assert first.stats.model_dump() == {
-            "files_total": 3, "files_candidate": 1, "files_parsed": 1, "files_reused": 0,
+            "files_total": 3,
+            "files_candidate": 1,
+            "files_parsed": 1,
+            "files_reused": 0,
         }
         again = _sites(root, tmp_path, store)
         assert again.sites == first.sites
@@ -111,8 +117,11 @@ def test_classes_of_other_files_make_sites_and_a_change_of_them_reanalyses(tmp_p
 
         # SettingsError is no ValueError any more: sources.py, unchanged, is analysed again
         # under its new rules
-        commit(root, {"settings/exceptions.py": EXCEPTIONS.replace("(ValueError)",
-                                                                   "(RuntimeError)")}, "two")
+        commit(
+            root,
+            {"settings/exceptions.py": EXCEPTIONS.replace("(ValueError)", "(RuntimeError)")},
+            "two",
+        )
         changed = _sites(root, tmp_path, store)
         assert [s.qualname for s in changed.sites] == ["check_path"]
         assert changed.stats.files_parsed == 1
@@ -122,16 +131,19 @@ def test_files_deriving_from_the_same_configuration_class_each_get_their_own_rul
     tmp_path: Path,
 ):
     # a.py's class defines no __init__ (the base adds nothing to its rules), b.py's does
-    root = _repo(tmp_path / "repo", {
-        "settings/base.py": BASE,
-        "settings/a.py": "class EnvOutput(SourceDefaults):\n    path: str = ''\n",
-        "settings/b.py": (
-            "class EnvSource(SourceDefaults):\n"
-            "    def __init__(self, path):\n"
-            "        if not path:\n"
-            '            raise ValueError("no path")\n'
-        ),
-    })
+    root = _repo(
+        tmp_path / "repo",
+        {
+            "settings/base.py": BASE,
+            "settings/a.py": "class EnvOutput(SourceDefaults):\n    path: str = ''\n",
+            "settings/b.py": (
+                "class EnvSource(SourceDefaults):\n"
+                "    def __init__(self, path):\n"
+                "        if not path:\n"
+                '            raise ValueError("no path")\n'
+            ),
+        },
+    )
     with Store(tmp_path / "store.sqlite") as store:
         sites = _sites(root, tmp_path, store).sites
     assert [(s.filePath, s.qualname, s.validatorKind) for s in sites] == [

@@ -16,8 +16,7 @@ def validators_of(source: str, rules: Rules | None = None) -> dict[str, str]:
     rules = rules or Rules()
     text = textwrap.dedent(source)
     tree = ast.parse(text)
-    return find_validators(function_table(tree, rules.error_classes), rules,
-                           scan_classes(text))
+    return find_validators(function_table(tree, rules.error_classes), rules, scan_classes(text))
 
 
 # (case name, source, every validator of the source -> its kind)

@@ -64,8 +64,9 @@ def test_a_segfault_of_libcst_loses_only_its_file(tmp_path, monkeypatch, normal)
         assert [(item.filePath, item.reason) for item in extraction.skipped] == [(CRASHER, CRASH)]
         assert len(extraction.sites) == normal
         # A crash says nothing lasting: the file is not cached, the others are.
-        snapshot = open_source(str(repo), None, repo_name="acme/widgets",
-                               cache_dir=tmp_path / "cache")
+        snapshot = open_source(
+            str(repo), None, repo_name="acme/widgets", cache_dir=tmp_path / "cache"
+        )
         known = store.get_files([f.blob for f in snapshot.files], analysis_token(Rules()))
         assert len(known) == normal
 
@@ -92,8 +93,7 @@ SLOW_MODULE = "def " + "a" * 40 + "b(cfg):\n    raise ValueError('x')\n"
 def test_a_file_that_takes_too_long_is_skipped_and_its_worker_replaced(tmp_path):
     # validators named a, aa, aaa, ... (the rule matches them at once) after the slow file,
     # in the same batch: a new worker carries on with them
-    files = {f"pkg/mod_{number:03d}.py": checks(number, "a" * (number + 1))
-             for number in range(30)}
+    files = {f"pkg/mod_{number:03d}.py": checks(number, "a" * (number + 1)) for number in range(30)}
     files["pkg/aaa_slow.py"] = SLOW_MODULE
     repo = make_git_repo(tmp_path / "repo", files)
     started = time.monotonic()
@@ -146,8 +146,9 @@ def test_workers_exit_when_the_parent_is_killed(tmp_path):
     files = {f"pkg/mod_{number:03d}.py": checks(number) for number in range(30)}
     files["pkg/slow.py"] = SLOW_MODULE
     repo = make_git_repo(tmp_path / "repo", files)
-    parent = subprocess.Popen([sys.executable, "-c", HANGING_PARENT, str(repo),
-                               str(tmp_path / "cache")], cwd=ROOT)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", HANGING_PARENT, str(repo), str(tmp_path / "cache")], cwd=ROOT
+    )
     try:
         deadline = time.monotonic() + 60
         while len(workers := children(parent.pid)) < 2:
@@ -167,8 +168,9 @@ def test_workers_exit_when_the_parent_is_killed(tmp_path):
 
 
 def many_raises(count: int) -> bytes:
-    checks = "".join(f"    if cfg.limit_{n} < 0:\n        raise ValueError('limit_{n}')\n"
-                     for n in range(count))
+    checks = "".join(
+        f"    if cfg.limit_{n} < 0:\n        raise ValueError('limit_{n}')\n" for n in range(count)
+    )
     return f"def validate(cfg):\n{checks}".encode()
 
 
@@ -183,20 +185,26 @@ def test_a_file_that_exhausts_its_worker_s_memory_loses_only_itself():
     big, ok = results["pkg/limits.py"], results["pkg/ok.py"]
     # where the allocation fails decides the words: CPython's parser says MemoryError for
     # nesting too deep as well, and libcst's native parser aborts
-    assert big.extraction.skipped in ("out of memory", "nesting too deep",
-                                      "extractor crashed: killed by SIGABRT",
-                                      "extractor crashed: killed by SIGSEGV")
+    assert big.extraction.skipped in (
+        "out of memory",
+        "nesting too deep",
+        "extractor crashed: killed by SIGABRT",
+        "extractor crashed: killed by SIGSEGV",
+    )
     assert ok.extraction.skipped is None and len(ok.extraction.sites) == 1
 
 
-@pytest.mark.parametrize(("reason", "lasting"), [
-    (None, True),
-    ("syntax error at line 2: invalid syntax", True),
-    ("too large to analyse: 38.0 MiB (limit 2 MiB)", True),
-    ("extractor crashed: killed by SIGSEGV", False),
-    ("took longer than 60 s to analyse", False),
-    ("out of memory", False),
-])
+@pytest.mark.parametrize(
+    ("reason", "lasting"),
+    [
+        (None, True),
+        ("syntax error at line 2: invalid syntax", True),
+        ("too large to analyse: 38.0 MiB (limit 2 MiB)", True),
+        ("extractor crashed: killed by SIGSEGV", False),
+        ("took longer than 60 s to analyse", False),
+        ("out of memory", False),
+    ],
+)
 def test_only_what_says_something_about_the_file_is_cached(reason, lasting):
     extraction = FileExtraction(filePath="a.py", skipped=reason)
     assert FileResult("a.py", extraction).lasting is lasting
@@ -205,17 +213,31 @@ def test_only_what_says_something_about_the_file_is_cached(reason, lasting):
 def test_warnings_about_the_analysed_code_are_not_printed(tmp_path):
     # `"\d"` is an invalid escape: Python warns when it parses it (a SyntaxWarning that is
     # shown by default from 3.12 on), but that is the analysed code's business, not the user's.
-    files = {"engine/config.py": (
-        "class CacheConfig:\n"
-        "    def __post_init__(self):\n"
-        '        if not self.pattern.startswith("\\d"):\n'
-        '            raise ValueError("pattern must start with a digit class")\n'
-    )}
+    files = {
+        "engine/config.py": (
+            "class CacheConfig:\n"
+            "    def __post_init__(self):\n"
+            '        if not self.pattern.startswith("\\d"):\n'
+            '            raise ValueError("pattern must start with a digit class")\n'
+        )
+    }
     repo = make_git_repo(tmp_path / "repo", files)
     done = subprocess.run(
-        [sys.executable, "-c", "from pipeline.cli import main; main()", "extract", str(repo),
-         "--repo-name", "acme/engine", "--cache-dir", str(tmp_path / "cache"), "--ci"],
-        capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "default"},
+        [
+            sys.executable,
+            "-c",
+            "from pipeline.cli import main; main()",
+            "extract",
+            str(repo),
+            "--repo-name",
+            "acme/engine",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--ci",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONWARNINGS": "default"},
     )
     assert done.returncode == 0, done.stderr
     assert '"pattern must start with a digit class"' in done.stdout

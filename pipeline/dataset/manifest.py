@@ -39,7 +39,8 @@ class Counts(_Strict):
 
     # Fields added after datasets were first written: a manifest read back may lack them.
     added_fields: ClassVar[frozenset[str]] = frozenset(
-        {"explainedBy", "fallbacks", "replacedFields"})  # fmt: skip
+        {"explainedBy", "fallbacks", "replacedFields"}
+    )
 
 
 class SkippedFileEntry(_Strict):
@@ -87,7 +88,8 @@ class LLMUsage(_Strict):
     fixedValues: int = 0  # code fences unwrapped, enums and nulls normalised
 
     added_fields: ClassVar[frozenset[str]] = frozenset(
-        {"responseFormat", "repairs", "droppedKeys", "fixedValues"})  # fmt: skip
+        {"responseFormat", "repairs", "droppedKeys", "fixedValues"}
+    )
 
 
 class Tool(_Strict):

@@ -48,8 +48,11 @@ def _check(pattern: re.Pattern[str], what: str, shape: str | None = None):
 
 Timestamp = Annotated[
     str,
-    _check(TIMESTAMP_RE, "timestamp", "be UTC time as YYYY-MM-DDTHH:MM:SS.mmmZ, e.g. "
-           "2026-08-15T22:17:37.221Z"),
+    _check(
+        TIMESTAMP_RE,
+        "timestamp",
+        "be UTC time as YYYY-MM-DDTHH:MM:SS.mmmZ, e.g. 2026-08-15T22:17:37.221Z",
+    ),
 ]
 Sha40 = Annotated[str, _check(SHA40_RE, "analyzedSha")]
 RepoName = Annotated[str, _check(REPO_NAME_RE, "repo")]
@@ -70,7 +73,10 @@ class Setting(BaseModel):
     the first sentence of its doc and the command-line flags that set it."""
 
     model_config = ConfigDict(
-        frozen=True, extra="forbid", serialize_by_alias=True, validate_by_name=True,
+        frozen=True,
+        extra="forbid",
+        serialize_by_alias=True,
+        validate_by_name=True,
         validate_by_alias=True,
     )
 
@@ -240,14 +246,18 @@ class IndexEntry(BaseModel):
 
     # Fields added after datasets were first written: a dataset read back may lack them.
     added_fields: ClassVar[frozenset[str]] = frozenset(
-        {"messageFragments", "priorChecks", "explainedBy", "replacedFields", "settings"})
+        {"messageFragments", "priorChecks", "explainedBy", "replacedFields", "settings"}
+    )
 
     @classmethod
     def of(cls, site: Site, id: str, slug: str, **explained: object) -> IndexEntry:
         """The index line of a site, under its record's id and slug (`explained`: how)."""
-        return cls(id=id, slug=slug, **site.model_dump(include=_SITE_FACTS_IN_INDEX),
-                   **explained)  # fmt: skip
+        return cls(id=id, slug=slug, **site.model_dump(include=_SITE_FACTS_IN_INDEX), **explained)
 
 
 _SITE_FACTS_IN_INDEX = set(IndexEntry.model_fields) - {
-    "id", "slug", "explainedBy", "replacedFields"}  # fmt: skip
+    "id",
+    "slug",
+    "explainedBy",
+    "replacedFields",
+}

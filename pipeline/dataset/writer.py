@@ -80,8 +80,10 @@ def _acquire(folder: Path, root: Path) -> int | None:
     except OSError as error:
         os.close(handle)
         if error.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-            raise DatasetBusy(f"{root}: another vmine run is writing a dataset in {folder}; "
-                              "wait for it to finish or pass another -o") from None
+            raise DatasetBusy(
+                f"{root}: another vmine run is writing a dataset in {folder}; "
+                "wait for it to finish or pass another -o"
+            ) from None
         return None  # a file system without flock: go without
     return handle
 
@@ -118,8 +120,13 @@ def write_dataset(
     return root
 
 
-def _fill(temp: Path, old: Path, records: Iterable[ErrorRecord],
-          index_entries: Iterable[IndexEntry], manifest: Manifest) -> bool:
+def _fill(
+    temp: Path,
+    old: Path,
+    records: Iterable[ErrorRecord],
+    index_entries: Iterable[IndexEntry],
+    manifest: Manifest,
+) -> bool:
     """Write the dataset into `temp`; whether it differs from the one in `old`."""
     records_dir(temp).mkdir(mode=DIR_MODE)
     os.chmod(records_dir(temp), DIR_MODE)

@@ -33,8 +33,7 @@ ChangeKind = Literal["added", "removed", "reworded", "moved", "changed"]
 KINDS: tuple[ChangeKind, ...] = ("added", "removed", "reworded", "moved", "changed")
 REWORD_THRESHOLD = 0.6
 # The facts a pair of records is compared on, in the order they are reported.
-COMPARED_FIELDS = ("filePath", "lineNumber", "errorMessage", "messagePattern", "guards",
-                   "settings")
+COMPARED_FIELDS = ("filePath", "lineNumber", "errorMessage", "messagePattern", "guards", "settings")
 # What a user sets of a setting: a change to one of these changes how the error is avoided.
 # Its doc is not among them (rewording a docstring changes no fix).
 SETTING_FACTS = ("choices", "default", "flags")
@@ -66,8 +65,9 @@ def setting_changes(old: IndexEntry, new: IndexEntry) -> list[SettingChange]:
         was = before.get(setting.expr)
         if was is None:
             continue
-        facts = tuple(name for name in SETTING_FACTS
-                      if getattr(was, name) != getattr(setting, name))
+        facts = tuple(
+            name for name in SETTING_FACTS if getattr(was, name) != getattr(setting, name)
+        )
         if facts:
             found.append(SettingChange(was, setting, facts))
     return found
@@ -124,9 +124,13 @@ class Change:
         if self.old is None or self.new is None:
             return []
         return [
-            name for name in COMPARED_FIELDS
-            if (bool(self.settings) if name == "settings"
-                else getattr(self.old, name) != getattr(self.new, name))
+            name
+            for name in COMPARED_FIELDS
+            if (
+                bool(self.settings)
+                if name == "settings"
+                else getattr(self.old, name) != getattr(self.new, name)
+            )
         ]
 
     @cached_property
@@ -142,8 +146,7 @@ class Change:
 
     def sort_key(self) -> tuple:
         entry = self.entry
-        return (KINDS.index(self.kind), entry.filePath, entry.lineNumber, entry.qualname,
-                entry.id)
+        return (KINDS.index(self.kind), entry.filePath, entry.lineNumber, entry.qualname, entry.id)
 
 
 @dataclass(frozen=True)
@@ -208,8 +211,7 @@ def _pair_same_message(old: list[IndexEntry], new: list[IndexEntry]):
     and what is left on each side."""
     waiting: dict[tuple, list[IndexEntry]] = {}
     for entry in sorted(new, key=position):
-        waiting.setdefault((entry.qualname, entry.errorClass, entry.errorMessage), []).append(
-            entry)
+        waiting.setdefault((entry.qualname, entry.errorClass, entry.errorMessage), []).append(entry)
     pairs, left_old = [], []
     for entry in sorted(old, key=position):
         candidates = waiting.get((entry.qualname, entry.errorClass, entry.errorMessage))
@@ -228,12 +230,14 @@ def _pair_reworded(old: list[IndexEntry], new: list[IndexEntry]):
         for b in new:
             if a.qualname != b.qualname:
                 continue
-            ratio = difflib.SequenceMatcher(None, a.errorMessage, b.errorMessage,
-                                            autojunk=False).ratio()
+            ratio = difflib.SequenceMatcher(
+                None, a.errorMessage, b.errorMessage, autojunk=False
+            ).ratio()
             if ratio >= REWORD_THRESHOLD:
                 # Ties: the same file first, then by place, so the result is deterministic.
-                candidates.append((-ratio, a.filePath != b.filePath, position(a),
-                                   position(b), a, b))
+                candidates.append(
+                    (-ratio, a.filePath != b.filePath, position(a), position(b), a, b)
+                )
     candidates.sort(key=lambda item: item[:4])
     used_old: set[int] = set()
     used_new: set[int] = set()
@@ -244,8 +248,11 @@ def _pair_reworded(old: list[IndexEntry], new: list[IndexEntry]):
         used_old.add(id(a))
         used_new.add(id(b))
         pairs.append((a, b, -negative_ratio))
-    return (pairs, [a for a in old if id(a) not in used_old],
-            [b for b in new if id(b) not in used_new])
+    return (
+        pairs,
+        [a for a in old if id(a) not in used_old],
+        [b for b in new if id(b) not in used_new],
+    )
 
 
 def diff_error_sets(old: ErrorSet, new: ErrorSet) -> DatasetDiff:

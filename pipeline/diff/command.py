@@ -10,8 +10,15 @@ from pipeline.diff.report import annotation, render, render_markdown
 from pipeline.diff.sides import extract_side, is_dataset_spec, load_dataset_side
 
 
-def run_diff(old_spec: str, new_spec: str, *, fmt: str = "text", console: Console | None = None,
-             color: bool = False, cache_dir: Path | None = None) -> tuple[str, DatasetDiff]:
+def run_diff(
+    old_spec: str,
+    new_spec: str,
+    *,
+    fmt: str = "text",
+    console: Console | None = None,
+    color: bool = False,
+    cache_dir: Path | None = None,
+) -> tuple[str, DatasetDiff]:
     """What `vmine diff` does: read both sides, diff, render; under GitHub Actions also
     annotate each change (moves aside) and append the Markdown report to the job summary."""
     sides: dict[str, ErrorSet] = {}
@@ -23,8 +30,9 @@ def run_diff(old_spec: str, new_spec: str, *, fmt: str = "text", console: Consol
     for role, spec in (("OLD", old_spec), ("NEW", new_spec)):
         if role not in sides:
             other = next((side.repo for side in sides.values() if side.repo), None)
-            sides[role] = extract_side(spec, role, cache_dir=cache_dir, console=console,
-                                       fallback_repo=other)
+            sides[role] = extract_side(
+                spec, role, cache_dir=cache_dir, console=console, fallback_repo=other
+            )
     diff = diff_error_sets(sides["OLD"], sides["NEW"])
     if console is not None and console.mode == "github":
         for change in diff.changes:

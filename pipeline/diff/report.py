@@ -24,11 +24,21 @@ from pipeline.site.markdown import md_code
 
 JSON_VERSION = 1
 _SYMBOLS = {"added": "+", "removed": "-", "reworded": "~", "moved": ">", "changed": "!"}
-_COLOURS = {"added": "green", "removed": "red", "reworded": "yellow", "moved": "cyan",
-            "changed": "magenta"}
+_COLOURS = {
+    "added": "green",
+    "removed": "red",
+    "reworded": "yellow",
+    "moved": "cyan",
+    "changed": "magenta",
+}
 # GitHub annotation level: what went away or changed meaning warns, the rest notes.
-_LEVELS = {"added": "notice", "removed": "warning", "reworded": "warning", "moved": "notice",
-           "changed": "warning"}
+_LEVELS = {
+    "added": "notice",
+    "removed": "warning",
+    "reworded": "warning",
+    "moved": "notice",
+    "changed": "warning",
+}
 # Past this many rows a Markdown report says how many it left out (PR comments are capped).
 MARKDOWN_MAX_ROWS = 200
 
@@ -101,8 +111,10 @@ def _setting_value(name: str, value: str | list[str] | None) -> str:
 def one_line(change: Change) -> str:
     said = note(change)
     tail = f" ({said})" if said else ""
-    return (f"{_SYMBOLS[change.kind]} {change.kind:<8} {_where(change.entry)}  "
-            f"{change.entry.qualname}: {detail(change)}{tail}")
+    return (
+        f"{_SYMBOLS[change.kind]} {change.kind:<8} {_where(change.entry)}  "
+        f"{change.entry.qualname}: {detail(change)}{tail}"
+    )
 
 
 def markdown_row(change: Change, urls: Mapping[str, str] | None = None) -> str:
@@ -111,8 +123,13 @@ def markdown_row(change: Change, urls: Mapping[str, str] | None = None) -> str:
     place = _cell_code(_where(entry))
     if urls.get(entry.id):
         place = f"[{place}]({urls[entry.id]})"
-    cells = [change.kind, place, _cell_code(entry.qualname), detail_markdown(change),
-             note(change).replace("|", "\\|")]
+    cells = [
+        change.kind,
+        place,
+        _cell_code(entry.qualname),
+        detail_markdown(change),
+        note(change).replace("|", "\\|"),
+    ]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -130,8 +147,11 @@ def _entry_json(entry: IndexEntry | None, urls: Mapping[str, str]) -> dict[str, 
     }
 
 
-def change_json(change: Change, old_urls: Mapping[str, str] | None = None,
-                new_urls: Mapping[str, str] | None = None) -> dict[str, Any]:
+def change_json(
+    change: Change,
+    old_urls: Mapping[str, str] | None = None,
+    new_urls: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     similarity = round(change.similarity, 3) if isinstance(change, Reworded) else None
     return {
         "kind": change.kind,
@@ -140,10 +160,14 @@ def change_json(change: Change, old_urls: Mapping[str, str] | None = None,
         "fields": change.fields,
         "similarity": similarity,
         "settings": [
-            {"expr": setting.expr, "class": setting.new.cls, "field": setting.new.field,
-             "flags": setting.new.flags,
-             "old": {name: getattr(setting.old, name) for name in setting.facts},
-             "new": {name: getattr(setting.new, name) for name in setting.facts}}
+            {
+                "expr": setting.expr,
+                "class": setting.new.cls,
+                "field": setting.new.field,
+                "flags": setting.new.flags,
+                "old": {name: getattr(setting.old, name) for name in setting.facts},
+                "new": {name: getattr(setting.new, name) for name in setting.facts},
+            }
             for setting in change.settings
         ],
         "old": _entry_json(change.old, old_urls or {}),
@@ -156,9 +180,13 @@ def annotation(change: Change) -> str:
     entry = change.entry
     said = note(change)
     tail = f" ({said})" if said else ""
-    return workflow_command(_LEVELS[change.kind], f"{entry.qualname}: {detail(change)}{tail}",
-                            file=entry.filePath, line=entry.lineNumber,
-                            title=f"vmine diff: {change.kind}")
+    return workflow_command(
+        _LEVELS[change.kind],
+        f"{entry.qualname}: {detail(change)}{tail}",
+        file=entry.filePath,
+        line=entry.lineNumber,
+        title=f"vmine diff: {change.kind}",
+    )
 
 
 def render_text(diff: DatasetDiff, color: bool = False) -> str:
@@ -180,8 +208,12 @@ def _table(rows: list[str]) -> list[str]:
 def render_markdown(diff: DatasetDiff, max_rows: int = MARKDOWN_MAX_ROWS) -> str:
     """A heading, the summary in bold, a table of the changes; moves folded away. Control
     characters are escaped (it is printed on terminals too)."""
-    lines = [f"### vmine diff: `{diff.old.title}` → `{diff.new.title}`", "",
-             f"**{diff.summary()}**", ""]
+    lines = [
+        f"### vmine diff: `{diff.old.title}` → `{diff.new.title}`",
+        "",
+        f"**{diff.summary()}**",
+        "",
+    ]
     if not diff.changes:
         lines.append("No error was added, removed, reworded, moved or changed.")
         return printable("\n".join(lines) + "\n", keep_newlines=True)
@@ -211,8 +243,12 @@ def _urls(diff: DatasetDiff, change: Change) -> Mapping[str, str]:
 
 
 def _side(error_set: ErrorSet) -> dict:
-    return {"label": error_set.label, "repo": error_set.repo, "analyzedSha": error_set.sha,
-            "records": len(error_set.entries)}
+    return {
+        "label": error_set.label,
+        "repo": error_set.repo,
+        "analyzedSha": error_set.sha,
+        "records": len(error_set.entries),
+    }
 
 
 def diff_json(diff: DatasetDiff) -> dict:

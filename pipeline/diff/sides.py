@@ -70,15 +70,20 @@ def stand_in_repo(source: str) -> str:
     return "local/" + (_SAFE_NAME.sub("-", folder) or "repo")
 
 
-def extract_side(spec: str, role: str, *, cache_dir: Path | None, console: Console | None,
-                 fallback_repo: str | None = None) -> ErrorSet:
+def extract_side(
+    spec: str,
+    role: str,
+    *,
+    cache_dir: Path | None,
+    console: Console | None,
+    fallback_repo: str | None = None,
+) -> ErrorSet:
     """Extract (no explanations) the sites of `SOURCE@REV` or `pypi:NAME==VERSION`; a tree
     without a GitHub origin is named `fallback_repo`, else a stand-in."""
     source, rev = split_source(spec, role)
     cache_dir = resolve_cache_dir(cache_dir)
     try:
-        snapshot = open_source(source, rev, repo_name=None, cache_dir=cache_dir,
-                               console=console)
+        snapshot = open_source(source, rev, repo_name=None, cache_dir=cache_dir, console=console)
     except SourceError as exc:
         raise DiffInputError(f"{role} {spec}: {exc}") from None
     # a tree with no GitHub origin: its commit is not on GitHub, so its sites get no links
@@ -90,8 +95,7 @@ def extract_side(spec: str, role: str, *, cache_dir: Path | None, console: Conso
     entries, urls = entries_of_sites(extraction.sites)
     if not on_github:
         urls = {}
-    return ErrorSet(label=spec, repo=snapshot.repo, sha=snapshot.sha, entries=entries,
-                    urls=urls)
+    return ErrorSet(label=spec, repo=snapshot.repo, sha=snapshot.sha, entries=entries, urls=urls)
 
 
 def is_dataset_spec(spec: str) -> bool:

@@ -47,8 +47,10 @@ def _answer_schema() -> dict[str, Any]:
 
     schema = to_strict_json_schema(Explanation)
     schema["properties"]["handlingStrategy"] = {
-        "type": "string", "enum": list(HANDLING_STRATEGIES), "title": "Handlingstrategy",
-    }  # fmt: skip
+        "type": "string",
+        "enum": list(HANDLING_STRATEGIES),
+        "title": "Handlingstrategy",
+    }
     return schema
 
 
@@ -149,8 +151,9 @@ def _bounds_problems(explanation: Explanation) -> list[str]:
                 problems.append(f"{name} has {len(value)} items (at most {MAX_LIST_ITEMS})")
             longest = max((len(item) for item in value), default=0)
             if longest > MAX_FIELD_CHARS:
-                problems.append(f"an item of {name} is {longest} characters long "
-                                f"(at most {MAX_FIELD_CHARS})")  # fmt: skip
+                problems.append(
+                    f"an item of {name} is {longest} characters long (at most {MAX_FIELD_CHARS})"
+                )
     if explanation.handlingStrategy not in HANDLING_STRATEGIES:
         problems.append(
             f"handlingStrategy must be one of {', '.join(HANDLING_STRATEGIES)}, "

@@ -95,28 +95,35 @@ class BatchAPI:
 
     def _client(self, max_bytes: int = MAX_RESPONSE_BYTES) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(
-            api_key=self.api_key, base_url=self.base_url, timeout=self.timeout, max_retries=2,
+            api_key=self.api_key,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=2,
             http_client=capped_http_client(self.timeout, max_bytes),
-        )  # fmt: skip
+        )
 
     async def submit(self, lines: Iterable[str]) -> str:
         """Upload the requests and start a batch of them; its id."""
         data = "".join(lines).encode("utf-8")
         async with self._client() as client:
             try:
-                uploaded = await client.files.create(file=("requests.jsonl", data),
-                                                     purpose="batch")  # fmt: skip
+                uploaded = await client.files.create(file=("requests.jsonl", data), purpose="batch")
                 batch = await client.batches.create(
-                    input_file_id=uploaded.id, endpoint=ENDPOINT,
+                    input_file_id=uploaded.id,
+                    endpoint=ENDPOINT,
                     completion_window=COMPLETION_WINDOW,
-                )  # fmt: skip
+                )
             except openai.OpenAIError as exc:
                 raise BatchError(f"cannot submit a batch: {_why(exc)}") from None
         return batch.id
 
-    async def follow(self, batch_id: str, poll_seconds: float,
-                     on_progress: Callable[[BatchState], None],
-                     stopped: Callable[[], bool]) -> BatchState | None:  # fmt: skip
+    async def follow(
+        self,
+        batch_id: str,
+        poll_seconds: float,
+        on_progress: Callable[[BatchState], None],
+        stopped: Callable[[], bool],
+    ) -> BatchState | None:
         """Poll until the batch is finished (its state) or `stopped()` says to stop (None);
         a poll that fails is tried again at the next one."""
         async with self._client() as client:
@@ -152,7 +159,9 @@ class BatchAPI:
                 try:
                     content = await client.files.content(file_id)
                 except openai.OpenAIError as exc:
-                    raise BatchError(f"cannot fetch the results of {state.id}: {_why(exc)}") from None
+                    raise BatchError(
+                        f"cannot fetch the results of {state.id}: {_why(exc)}"
+                    ) from None
                 found.update(read_results(content.text))
         return found
 
@@ -164,8 +173,9 @@ def _state(batch: Any) -> BatchState:
     errors = ""
     if batch.errors is not None and batch.errors.data:
         errors = "; ".join(e.message or e.code or "" for e in batch.errors.data)
-    return BatchState(batch.id, batch.status, done, total, batch.output_file_id,
-                      batch.error_file_id, errors)  # fmt: skip
+    return BatchState(
+        batch.id, batch.status, done, total, batch.output_file_id, batch.error_file_id, errors
+    )
 
 
 def _why(exc: openai.OpenAIError) -> str:

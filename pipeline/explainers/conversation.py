@@ -38,15 +38,18 @@ class Conversation:
     dropped_keys: int = 0
     fixed_values: int = 0
 
-    def advance(self, answer: str, grounding: Grounding,
-                *, cut: bool = False) -> tuple[Conversation, Outcome | None]:  # fmt: skip
+    def advance(
+        self, answer: str, grounding: Grounding, *, cut: bool = False
+    ) -> tuple[Conversation, Outcome | None]:
         """After `answer` (`cut`: stopped by the output limit): the conversation with its
         next question (a repair) and None, or the conversation (its counts updated) and the
         outcome."""
         parsed = parse_answer(answer)
         if parsed.explanation is None and cut:
-            parsed.problem = ("it stopped at the output limit before it was complete, so keep "
-                              f"every field short; {parsed.problem}")  # fmt: skip
+            parsed.problem = (
+                "it stopped at the output limit before it was complete, so keep "
+                f"every field short; {parsed.problem}"
+            )
         seen = replace(
             self,
             dropped_keys=self.dropped_keys + len(parsed.dropped_keys),
@@ -55,16 +58,22 @@ class Conversation:
         explanation = parsed.explanation
         if explanation is None:
             if self.stage == "first":
-                return seen._repair(answer, _invalid_note(parsed.problem), "repair_invalid",
-                                    problem=parsed.problem), None  # fmt: skip
+                return seen._repair(
+                    answer, _invalid_note(parsed.problem), "repair_invalid", problem=parsed.problem
+                ), None
             if self.stage == "repair_invalid":
                 return seen, Outcome(None, error=f"invalid answer after a repair: {parsed.problem}")
             return seen, Outcome(self.kept, list(self.kept_violations))
         violations = grounding.check(explanation)
         if not violations or self.stage == "repair_ungrounded":
             return seen, Outcome(explanation, violations)
-        return seen._repair(answer, _ungrounded_note(violations), "repair_ungrounded",
-                            kept=explanation, kept_violations=violations), None  # fmt: skip
+        return seen._repair(
+            answer,
+            _ungrounded_note(violations),
+            "repair_ungrounded",
+            kept=explanation,
+            kept_violations=violations,
+        ), None
 
     def settle(self, reason: str) -> Outcome:
         """The outcome when no further request can be sent: the valid answer kept, if any."""
@@ -76,10 +85,15 @@ class Conversation:
 
     def result(self, outcome: Outcome, usage: Usage, out_of_budget: bool = False) -> ExplainResult:
         return ExplainResult(
-            outcome.explanation, outcome.error, usage, list(outcome.violations),
-            repairs=self.repairs, dropped_keys=self.dropped_keys, fixed_values=self.fixed_values,
+            outcome.explanation,
+            outcome.error,
+            usage,
+            list(outcome.violations),
+            repairs=self.repairs,
+            dropped_keys=self.dropped_keys,
+            fixed_values=self.fixed_values,
             out_of_budget=out_of_budget and outcome.explanation is None,
-        )  # fmt: skip
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The conversation as JSON data (a batch's state in the store)."""
@@ -94,9 +108,12 @@ class Conversation:
 
     def _repair(self, answer: str, note: str, stage: str, **changes: Any) -> Conversation:
         return replace(
-            self, messages=[*self.messages, *_repair_turn(answer, note)], stage=stage,
-            repairs=self.repairs + 1, **changes,
-        )  # fmt: skip
+            self,
+            messages=[*self.messages, *_repair_turn(answer, note)],
+            stage=stage,
+            repairs=self.repairs + 1,
+            **changes,
+        )
 
 
 def _repair_turn(answer: str, note: str) -> list[dict[str, str]]:

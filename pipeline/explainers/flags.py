@@ -77,8 +77,11 @@ def flag_pairs(text: str, command: bool = False) -> list[tuple[str, str]]:
     """(flag, value) for each flag a text gives a value: `--dtype=half` anywhere, `--x v`
     inside a code span, or on any line of a `command` text (an example fix) that is not a
     comment. Prose after a flag (`--x requires --y`) is no value, nor a metavar (`MODEL`)."""
-    pieces = [line for line in text.splitlines() if not line.lstrip().startswith("#")] if (
-        command) else _CODE_SPAN.findall(text)
+    pieces = (
+        [line for line in text.splitlines() if not line.lstrip().startswith("#")]
+        if (command)
+        else _CODE_SPAN.findall(text)
+    )
     pairs = []
     for piece, spaced in [*((p, True) for p in pieces), (text, False)]:
         for match in _PAIR.finditer(piece):

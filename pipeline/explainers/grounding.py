@@ -65,8 +65,9 @@ def choice_violations(explanation: Explanation, settings: Sequence[Setting]) -> 
             if choices is None:
                 continue
             if any(part not in choices for part in value.replace("|", "/").split("/") if part):
-                violations.append(f"{field}: {flag} {value} is not one of its choices "
-                                  f"({', '.join(choices)})")
+                violations.append(
+                    f"{field}: {flag} {value} is not one of its choices ({', '.join(choices)})"
+                )
     return violations
 
 

@@ -154,12 +154,12 @@ class LLMExplainer:
         """The system and user messages for one site (the first request of a conversation)."""
         return [
             {"role": "system", "content": self.prompt.system},
-            {"role": "user", "content": render_user_message(self.prompt, request,
-                                                            self.command)},
+            {"role": "user", "content": render_user_message(self.prompt, request, self.command)},
         ]
 
-    def request_body(self, messages: list[dict[str, str]],
-                     profile: ServerProfile | None = None) -> dict[str, Any]:
+    def request_body(
+        self, messages: list[dict[str, str]], profile: ServerProfile | None = None
+    ) -> dict[str, Any]:
         """The chat-completions body for a conversation under a server profile (the
         explainer's current one by default): the schema as the response format, or written
         into the system message when the server takes only JSON mode or nothing."""
@@ -168,8 +168,11 @@ class LLMExplainer:
         if profile.response_format != "json_schema" and messages[0]["role"] == "system":
             system = {"role": "system", "content": messages[0]["content"] + "\n" + schema_note()}
             messages = [system, *messages[1:]]
-        body: dict[str, Any] = {"model": self.model, "messages": messages,
-                                **profile.limits(self.max_output_tokens)}  # fmt: skip
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            **profile.limits(self.max_output_tokens),
+        }
         if fmt is not None:
             body["response_format"] = fmt
         return body
@@ -193,8 +196,8 @@ class LLMExplainer:
             except _GaveUp as exc:
                 return conversation.result(conversation.settle(str(exc)), usage)
             conversation, outcome = conversation.advance(
-                completion.content, request.site_grounding,
-                cut=completion.finish_reason == "length")
+                completion.content, request.site_grounding, cut=completion.finish_reason == "length"
+            )
             if outcome is not None:
                 return conversation.result(outcome, usage)
 
@@ -222,8 +225,9 @@ class LLMExplainer:
             self._loop = loop
         return self._client
 
-    async def _complete(self, messages: list[dict[str, str]], usage: Usage,
-                        budget: Budget) -> Completion:  # fmt: skip
+    async def _complete(
+        self, messages: list[dict[str, str]], usage: Usage, budget: Budget
+    ) -> Completion:
         """One chat completion, retrying transient failures: at most `max_retries` retries,
         `TIMEOUT_ATTEMPTS` timeouts and `max_wait` seconds of waiting in all."""
         attempts = timeouts = 0
@@ -274,8 +278,13 @@ class LLMExplainer:
                         self._probed = True
         return await self._send(client, messages, usage, budget)
 
-    async def _send(self, client: openai.AsyncOpenAI, messages: list[dict[str, str]],
-                    usage: Usage, budget: Budget) -> Completion | tuple[str, float | None, bool, bool]:  # fmt: skip
+    async def _send(
+        self,
+        client: openai.AsyncOpenAI,
+        messages: list[dict[str, str]],
+        usage: Usage,
+        budget: Budget,
+    ) -> Completion | tuple[str, float | None, bool, bool]:
         assert self._slots is not None
         async with self._slots:
             if not budget.take():
@@ -334,8 +343,7 @@ class LLMExplainer:
 # -- the user message ----------------------------------------------------------------------
 
 
-def render_user_message(prompt: Prompt, request: ExplainRequest,
-                        command: str | None = None) -> str:
+def render_user_message(prompt: Prompt, request: ExplainRequest, command: str | None = None) -> str:
     site = request.site
     facts: dict[str, object] = {
         "qualname": site.qualname,

@@ -28,8 +28,10 @@ _LINE_PREFIXES = (
     # SGLang and others: [2026-08-14 12:00:01 TP0]
     re.compile(r"\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}[^\]\n]*\] ?"),
     # ISO timestamps (kubectl --timestamps, GitHub Actions logs, logging's asctime)
-    re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})? "
-               r"(?:- )?"),
+    re.compile(
+        r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})? "
+        r"(?:- )?"
+    ),
     re.compile(r"[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2} \S+ [\w.@-]+(?:\[\d+\])?: "),  # syslog
     re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?::[\w.]*)?: ?(?=\S)"),  # logging default
 )

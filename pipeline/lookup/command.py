@@ -20,8 +20,14 @@ class Explained:
     warnings: list[str] = field(default_factory=list)
 
 
-def explain(text: str, dataset_paths: list[Path], *, fmt: str = "text",
-            show_all: bool = False, default_root: Path = Path("output")) -> Explained:
+def explain(
+    text: str,
+    dataset_paths: list[Path],
+    *,
+    fmt: str = "text",
+    show_all: bool = False,
+    default_root: Path = Path("output"),
+) -> Explained:
     """The `explain` command. `fmt` is `text` (a page, or with `show_all` one line per
     candidate) or `json` (JSON Lines of the matches and their envelopes)."""
     datasets, warnings = load_datasets(dataset_paths, default_root)

@@ -53,9 +53,12 @@ class IndexedPattern:
         pieces = raw.get("messageFragments")
         if not isinstance(pieces, list) or not all(isinstance(p, str) for p in pieces):
             pieces = []
-        return cls(raw, dataset,
-                   None if fragments is None else tuple(fold(f) for f in fragments),
-                   tuple(fold(p) for p in pieces))
+        return cls(
+            raw,
+            dataset,
+            None if fragments is None else tuple(fold(f) for f in fragments),
+            tuple(fold(p) for p in pieces),
+        )
 
     @property
     def id(self) -> str:
@@ -72,8 +75,9 @@ class IndexedPattern:
                 self._entry = IndexEntry.model_validate(self.raw, strict=True)
             except ValidationError as error:
                 where = index_path(self.dataset.root)
-                raise ExplainError(f"{where}: invalid entry {self.raw.get('id')!r}: "
-                                   f"{validation_problem(error)}") from None
+                raise ExplainError(
+                    f"{where}: invalid entry {self.raw.get('id')!r}: {validation_problem(error)}"
+                ) from None
         return self._entry
 
     @cached_property
@@ -149,8 +153,9 @@ def index_dataset(root: Path) -> IndexedDataset:
     try:
         key = (root, index_file.stat().st_mtime_ns, manifest_file.stat().st_mtime_ns)
     except OSError:
-        raise NotADataset(f"{manifest_file}: not a vmine manifest (no index.jsonl beside it), "
-                          "skipped") from None
+        raise NotADataset(
+            f"{manifest_file}: not a vmine manifest (no index.jsonl beside it), skipped"
+        ) from None
     cached = _INDEX_CACHE.get(key)
     if cached is not None:
         return cached
@@ -225,8 +230,9 @@ def resolve_datasets(paths: list[Path], default_root: Path = Path("output")) -> 
         raise ExplainError(str(error)) from None
 
 
-def load_datasets(paths: list[Path], default_root: Path = Path("output")
-                  ) -> tuple[list[IndexedDataset], list[str]]:
+def load_datasets(
+    paths: list[Path], default_root: Path = Path("output")
+) -> tuple[list[IndexedDataset], list[str]]:
     """The datasets to search, and a warning line for each folder skipped or line not read.
     Raises ExplainError when no dataset is left."""
     datasets: list[IndexedDataset] = []
@@ -244,6 +250,9 @@ def load_datasets(paths: list[Path], default_root: Path = Path("output")
             warnings.extend(dataset.warnings)
     if not datasets:
         where = ", ".join(str(p) for p in paths) if paths else str(default_root)
-        raise ExplainError(f"{where}: no vmine dataset under this folder (only other tools' "
-                           "manifest.json); write one with `vmine run`", warnings)
+        raise ExplainError(
+            f"{where}: no vmine dataset under this folder (only other tools' "
+            "manifest.json); write one with `vmine run`",
+            warnings,
+        )
     return datasets, warnings

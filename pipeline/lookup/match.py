@@ -99,8 +99,10 @@ class Match:
         names = holes_in_message(self.pattern.message, self.pattern.raw["messagePattern"])
         if holes is None or names is None or len(names) != len(holes):
             return []
-        return [(name, folded.span(self.candidate.message, start, end))
-                for name, (start, end) in zip(names, holes, strict=True)]
+        return [
+            (name, folded.span(self.candidate.message, start, end))
+            for name, (start, end) in zip(names, holes, strict=True)
+        ]
 
     def sort_key(self) -> tuple:
         return (
@@ -134,14 +136,17 @@ def lookup(text: str, datasets: list[IndexedDataset]) -> Lookup:
     notes = []
     if len(text) > MAX_PASTE:
         cut = text.find("\n", len(text) - MAX_PASTE)
-        notes.append(f"The paste is {len(text):,} characters long; only its last "
-                     f"{MAX_PASTE:,} were read.")
+        notes.append(
+            f"The paste is {len(text):,} characters long; only its last {MAX_PASTE:,} were read."
+        )
         text = text[cut + 1 if 0 <= cut < len(text) - 1 else len(text) - MAX_PASTE :]
     found = candidates(text)
     looked_up = [c for c in found if len(c.message) <= MAX_MESSAGE]
     if found and not looked_up:
-        notes.append(f"No message in the paste is shorter than {MAX_MESSAGE:,} characters; "
-                     "paste the error message itself.")
+        notes.append(
+            f"No message in the paste is shorter than {MAX_MESSAGE:,} characters; "
+            "paste the error message itself."
+        )
     records = _records(datasets)
     best: dict[tuple[str, str], Match] = {}
     for candidate in looked_up:
@@ -159,8 +164,12 @@ def lookup(text: str, datasets: list[IndexedDataset]) -> Lookup:
         # a pattern mostly made of holes matches many messages: a record whose words explain
         # the message far better comes first
         closest = _closest(looked_up, records)
-        if (closest and closest[0].kind == "reworded" and closest[0].score > matches[0].score
-                and all(m.pattern is not closest[0].pattern for m in matches)):
+        if (
+            closest
+            and closest[0].kind == "reworded"
+            and closest[0].score > matches[0].score
+            and all(m.pattern is not closest[0].pattern for m in matches)
+        ):
             matches = [closest[0], *matches]
     return Lookup(found, matches, datasets, notes)
 
@@ -175,14 +184,19 @@ def _records(datasets: list[IndexedDataset]) -> dict[tuple[str, str], tuple[Inde
     return {key: tuple(holders) for key, holders in records.items()}
 
 
-def _literal_match(holders: tuple[IndexedPattern, ...], candidate: Candidate,
-                   folded: str) -> Match | None:
+def _literal_match(
+    holders: tuple[IndexedPattern, ...], candidate: Candidate, folded: str
+) -> Match | None:
     """An exact, pattern or parts match of the record against one candidate message."""
     shown = holders[-1]
     fragments = shown.fragments
     kind, score = None, 0.0
-    if fragments and shown.literal_chars and shown.needle in folded and fullmatch(fragments,
-                                                                                    folded) is not None:
+    if (
+        fragments
+        and shown.literal_chars
+        and shown.needle in folded
+        and fullmatch(fragments, folded) is not None
+    ):
         # a pattern without literal text matches anything: it is never a match
         kind = "exact" if len(fragments) == 1 else "pattern"
         score = 1.0 if kind == "exact" else min(1.0, shown.literal_chars / len(folded))
@@ -196,8 +210,9 @@ def _literal_match(holders: tuple[IndexedPattern, ...], candidate: Candidate,
     return Match(shown, candidate, score, kind, holders=holders)
 
 
-def _closest(found: list[Candidate], records: dict[tuple[str, str], tuple[IndexedPattern, ...]]
-             ) -> list[Match]:
+def _closest(
+    found: list[Candidate], records: dict[tuple[str, str], tuple[IndexedPattern, ...]]
+) -> list[Match]:
     """The records whose words explain most of a candidate message: the share of the
     message's words each record has picks a shortlist, the in-order alignment of words
     scores it (wording.py). The best is `reworded` when it is a clear winner."""
@@ -209,23 +224,27 @@ def _closest(found: list[Candidate], records: dict[tuple[str, str], tuple[Indexe
         if not ours:
             continue
         shortlist = heapq.nlargest(
-            SHORTLIST, records.items(),
+            SHORTLIST,
+            records.items(),
             key=lambda item: len(ours & item[1][-1].keys),
         )
         for key, holders in shortlist:
             wording = compare(paste, holders[-1].template)
-            if (wording is None or wording.score < APPROXIMATE_FLOOR
-                    or wording.paste_weight < APPROXIMATE_MIN_WEIGHT):
+            if (
+                wording is None
+                or wording.score < APPROXIMATE_FLOOR
+                or wording.paste_weight < APPROXIMATE_MIN_WEIGHT
+            ):
                 continue  # one word is close to many messages, and tells none apart
-            match = Match(holders[-1], candidate, wording.score, "approximate", wording,
-                          holders)
+            match = Match(holders[-1], candidate, wording.score, "approximate", wording, holders)
             if key not in scored or match.sort_key() < scored[key].sort_key():
                 scored[key] = match
     ranked = sorted(scored.values(), key=Match.sort_key)
     if ranked and _clear_winner(ranked):
         head = ranked[0]
-        ranked[0] = Match(head.pattern, head.candidate, head.score, "reworded", head.wording,
-                          head.holders)
+        ranked[0] = Match(
+            head.pattern, head.candidate, head.score, "reworded", head.wording, head.holders
+        )
     return ranked[:APPROXIMATE_LIMIT]
 
 
@@ -233,11 +252,16 @@ def _clear_winner(ranked: list[Match]) -> bool:
     head = ranked[0]
     wording = head.wording
     if wording is None or not (
-        wording.containment >= REWORDED_CONTAINMENT and head.score >= REWORDED_SCORE
-        and wording.same_message and wording.paste_weight >= REWORDED_MIN_WEIGHT
+        wording.containment >= REWORDED_CONTAINMENT
+        and head.score >= REWORDED_SCORE
+        and wording.same_message
+        and wording.paste_weight >= REWORDED_MIN_WEIGHT
     ):
         return False
     # The same words in another function explain the paste as well: a tie, shown as such.
-    rivals = [m.score for m in ranked[1:]
-              if m.function[::2] != head.function[::2] and m.pattern.message != head.pattern.message]
+    rivals = [
+        m.score
+        for m in ranked[1:]
+        if m.function[::2] != head.function[::2] and m.pattern.message != head.pattern.message
+    ]
     return not rivals or head.score - max(rivals) >= REWORDED_MARGIN

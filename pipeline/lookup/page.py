@@ -48,8 +48,16 @@ def format_lookup(found: Lookup) -> str:
     head = _notes(found)
     if not found.matches:
         searched = found.candidates[0].message if found.candidates else ""
-        return "\n".join([*head, "No record matches this message, and none is close to it.",
-                          "Searched for: " + _first_line(searched)]) + "\n"
+        return (
+            "\n".join(
+                [
+                    *head,
+                    "No record matches this message, and none is close to it.",
+                    "Searched for: " + _first_line(searched),
+                ]
+            )
+            + "\n"
+        )
     best = found.matches[0]
     if best.kind == "approximate":
         head.append(
@@ -70,8 +78,10 @@ def format_lookup(found: Lookup) -> str:
         head += _releases_note(best, found)
         others = len(found.matches) - 1
         if others and best.kind != "reworded":
-            head.append(f"{others} other record{'s' if others > 1 else ''} also "
-                        f"match{'' if others > 1 else 'es'} (see --all).")
+            head.append(
+                f"{others} other record{'s' if others > 1 else ''} also "
+                f"match{'' if others > 1 else 'es'} (see --all)."
+            )
         if not best.class_agrees:
             head.append(
                 f"Note: the message was raised as {best.candidate.errorClass}; "
@@ -80,8 +90,7 @@ def format_lookup(found: Lookup) -> str:
     head.append("")
     entry = best.entry  # validated before its record file is opened
     envelope = best.dataset.envelope(entry.id)
-    return "\n".join(head) + "\n" + format_page(envelope, entry, best.dataset.root,
-                                                 best.values())
+    return "\n".join(head) + "\n" + format_page(envelope, entry, best.dataset.root, best.values())
 
 
 def _how(match: Match) -> str:
@@ -92,8 +101,7 @@ def _how(match: Match) -> str:
     if match.kind == "parts":
         return f"message built from parts, its pieces cover {match.score:.0%} of the message"
     containment = match.wording.containment if match.wording else match.score
-    return (f"approximate, wording differs; the record explains {containment:.0%} of your "
-            "message")
+    return f"approximate, wording differs; the record explains {containment:.0%} of your message"
 
 
 _PHRASES = 3
@@ -130,11 +138,15 @@ def _releases_note(match: Match, found: Lookup) -> list[str]:
     held = match.releases
     what = "Closest wording, in" if match.kind == "reworded" else "Releases holding this record:"
     if len(held) == len(same_repo) and len(held) > 3:  # every one: the range says enough
-        return [f"{what} all {len(held)} datasets of {match.dataset.repo} searched "
-                f"({held[0].release} to {held[-1].release}); shown: {match.dataset.release}."]
+        return [
+            f"{what} all {len(held)} datasets of {match.dataset.repo} searched "
+            f"({held[0].release} to {held[-1].release}); shown: {match.dataset.release}."
+        ]
     names = ", ".join(d.release for d in held)
-    return [f"{what} {names} ({len(held)} of {len(same_repo)} datasets of "
-            f"{match.dataset.repo} searched); shown: {match.dataset.release}."]
+    return [
+        f"{what} {names} ({len(held)} of {len(same_repo)} datasets of "
+        f"{match.dataset.repo} searched); shown: {match.dataset.release}."
+    ]
 
 
 def _notes(found: Lookup) -> list[str]:
@@ -153,15 +165,21 @@ def format_json(found: Lookup, show_all: bool) -> str:
             "score": round(match.score, 3),
             "message": match.candidate.message,
             "values": [{"part": part, "text": text} for part, text in match.values()],
-            "wording": None if match.wording is None or match.kind not in (
-                "reworded", "approximate") else {
+            "wording": None
+            if match.wording is None or match.kind not in ("reworded", "approximate")
+            else {
                 "containment": round(match.wording.containment, 3),
                 "lacks": list(match.wording.lacks),
                 "adds": list(match.wording.adds),
             },
             "releases": [
-                {"release": d.release, "repo": d.repo, "analyzedSha": d.sha,
-                 "dataset": str(d.root), "shown": d is match.dataset}
+                {
+                    "release": d.release,
+                    "repo": d.repo,
+                    "analyzedSha": d.sha,
+                    "dataset": str(d.root),
+                    "shown": d is match.dataset,
+                }
                 for d in match.releases
             ],
         }
@@ -183,39 +201,53 @@ def tied_best(matches: list[Match]) -> list[Match]:
     return [m for m in matches if (m.kind, round(m.score, 6)) == (head.kind, round(head.score, 6))]
 
 
-def format_page(envelope: Envelope, entry: IndexEntry, dataset_root: Path,
-                values: list[tuple[str, str]] | None = None) -> str:
+def format_page(
+    envelope: Envelope,
+    entry: IndexEntry,
+    dataset_root: Path,
+    values: list[tuple[str, str]] | None = None,
+) -> str:
     """A record as plain text for a terminal; `values` pairs each run-time part of the
     message with its text in the message the user pasted."""
     record = envelope.record
     sections: list[tuple[str, str]] = [("Error message", shown_message(record.errorMessage))]
     if values:
-        sections.append((
-            "In your message",
-            "\n".join(f"{hole} = {_first_line(value)}" for hole, value in values),
-        ))
+        sections.append(
+            (
+                "In your message",
+                "\n".join(f"{hole} = {_first_line(value)}" for hole, value in values),
+            )
+        )
     sections.append(("What it means", record.documentation))
     if entry.guards:
         which = "all of these hold" if len(entry.guards) > 1 else "this holds"
-        sections.append((
-            "When it is raised",
-            f"{entry.qualname} raises it when {which}:\n"
-            + "\n".join(f"- {guard}" for guard in entry.guards),
-        ))
-    sections.append((
-        "Source",
-        f"Thrown at {record.filePath}:{record.lineNumber}\n\n" + numbered_excerpt(record),
-    ))
+        sections.append(
+            (
+                "When it is raised",
+                f"{entry.qualname} raises it when {which}:\n"
+                + "\n".join(f"- {guard}" for guard in entry.guards),
+            )
+        )
+    sections.append(
+        (
+            "Source",
+            f"Thrown at {record.filePath}:{record.lineNumber}\n\n" + numbered_excerpt(record),
+        )
+    )
     sections.append((SETTINGS_HEADING, _settings_text(entry)))
-    sections.append((
-        "Solutions",
-        "\n".join(f"{n}. {text}" for n, text in enumerate(record.solutions, start=1)),
-    ))
+    sections.append(
+        (
+            "Solutions",
+            "\n".join(f"{n}. {text}" for n, text in enumerate(record.solutions, start=1)),
+        )
+    )
     sections.append(("Example fix", record.exampleFix))
-    sections.append((
-        "View on GitHub",
-        f"{record.githubUrl}\n(pinned to {pinned_ref(record.githubUrl)})",
-    ))
+    sections.append(
+        (
+            "View on GitHub",
+            f"{record.githubUrl}\n(pinned to {pinned_ref(record.githubUrl)})",
+        )
+    )
     out = [f"{record.repo} · error · {record.errorClass}", "", page_title(record.errorMessage)]
     for heading, body in sections:
         if body.strip():
@@ -229,9 +261,11 @@ def _settings_text(entry: IndexEntry) -> str:
     lines = []
     for row in settings_involved(entry):
         lines.append(f"{row.flags or '(no flag)'}: {row.field}")
-        facts = [f"type {row.type}" if row.type else "",
-                 f"default {row.default}" if row.default else "",
-                 f"accepted: {row.accepted}" if row.accepted else ""]
+        facts = [
+            f"type {row.type}" if row.type else "",
+            f"default {row.default}" if row.default else "",
+            f"accepted: {row.accepted}" if row.accepted else "",
+        ]
         if any(facts):
             lines.append("  " + ", ".join(f for f in facts if f))
     return "\n".join(lines)

@@ -95,8 +95,13 @@ class Wording:
     def same_message(self) -> bool:
         """Whether the difference is one a release or a user makes to one message: words
         added, dropped or cut off, typos fixed; not a word or identifier exchanged."""
-        return (self.identifiers_agree and not self.substituted and self.starts_together
-                and not self.value_missing and self.literal >= SAME_MESSAGE_LITERAL)
+        return (
+            self.identifiers_agree
+            and not self.substituted
+            and self.starts_together
+            and not self.value_missing
+            and self.literal >= SAME_MESSAGE_LITERAL
+        )
 
 
 def compare(paste: list[Word], record: list[Word]) -> Wording | None:
@@ -120,8 +125,12 @@ def compare(paste: list[Word], record: list[Word]) -> Wording | None:
             continue
         if number == 0 and theirs and theirs[0].key != _HOLE and not ours:
             starts_together = False  # the record says more before the paste begins
-        if (not ours and 0 < i1 < len(paste) and any(w.key == _HOLE for w in theirs)
-                and any(w.key != _HOLE for w in theirs)):
+        if (
+            not ours
+            and 0 < i1 < len(paste)
+            and any(w.key == _HOLE for w in theirs)
+            and any(w.key != _HOLE for w in theirs)
+        ):
             value_missing = True  # a value and the words around it: not a release's edit
         # a run-time part at either end of the difference takes the value next to it, when
         # words that agree hold the value in place on that side
@@ -188,7 +197,8 @@ def _typos(ours: list[Word], theirs: list[Word]) -> bool:
     """Whether the paste's words are the record's, each with a typo made or fixed (in plain
     words only: `numa_bind_cpus` and `numa_bind_nodes` are two names, not a typo)."""
     return len(ours) == len(theirs) and all(
-        not a.identifier and not b.identifier
+        not a.identifier
+        and not b.identifier
         and difflib.SequenceMatcher(None, a.key, b.key).ratio() >= TYPO_RATIO
         for a, b in zip(ours, theirs, strict=True)
     )

@@ -165,5 +165,8 @@ def _messages_in(body: object, depth: int) -> list[str]:
 
 
 FORMS: tuple[Callable[[str], Inner], ...] = (
-    pydantic_items, exception_prefix, client_prefix, json_body,
+    pydantic_items,
+    exception_prefix,
+    client_prefix,
+    json_body,
 )

@@ -49,10 +49,15 @@ def assemble(
                 **cached.explanation.model_dump(),
             )
         )
-        entries.append(IndexEntry.of(
-            site, rid, slug, explainedBy=outcome.explained_by.get(rid),
-            replacedFields=sorted(outcome.replaced.get(rid, {})),
-        ))  # fmt: skip
+        entries.append(
+            IndexEntry.of(
+                site,
+                rid,
+                slug,
+                explainedBy=outcome.explained_by.get(rid),
+                replacedFields=sorted(outcome.replaced.get(rid, {})),
+            )
+        )
     return records, entries
 
 
@@ -100,8 +105,10 @@ def build_manifest(
     failed = [_problem(by_id[rid], reason) for rid, reason in outcome.failures.items()]
     failed += list(clashes)
     pending_reason = (
-        "interrupted" if outcome.interrupted_by
-        else "explainer given up on" if outcome.gave_up
+        "interrupted"
+        if outcome.interrupted_by
+        else "explainer given up on"
+        if outcome.gave_up
         else "budget ran out"
     )
     stats = extraction.stats
@@ -122,8 +129,9 @@ def build_manifest(
             sitesNew=len(outcome.explanations) - outcome.cache_hits,
             sitesReused=outcome.cache_hits,
             byStatus=StatusCounts(**by_status),
-            explainedBy=dict(sorted(Counter(
-                entry.explainedBy for entry in entries if entry.explainedBy).items())),
+            explainedBy=dict(
+                sorted(Counter(entry.explainedBy for entry in entries if entry.explainedBy).items())
+            ),
             fallbacks=len(outcome.fallbacks),
             replacedFields=sum(len(fields) for fields in outcome.replaced.values()),
         ),
@@ -146,8 +154,11 @@ def build_manifest(
                 filePath=entry.filePath,
                 lineNumber=entry.lineNumber,
                 fields=sorted(outcome.replaced[entry.id]),
-                reasons=[why for name in sorted(outcome.replaced[entry.id])
-                         for why in outcome.replaced[entry.id][name]],
+                reasons=[
+                    why
+                    for name in sorted(outcome.replaced[entry.id])
+                    for why in outcome.replaced[entry.id][name]
+                ],
             )
             for entry in by_position
             if outcome.replaced.get(entry.id)

@@ -53,9 +53,14 @@ def key_of(custom: str) -> str:
     return custom.rsplit(".", 1)[0]
 
 
-def write_request_file(sites: Sequence[Site], explainer: LLMExplainer, store: Store,
-                       grounding: Grounding, path: Path,
-                       max_requests: int | None = None) -> tuple[int, int]:  # fmt: skip
+def write_request_file(
+    sites: Sequence[Site],
+    explainer: LLMExplainer,
+    store: Store,
+    grounding: Grounding,
+    path: Path,
+    max_requests: int | None = None,
+) -> tuple[int, int]:
     """Write the first-round requests of the sites the cache cannot answer to `path`
     (JSONL, the Batch API's input format); (requests written, sites cached)."""
     keyed = by_key(sites, explainer)
@@ -117,8 +122,11 @@ class _Rounds:
         for key in list(self.todo):
             result = by_key_found.get(key)
             self.usage[key].requests += int(result is not None)
-            self._take(key, result if result is not None else f"not in {path.name}",
-                       no_more="a results file carries no repair")  # fmt: skip
+            self._take(
+                key,
+                result if result is not None else f"not in {path.name}",
+                no_more="a results file carries no repair",
+            )
 
     # -- the Batch API -----------------------------------------------------------------
 
@@ -139,9 +147,11 @@ class _Rounds:
                 carried = submitted
                 self.sent_with = explainer.profile
                 batch_id = await api.submit(
-                    request_line(custom, body) for custom, (_, body) in submitted.items())
-                store.put_batch(batch_id, explainer.server_key, explainer.model,
-                                self._state(carried))  # fmt: skip
+                    request_line(custom, body) for custom, (_, body) in submitted.items()
+                )
+                store.put_batch(
+                    batch_id, explainer.server_key, explainer.model, self._state(carried)
+                )
                 self.work.console.line(f"batch {batch_id}: submitted {len(carried)} requests")
             state = await self._follow(api, batch_id, len(carried), poll_seconds)
             if state is None:  # interrupted: the batch runs on, and a rerun resumes it
@@ -162,8 +172,9 @@ class _Rounds:
         """Batches a previous run submitted for keys that are still misses, with their
         conversations restored; batches of no use any more are closed."""
         found = []
-        for batch_id, text in self.work.store.open_batches(self.explainer.server_key,
-                                                           self.explainer.model):  # fmt: skip
+        for batch_id, text in self.work.store.open_batches(
+            self.explainer.server_key, self.explainer.model
+        ):
             try:
                 items = json.loads(text)["items"]
             except (ValueError, KeyError, TypeError):
@@ -194,13 +205,21 @@ class _Rounds:
         return lines
 
     def _state(self, carried: dict[str, tuple[str, dict]]) -> str:
-        return json.dumps({"items": {
-            custom: {"round": self.rounds[key], "conversation": self.conversations[key].to_json()}
-            for custom, (key, _) in carried.items()
-        }})  # fmt: skip
+        return json.dumps(
+            {
+                "items": {
+                    custom: {
+                        "round": self.rounds[key],
+                        "conversation": self.conversations[key].to_json(),
+                    }
+                    for custom, (key, _) in carried.items()
+                }
+            }
+        )
 
-    async def _follow(self, api: BatchAPI, batch_id: str, total: int,
-                      poll_seconds: float) -> BatchState | None:  # fmt: skip
+    async def _follow(
+        self, api: BatchAPI, batch_id: str, total: int, poll_seconds: float
+    ) -> BatchState | None:
         outcome = self.work.outcome
         with self.work.console.progress(f"batch {batch_id}", total) as tracker:
 
@@ -208,8 +227,9 @@ class _Rounds:
                 if state.done > tracker.done:
                     tracker.advance(state.done - tracker.done, status=state.status)
 
-            return await api.follow(batch_id, poll_seconds, progress,
-                                    lambda: outcome.interrupted_by is not None)  # fmt: skip
+            return await api.follow(
+                batch_id, poll_seconds, progress, lambda: outcome.interrupted_by is not None
+            )
 
     # -- answers -----------------------------------------------------------------------
 
@@ -236,8 +256,9 @@ class _Rounds:
         usage.completion_tokens += result.completion_tokens
         self.work.budget.tokens += result.prompt_tokens + result.completion_tokens
         grounding = SiteGrounding(self.work.grounding, self.work.sites[key][0].settings)
-        moved, settled = conversation.advance(result.content, grounding,
-                                              cut=result.finish_reason == "length")  # fmt: skip
+        moved, settled = conversation.advance(
+            result.content, grounding, cut=result.finish_reason == "length"
+        )
         self.conversations[key] = moved
         if settled is not None:
             self._settle(key, settled, moved)

@@ -29,16 +29,20 @@ class TreeClasses:
 
     def rules_by_blob(self, rules: Rules) -> dict[str, Rules]:
         """The rules in effect for each blob's file (the same object for most of them)."""
-        tree = ClassRules.of((fact for file in self.by_blob.values() for fact in file.classes),
-                             rules)
+        tree = ClassRules.of(
+            (fact for file in self.by_blob.values() for fact in file.classes), rules
+        )
         cached: dict[tuple, Rules] = {}
         result = {}
         for blob, file in self.by_blob.items():
             # the names a file raises decide its rules, and so do its own classes when it
             # derives from a configuration class of the tree
             configs = file.base_names & tree.configs
-            key = (tuple(sorted(file.raised & tree.errors)), tuple(sorted(configs)),
-                   file.classes if configs else ())
+            key = (
+                tuple(sorted(file.raised & tree.errors)),
+                tuple(sorted(configs)),
+                file.classes if configs else (),
+            )
             if key not in cached:
                 cached[key] = rules_for_file(rules, file, tree)
             result[blob] = cached[key]
@@ -62,8 +66,9 @@ def scan_blob(data: bytes) -> FileClasses:
     return scan_file(data.decode("utf-8", "surrogateescape"))
 
 
-def store_classes(store: Store | None, by_blob: dict[str, FileClasses],
-                  blobs: Iterable[str]) -> None:
+def store_classes(
+    store: Store | None, by_blob: dict[str, FileClasses], blobs: Iterable[str]
+) -> None:
     """Keep these blobs' scans in the store."""
     if store is not None:
         store.put_memo(_rows(list(blobs), by_blob))

@@ -93,8 +93,14 @@ def by_key(sites: Sequence[Site], explainer: Explainer) -> dict[str, list[Site]]
     """The sites by explanation key (sites meaning the same share one explanation)."""
     keyed: dict[str, list[Site]] = defaultdict(list)
     for site in sites:
-        keyed[explanation_key(explainer.model, explainer.prompt_version, site,
-                              whole_function=explainer.reads_whole_function)].append(site)
+        keyed[
+            explanation_key(
+                explainer.model,
+                explainer.prompt_version,
+                site,
+                whole_function=explainer.reads_whole_function,
+            )
+        ].append(site)
     return keyed
 
 
@@ -235,8 +241,18 @@ def enrich(
                 keep.answer(site, cached, warnings)
                 outcome.cache_hits += 1
         if misses:
-            work = Misses(misses, siblings, explainer, store, grounding, outcome, keep, console,
-                          interruption, _Budget(max_requests, max_tokens))  # fmt: skip
+            work = Misses(
+                misses,
+                siblings,
+                explainer,
+                store,
+                grounding,
+                outcome,
+                keep,
+                console,
+                interruption,
+                _Budget(max_requests, max_tokens),
+            )
             if explain_misses is None:
                 asyncio.run(_explain_misses(work, max(1, concurrency)))
             else:
@@ -250,8 +266,14 @@ class _Keeper:
     """Puts explanations into the outcome: an LLM answer with its ungrounded fields replaced,
     or the fallback's explanation for a site without one."""
 
-    def __init__(self, outcome: EnrichOutcome, provider: str, grounding: Grounding,
-                 siblings: dict[str, list[Site]], fallback: Fallback | None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        outcome: EnrichOutcome,
+        provider: str,
+        grounding: Grounding,
+        siblings: dict[str, list[Site]],
+        fallback: Fallback | None,
+    ) -> None:
         self.outcome = outcome
         self.provider = provider
         self.grounding = grounding
@@ -278,7 +300,8 @@ class _Keeper:
         outcome = self.outcome
         pending = set() if outcome.interrupted_by is not None else set(outcome.pending)
         reason_left = (
-            f"explainer given up on: {outcome.gave_up}" if outcome.gave_up
+            f"explainer given up on: {outcome.gave_up}"
+            if outcome.gave_up
             else "the budget ran out before this site"
         )
         for site in sites:

@@ -150,8 +150,14 @@ def extract_snapshot(
             if tree_settings is not None:
                 tree_settings.saw(blob, data)
             if _raises_one_of(data, own):
-                analysis.add(blob, paths_of[blob][0], data, len(paths_of[blob]), (own, facts),
-                             analysis_token(own))
+                analysis.add(
+                    blob,
+                    paths_of[blob][0],
+                    data,
+                    len(paths_of[blob]),
+                    (own, facts),
+                    analysis_token(own),
+                )
             elif tree_settings is not None and tree_settings.wants_parse(blob):
                 analysis.add_settings_only(blob, paths_of[blob][0], data)  # a parser
         if new:
@@ -160,23 +166,31 @@ def extract_snapshot(
         token_of = {blob: analysis_token(rules_of[blob]) for blob in paths_of}
         # Blobs whose rules are not those they were looked up or analysed under: their
         # stored analyses, if any, are under the tokens of the rules in effect.
-        changed = [blob for blob in paths_of
-                   if new and analysis_token(own_of[blob]) != token_of[blob]]
+        changed = [
+            blob for blob in paths_of if new and analysis_token(own_of[blob]) != token_of[blob]
+        ]
         for blob in changed:
             known.pop(blob, None)
         known.update(_stored(store, {blob: token_of[blob] for blob in changed}))
         # Every blob seen before is known without reading it: its analysis, or that it
         # holds nothing worth analysing (None).
         again = set(changed)
-        unknown = [blob for blob in paths_of
-                   if blob not in known and (blob not in read or blob in again)]
+        unknown = [
+            blob for blob in paths_of if blob not in known and (blob not in read or blob in again)
+        ]
         plain = [blob for blob in read if blob not in again and blob not in analysis]
         for blob, data in _contents(snapshot, unknown, read):
             if tree_settings is not None:
                 tree_settings.saw(blob, data)
             if _raises_one_of(data, rules_of[blob]):
-                analysis.add(blob, paths_of[blob][0], data, len(paths_of[blob]),
-                             (rules_of[blob], by_blob[blob]), token_of[blob])
+                analysis.add(
+                    blob,
+                    paths_of[blob][0],
+                    data,
+                    len(paths_of[blob]),
+                    (rules_of[blob], by_blob[blob]),
+                    token_of[blob],
+                )
             else:
                 plain.append(blob)
         read.clear()
@@ -200,13 +214,16 @@ def extract_snapshot(
             if extraction is None:
                 continue
             if extraction.skipped is not None:
-                skipped.append(SkippedFile(filePath=prefix + tree_file.path,
-                                           reason=extraction.skipped))
+                skipped.append(
+                    SkippedFile(filePath=prefix + tree_file.path, reason=extraction.skipped)
+                )
                 continue
             for raw in extraction.sites:
                 # A cached analysis may come from another path holding the same bytes.
-                placed = raw if raw.filePath == tree_file.path else raw.model_copy(
-                    update={"filePath": tree_file.path}
+                placed = (
+                    raw
+                    if raw.filePath == tree_file.path
+                    else raw.model_copy(update={"filePath": tree_file.path})
                 )
                 raws.append((tree_file.path, placed))
         found: list[list] = [[] for _ in raws]
@@ -242,8 +259,9 @@ def _stored(store: Store | None, token_of: dict[str, str]) -> dict[str, FileExtr
     return known
 
 
-def _contents(snapshot: Snapshot, blobs: list[str],
-              read: dict[str, bytes]) -> Iterator[tuple[str, bytes]]:
+def _contents(
+    snapshot: Snapshot, blobs: list[str], read: dict[str, bytes]
+) -> Iterator[tuple[str, bytes]]:
     """The blobs' bytes in order: those read already, then the rest from git."""
     rest = [blob for blob in blobs if blob not in read]
     for blob in blobs:
@@ -256,8 +274,15 @@ class _Analysis:
     """blob -> FileExtraction for blobs not in the cache, in worker processes (one for a few
     files): a file that crashes, hangs or exhausts its worker loses only itself."""
 
-    def __init__(self, rules: Rules, workers: int | None, store_path: Path | None,
-                 expected: int, file_timeout: float, settings: bool = True) -> None:
+    def __init__(
+        self,
+        rules: Rules,
+        workers: int | None,
+        store_path: Path | None,
+        expected: int,
+        file_timeout: float,
+        settings: bool = True,
+    ) -> None:
         self._size = 1 if expected < _ONE_WORKER_BELOW else workers or os.cpu_count() or 1
         self._rules, self._store_path, self._file_timeout = rules, store_path, file_timeout
         self._settings = settings
@@ -273,8 +298,13 @@ class _Analysis:
         self.weight = 0  # files (paths) to analyse, a blob counting once per path
 
     def _new_pool(self) -> WorkerPool:
-        return WorkerPool(self._rules, self._size, self._store_path,
-                          file_timeout=self._file_timeout, settings=self._settings)
+        return WorkerPool(
+            self._rules,
+            self._size,
+            self._store_path,
+            file_timeout=self._file_timeout,
+            settings=self._settings,
+        )
 
     def __enter__(self) -> _Analysis:
         if self._pool is not None:
@@ -300,8 +330,7 @@ class _Analysis:
 
     def settings_facts(self, texts: list[bytes]) -> list[FileSettings]:
         """The settings facts of these files, made by the workers side by side."""
-        items: list[Item] = [(f"settings-{n}.py", data, None, None)
-                             for n, data in enumerate(texts)]
+        items: list[Item] = [(f"settings-{n}.py", data, None, None) for n, data in enumerate(texts)]
         pool = self._started_pool()
         per_batch = max(1, -(-len(items) // (2 * self._size)))  # two batches per worker
         for start in range(0, len(items), per_batch):
@@ -316,8 +345,15 @@ class _Analysis:
         if self._pool is not None:
             self._pool.close()
 
-    def add(self, blob: str, path: str, data: bytes, weight: int,
-            context: tuple[Rules, FileClasses], token: str) -> None:
+    def add(
+        self,
+        blob: str,
+        path: str,
+        data: bytes,
+        weight: int,
+        context: tuple[Rules, FileClasses],
+        token: str,
+    ) -> None:
         """A file to analyse under the rules in effect for it (their store token is `token`)
         and with its classes: handed to a worker with the next batch. A file added again
         under other rules is analysed again, and only the last analysis counts."""
@@ -329,8 +365,9 @@ class _Analysis:
         self._token[path] = token
         problem = size_problem(len(data))
         if problem is not None:  # not worth sending to a worker
-            self._arrived.append(FileResult(path, FileExtraction(filePath=path, skipped=problem),
-                                            rules=context[0]))
+            self._arrived.append(
+                FileResult(path, FileExtraction(filePath=path, skipped=problem), rules=context[0])
+            )
             return
         self._items.append((path, data, *context))
         self._batch_bytes += len(data)
@@ -349,9 +386,7 @@ class _Analysis:
         pool.submit(chunk)
         self._arrived += pool.poll()
 
-    def collect(
-        self, tracker: Tracker | _Silent, store: Store | None
-    ) -> dict[str, FileExtraction]:
+    def collect(self, tracker: Tracker | _Silent, store: Store | None) -> dict[str, FileExtraction]:
         results: dict[str, FileExtraction] = {}
         unsaved: list[FileResult] = []
         saved_at = time.monotonic()
@@ -363,8 +398,11 @@ class _Analysis:
                         self.settings[self._blob_of[result.path]] = result.settings
                 # an analysis under rules the file was added again under is left out, and
                 # so is what a settings-only item brings but its facts
-                arrived = [result for result in arrived
-                           if result.extraction is not None and self._current(result)]
+                arrived = [
+                    result
+                    for result in arrived
+                    if result.extraction is not None and self._current(result)
+                ]
                 for result in arrived:
                     results[self._blob_of[result.path]] = result.extraction
                     tracker.advance(self._weight[result.path])
@@ -390,7 +428,8 @@ class _Analysis:
         for result in results:
             if result.lasting:
                 groups.setdefault(self._token[result.path], []).append(
-                    (self._blob_of[result.path], result.extraction))
+                    (self._blob_of[result.path], result.extraction)
+                )
         memo = [entry for result in results for entry in result.memo]
         if not groups:
             store.put_memo(memo)
@@ -418,12 +457,20 @@ def extract_source(
     input, before any analysis); `tag` (a tag format) and `path_prefix` apply to a `pypi:`
     SOURCE; `settings=False` leaves each site's settings out."""
     cache_dir = resolve_cache_dir(cache_dir)
-    snapshot = open_source(source, rev, repo_name=repo_name, cache_dir=cache_dir,
-                           console=console, tag=tag, path_prefix=path_prefix)
+    snapshot = open_source(
+        source,
+        rev,
+        repo_name=repo_name,
+        cache_dir=cache_dir,
+        console=console,
+        tag=tag,
+        path_prefix=path_prefix,
+    )
     snapshot.require_repo()  # before the store file is created
     rules = rules or Rules()
-    options = dict(include=include, exclude=exclude, workers=workers, console=console,
-                   settings=settings)
+    options = dict(
+        include=include, exclude=exclude, workers=workers, console=console, settings=settings
+    )
     if not use_cache:
         return extract_snapshot(snapshot, rules, store=None, **options)
     with Store(default_store_path(cache_dir)) as store:
@@ -446,8 +493,11 @@ def report_skipped(extraction: Extraction, console: Console) -> None:
     """Each skipped file as a line on stderr, and as a GitHub annotation in github mode."""
     for item in extraction.skipped:
         console.line(f"skipped: {item.filePath}: {item.reason}")
-        console.annotate(workflow_command("warning", f"skipped: {item.reason}",
-                                          file=item.filePath, line=line_of(item.reason)))
+        console.annotate(
+            workflow_command(
+                "warning", f"skipped: {item.reason}", file=item.filePath, line=line_of(item.reason)
+            )
+        )
 
 
 def report_summary(extraction: Extraction, source: str, console: Console) -> None:
@@ -457,7 +507,6 @@ def report_summary(extraction: Extraction, source: str, console: Console) -> Non
         f"### vmine extract: {source}\n\n- {summary_line(extraction)}\n"
         + skipped_markdown([(item.filePath, item.reason) for item in extraction.skipped])
     )
-
 
 
 def run_extract(
@@ -477,8 +526,9 @@ def run_extract(
     extraction = extract_source(source, rev, console=console, **options)
     report_skipped(extraction, console)
     if strict and extraction.skipped:
-        console.line(f"extract: --strict: {len(extraction.skipped)} file(s) skipped, "
-                     "no output written")
+        console.line(
+            f"extract: --strict: {len(extraction.skipped)} file(s) skipped, no output written"
+        )
         return 1, None
     text = extraction.jsonl()
     if output is not None and str(output) != "-":

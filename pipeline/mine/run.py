@@ -123,8 +123,10 @@ def run_dataset(
     batching = check_batch_options(options)
     explainer = explainer or choose_explainer(options)
     if batching and explainer.provider == "offline":
-        raise RunError("--batch, --batch-file and --batch-results need the openai explainer: "
-                       "pass --llm openai (and --model)")  # fmt: skip
+        raise RunError(
+            "--batch, --batch-file and --batch-results need the openai explainer: "
+            "pass --llm openai (and --model)"
+        )
     if not options.dry_run and not options.batch_file:  # fail before the work, not after it
         Path(options.out_dir).mkdir(parents=True, exist_ok=True)
     snapshot = open_source(
@@ -144,8 +146,14 @@ def run_dataset(
         return _mine(options, snapshot, root, explainer, cache_dir, console)
 
 
-def _mine(options: RunOptions, snapshot: Snapshot, root: Path, explainer: Explainer,
-          cache_dir: Path, console: Console) -> RunOutcome:
+def _mine(
+    options: RunOptions,
+    snapshot: Snapshot,
+    root: Path,
+    explainer: Explainer,
+    cache_dir: Path,
+    console: Console,
+) -> RunOutcome:
     with Store(options.cache or default_store_path(cache_dir)) as store:
         remember = getattr(explainer, "remember_with", None)
         if remember is not None:  # an LLM explainer starts from what it learnt of the server
@@ -174,9 +182,13 @@ def _mine(options: RunOptions, snapshot: Snapshot, root: Path, explainer: Explai
         if options.batch or options.batch_results is not None:
             from pipeline.mine.batch import BatchOptions, batch_runner
 
-            runner = batch_runner(BatchOptions(
-                "results" if options.batch_results else "api", options.batch_results,
-                options.batch_poll))  # fmt: skip
+            runner = batch_runner(
+                BatchOptions(
+                    "results" if options.batch_results else "api",
+                    options.batch_results,
+                    options.batch_poll,
+                )
+            )
         enriched = enrich(
             sites,
             explainer,
@@ -186,8 +198,9 @@ def _mine(options: RunOptions, snapshot: Snapshot, root: Path, explainer: Explai
             max_requests=options.max_requests,
             max_tokens=options.max_tokens,
             console=console,
-            fallback=None if explainer.provider == "offline" else functools.partial(
-                offline_fallback, command=options.command),
+            fallback=None
+            if explainer.provider == "offline"
+            else functools.partial(offline_fallback, command=options.command),
             explain_misses=runner,
         )
 
@@ -215,9 +228,15 @@ def _mine(options: RunOptions, snapshot: Snapshot, root: Path, explainer: Explai
 
 def check_batch_options(options: RunOptions) -> bool:
     """Whether the run batches; RunError for options that do not go together."""
-    given = [flag for flag, on in (("--batch", options.batch),
-                                   ("--batch-file", options.batch_file is not None),
-                                   ("--batch-results", options.batch_results is not None)) if on]
+    given = [
+        flag
+        for flag, on in (
+            ("--batch", options.batch),
+            ("--batch-file", options.batch_file is not None),
+            ("--batch-results", options.batch_results is not None),
+        )
+        if on
+    ]
     if len(given) > 1:
         raise RunError(f"{given[0]} and {given[1]} do not go together: use one")
     if given and options.dry_run:
@@ -227,15 +246,22 @@ def check_batch_options(options: RunOptions) -> bool:
     return bool(given)
 
 
-def write_batch_file(options: RunOptions, sites: list[Site], explainer: Explainer,
-                     store: Store, grounding: RepoGrounding, console: Console) -> RunOutcome:
+def write_batch_file(
+    options: RunOptions,
+    sites: list[Site],
+    explainer: Explainer,
+    store: Store,
+    grounding: RepoGrounding,
+    console: Console,
+) -> RunOutcome:
     """`--batch-file`: the requests of the sites the cache cannot answer, and nothing else."""
     from pipeline.explainers.llm import LLMExplainer
     from pipeline.mine.batch import write_request_file
 
     assert isinstance(explainer, LLMExplainer) and options.batch_file is not None
-    written, cached = write_request_file(sites, explainer, store, grounding, options.batch_file,
-                                         options.max_requests)  # fmt: skip
+    written, cached = write_request_file(
+        sites, explainer, store, grounding, options.batch_file, options.max_requests
+    )
     console.line(
         f"batch file: {written} requests written to {options.batch_file} ({cached} sites "
         f"cached); run them (e.g. python -m vllm.entrypoints.openai.run_batch -i "
@@ -245,8 +271,7 @@ def write_batch_file(options: RunOptions, sites: list[Site], explainer: Explaine
     return RunOutcome(EXIT_OK, None, None)
 
 
-def offline_fallback(site: Site, siblings: list[Site], command: str | None = None
-                     ) -> Explanation:
+def offline_fallback(site: Site, siblings: list[Site], command: str | None = None) -> Explanation:
     """What the offline explainer says, for a site the LLM gave no usable answer for."""
     from pipeline.explainers.offline.explainer import explain_site
 
@@ -269,13 +294,15 @@ def exit_code(manifest: Manifest, outcome: EnrichOutcome) -> int:
     return EXIT_OK
 
 
-def report(console: Console, manifest: Manifest, root: Path, outcome: EnrichOutcome,
-           kept: bool = False) -> None:
+def report(
+    console: Console, manifest: Manifest, root: Path, outcome: EnrichOutcome, kept: bool = False
+) -> None:
     """Warnings for what went wrong, then the summary lines (stderr, and the CI summary);
     `kept` says the complete dataset in `root` was kept instead of this run's."""
     for skipped in manifest.skippedFiles:
-        console.warn(f"skipped: {skipped.reason}", file=skipped.filePath,
-                      line=line_of(skipped.reason))
+        console.warn(
+            f"skipped: {skipped.reason}", file=skipped.filePath, line=line_of(skipped.reason)
+        )
     for failed in manifest.failedSites:
         console.warn(
             f"no explanation: {failed.reason}", file=failed.filePath, line=failed.lineNumber
@@ -285,8 +312,9 @@ def report(console: Console, manifest: Manifest, root: Path, outcome: EnrichOutc
     shared = Counter(fell.reason for fell in manifest.fallbackSites)
     for fell in manifest.fallbackSites:
         if shared[fell.reason] <= _SAME_REASON_LINES:
-            console.warn(f"offline fallback: {fell.reason}", file=fell.filePath,
-                         line=fell.lineNumber)  # fmt: skip
+            console.warn(
+                f"offline fallback: {fell.reason}", file=fell.filePath, line=fell.lineNumber
+            )
     for reason, count in shared.items():
         if count > _SAME_REASON_LINES:
             console.warn(f"offline fallback for {count} sites: {reason}")
@@ -294,8 +322,9 @@ def report(console: Console, manifest: Manifest, root: Path, outcome: EnrichOutc
         console.warn(
             f"replaced by the offline explainer's: {', '.join(replaced.fields)} "
             f"({'; '.join(replaced.reasons)})",
-            file=replaced.filePath, line=replaced.lineNumber,
-        )  # fmt: skip
+            file=replaced.filePath,
+            line=replaced.lineNumber,
+        )
     for warning in manifest.groundingWarnings:
         for violation in warning.violations:
             console.warn(f"grounding: {violation}", file=warning.filePath, line=warning.lineNumber)
@@ -313,15 +342,21 @@ def report(console: Console, manifest: Manifest, root: Path, outcome: EnrichOutc
         f"explainer: {llm.provider}/{llm.model} ({llm.promptVersion}): {llm.requests} requests, "
         f"{llm.cacheHits} cache hits, {llm.promptTokens} prompt + "
         f"{llm.completionTokens} completion tokens"
-        + (f", {llm.repairs} repairs, response format {llm.responseFormat}"
-           if llm.responseFormat else ""),
+        + (
+            f", {llm.repairs} repairs, response format {llm.responseFormat}"
+            if llm.responseFormat
+            else ""
+        ),
         f"files: {counts.files} in tree, {counts.filesParsed} parsed, {counts.filesReused} "
         f"reused, {counts.skippedFiles} skipped; sites: {counts.failedSites} failed, "
         f"{counts.pending} pending, {len(manifest.groundingWarnings)} with grounding warnings",
     ]
     if llm.provider != "offline":
-        lines.insert(2, f"explained by: {by}; {counts.replacedFields} fields replaced by the "
-                        "offline explainer's")  # fmt: skip
+        lines.insert(
+            2,
+            f"explained by: {by}; {counts.replacedFields} fields replaced by the "
+            "offline explainer's",
+        )
     if outcome.interrupted_by is not None:
         lines.append("interrupted: what finished is written and cached; rerun to resume")
     elif outcome.gave_up is not None:
@@ -332,10 +367,13 @@ def report(console: Console, manifest: Manifest, root: Path, outcome: EnrichOutc
     elif counts.pending:
         lines.append("budget ran out: what finished is written and cached; rerun to resume")
     if kept:
-        left = {(s.filePath, s.lineNumber) for s in [*manifest.pendingSites,
-                                                     *manifest.fallbackSites]}  # fmt: skip
-        lines.append(f"{len(left) + counts.failedSites} sites not explained: the complete "
-                     "dataset stays until a rerun explains them all (what finished is cached)")
+        left = {
+            (s.filePath, s.lineNumber) for s in [*manifest.pendingSites, *manifest.fallbackSites]
+        }
+        lines.append(
+            f"{len(left) + counts.failedSites} sites not explained: the complete "
+            "dataset stays until a rerun explains them all (what finished is cached)"
+        )
     for line in lines:
         console.line(line)
     console.step_summary(

@@ -311,8 +311,11 @@ class TreeSettings:
     def _flag_fields(self, path: str, flag: Flag) -> list[tuple[str, str, str]]:
         """The fields a flag sets: the one its idiom names, and the parser's args class's
         field named `dest` (the parsed value lands there, argparse-style)."""
-        return list(dict.fromkeys((*member.owner.key, attr)
-                                  for attr, member in self._flag_members(path, flag)))
+        return list(
+            dict.fromkeys(
+                (*member.owner.key, attr) for attr, member in self._flag_members(path, flag)
+            )
+        )
 
     def _flag_members(self, path: str, flag: Flag) -> Iterator[tuple[str, Member]]:
         """Each field a flag of the file at `path` sets, found: (its name, the member)."""
@@ -382,8 +385,9 @@ class TreeSettings:
                     found.append((member.owner, member.field, path, flag))
         return found
 
-    def flags_by_dest(self, dest: str, path: str, same_file: bool = False
-                      ) -> list[tuple[str, Flag]]:
+    def flags_by_dest(
+        self, dest: str, path: str, same_file: bool = False
+    ) -> list[tuple[str, Flag]]:
         """The flags a parsed Namespace's `dest` comes from: those of the site's own file,
         else (unless `same_file`) those of the parsers loaded (the sites' files and the
         parsers whose flags name their fields) if they all agree on their options, else
@@ -433,8 +437,15 @@ class TreeSettings:
             flags=_options(flags),
         )
 
-    def walk(self, cls: ClassSymbol, attrs: list[str], expr: str, prefix: str,
-             depth: int = 0, through_property: bool = False) -> list[Setting]:
+    def walk(
+        self,
+        cls: ClassSymbol,
+        attrs: list[str],
+        expr: str,
+        prefix: str,
+        depth: int = 0,
+        through_property: bool = False,
+    ) -> list[Setting]:
         """The settings an attribute chain reaches from a class; `prefix` is the object's
         own chain (`self`, then `self.cache_config`, ...)."""
         if not attrs or depth > _MAX_DEPTH:
@@ -448,8 +459,9 @@ class TreeSettings:
             found: list[Setting] = []
             for chain in member.property.returns:
                 _, *inner = chain.split(".")
-                found += self.walk(member.owner, [*inner, *attrs[1:]], expr, prefix, depth + 1,
-                                   True)
+                found += self.walk(
+                    member.owner, [*inner, *attrs[1:]], expr, prefix, depth + 1, True
+                )
             return found
         item = member.field
         if len(attrs) == 1:
@@ -464,8 +476,9 @@ class TreeSettings:
         nested = self.class_of(member.owner.path, ref) if ref is not None else None
         if nested is None:
             return []
-        return self.walk(nested, attrs[1:], expr, f"{prefix}.{attrs[0]}", depth + 1,
-                         through_property)
+        return self.walk(
+            nested, attrs[1:], expr, f"{prefix}.{attrs[0]}", depth + 1, through_property
+        )
 
     def carrier(self, cls: ClassSymbol | None) -> tuple[ClassSymbol, ConfigField] | None:
         """The one flagged field whose type is this class, when there is one: the flag a
@@ -477,8 +490,11 @@ class TreeSettings:
             self._carriers = {}
             for path, qualname, name in self._flags:  # type: ignore[union-attr]
                 facts = self.facts(path)
-                owner = next((c for c in facts.classes if c.qualname == qualname), None) if (
-                    facts is not None) else None
+                owner = (
+                    next((c for c in facts.classes if c.qualname == qualname), None)
+                    if (facts is not None)
+                    else None
+                )
                 if owner is None:
                     continue
                 symbol = ClassSymbol(path, owner)
@@ -497,8 +513,9 @@ class TreeSettings:
         options = {tuple(_options(self.flags_for(owner, item.name))) for owner, item in found}
         return found[0] if len(options) == 1 else None
 
-    def namespace_setting(self, expr: str, dest: str, path: str,
-                          same_file: bool = False) -> list[Setting]:
+    def namespace_setting(
+        self, expr: str, dest: str, path: str, same_file: bool = False
+    ) -> list[Setting]:
         """`args.x` of a parsed Namespace: the field its flag sets, else the flag itself."""
         flags = self.flags_by_dest(dest, path, same_file)
         if not flags and not same_file:  # a field of a class whose fields a loop flags
@@ -536,8 +553,9 @@ class TreeSettings:
         unique = {(s.expr, s.cls, s.field): s for s in found}
         return list(unique.values())
 
-    def _receiver(self, path: str, facts: FileSettings, qualname: str,
-                  scope: FunctionScope) -> tuple[ClassSymbol | None, str | None]:
+    def _receiver(
+        self, path: str, facts: FileSettings, qualname: str, scope: FunctionScope
+    ) -> tuple[ClassSymbol | None, str | None]:
         outer = qualname.split(".<locals>.", 1)[0]
         if "." not in outer:
             return None, None
@@ -551,8 +569,16 @@ class TreeSettings:
             return None, None
         return ClassSymbol(path, owner), scope.params[0]
 
-    def _resolve_ref(self, ref: Reference, expr: str, path: str, owner: ClassSymbol | None,
-                     receiver: str | None, scope: FunctionScope, depth: int) -> list[Setting]:
+    def _resolve_ref(
+        self,
+        ref: Reference,
+        expr: str,
+        path: str,
+        owner: ClassSymbol | None,
+        receiver: str | None,
+        scope: FunctionScope,
+        depth: int,
+    ) -> list[Setting]:
         if depth > _MAX_DEPTH:
             return []
         if ref.root == receiver and owner is not None:
@@ -616,8 +642,12 @@ class _Read:
         """`facts`: the site file's (None: not loaded), whose scopes spare parsing the function
         again."""
         scope = facts.scopes.get(site.qualname) if facts is not None else None
-        return cls(path, site.qualname, scope or function_scope(site.functionSource),
-                   tuple(references(site.guards, site.errorMessage)))
+        return cls(
+            path,
+            site.qualname,
+            scope or function_scope(site.functionSource),
+            tuple(references(site.guards, site.errorMessage)),
+        )
 
 
 def resolve_rounds(
@@ -641,8 +671,7 @@ def resolve_rounds(
         for name in outline.classes:
             class_files.setdefault(name, []).append(path)
     for _ in range(_MAX_ROUNDS):
-        tree = TreeSettings(facts_of, outlines, modules, _lookups=lookups,
-                            _class_files=class_files)
+        tree = TreeSettings(facts_of, outlines, modules, _lookups=lookups, _class_files=class_files)
         tree._index_flags()
         tree.carrier(None)  # build the index now: what it misses concerns every site
         shared, asked, again = set(tree.missing), set(tree.missing), []

@@ -67,7 +67,8 @@ class SnapshotSettings:
         what was made is stored."""
         self._complete_outlines()
         outlines = {
-            path: self._outlines[blob] for path, blob in self.blob_of.items()
+            path: self._outlines[blob]
+            for path, blob in self.blob_of.items()
             if blob in self._outlines
         }
         self._load({path for path, _ in sites} | {p for p, o in outlines.items() if o.links})
@@ -105,8 +106,7 @@ class SnapshotSettings:
     def _analyse_read(self, read: list[tuple[str, bytes]]) -> None:
         """The facts of blobs read: made in the workers when there are some, else here."""
         if self.analyse_many is not None and read:
-            for (blob, _), facts in zip(read, self.analyse_many([d for _, d in read]),
-                                        strict=True):
+            for (blob, _), facts in zip(read, self.analyse_many([d for _, d in read]), strict=True):
                 self.add(blob, facts)
             return
         for blob, data in read:

@@ -22,8 +22,18 @@ _SEVERITY = {0: 0, 1: 1, 3: 2, 2: 3}
 
 # Config keys that are `RunOptions` fields under another name.
 _OPTION_NAMES = {"out": "out_dir"}
-_DEFAULT_KEYS = ("out", "llm", "model", "base_url", "concurrency", "max_requests",
-                 "max_tokens", "timeout", "response_format", "cache_dir")
+_DEFAULT_KEYS = (
+    "out",
+    "llm",
+    "model",
+    "base_url",
+    "concurrency",
+    "max_requests",
+    "max_tokens",
+    "timeout",
+    "response_format",
+    "cache_dir",
+)
 
 
 def worst_exit_code(codes: Sequence[int]) -> int:
@@ -88,8 +98,13 @@ class TargetResult:
     dataset_dir: Path | None = None
 
 
-def run_target(name: str, target: Target, defaults: Mapping[str, Any], console: Console,
-               runner: Callable | None = None) -> TargetResult:
+def run_target(
+    name: str,
+    target: Target,
+    defaults: Mapping[str, Any],
+    console: Console,
+    runner: Callable | None = None,
+) -> TargetResult:
     """Mine one target; exit code 2 with one line when it cannot be mined at all."""
     from pipeline.mine.run import RunOptions, run_dataset
 
@@ -119,23 +134,49 @@ def run_target(name: str, target: Target, defaults: Mapping[str, Any], console: 
 
 
 def summary_markdown(results: Sequence[TargetResult]) -> str:
-    rows = [f"| {r.name} | `{r.source}` | {r.exit_code} | "
-            f"{f'`{r.dataset_dir}`' if r.dataset_dir else ''} |" for r in results]
-    return "\n".join(["### vmine targets", "", "| target | mined from | exit | dataset |",
-                      "|---|---|---|---|", *rows]) + "\n"
+    rows = [
+        f"| {r.name} | `{r.source}` | {r.exit_code} | "
+        f"{f'`{r.dataset_dir}`' if r.dataset_dir else ''} |"
+        for r in results
+    ]
+    return (
+        "\n".join(
+            [
+                "### vmine targets",
+                "",
+                "| target | mined from | exit | dataset |",
+                "|---|---|---|---|",
+                *rows,
+            ]
+        )
+        + "\n"
+    )
 
 
-def run_targets(config_path: Path, names: Sequence[str], overrides: Mapping[str, Any],
-                console: Console, *, runner: Callable | None = None) -> int:
+def run_targets(
+    config_path: Path,
+    names: Sequence[str],
+    overrides: Mapping[str, Any],
+    console: Console,
+    *,
+    runner: Callable | None = None,
+) -> int:
     """Mine the named targets (all when none) in order; the exit code is the worst of them.
 
     `overrides` are `RunOptions` fields given on the command line (None means unset);
     they win over the file's top-level defaults. Raises `ConfigError` for a bad file or name.
     """
     config_path = Path(config_path)
-    pinned = [flag for key, flag in (("rev", "--rev"), ("repo_name", "--repo-name"),
-                                     ("tag", "--tag-format"), ("path_prefix", "--path-prefix"))
-              if overrides.get(key) is not None]
+    pinned = [
+        flag
+        for key, flag in (
+            ("rev", "--rev"),
+            ("repo_name", "--repo-name"),
+            ("tag", "--tag-format"),
+            ("path_prefix", "--path-prefix"),
+        )
+        if overrides.get(key) is not None
+    ]
     if pinned:
         raise ConfigError(f"{pinned[0]} does not apply with --config: each target pins its own")
     config = load_config(config_path)
@@ -144,9 +185,11 @@ def run_targets(config_path: Path, names: Sequence[str], overrides: Mapping[str,
     except ConfigError as error:
         raise ConfigError(f"{config_path.name}: {error}") from None
     defaults = _defaults(config, overrides)
-    results = [run_target(name, target, defaults, console, runner)
-               for name, target in selected.items()]
-    console.line("targets: " + ", ".join(
-        f"{r.name} exit {r.exit_code} ({r.source})" for r in results))
+    results = [
+        run_target(name, target, defaults, console, runner) for name, target in selected.items()
+    ]
+    console.line(
+        "targets: " + ", ".join(f"{r.name} exit {r.exit_code} ({r.source})" for r in results)
+    )
     console.step_summary(summary_markdown(results))
     return worst_exit_code([r.exit_code for r in results])

@@ -104,8 +104,7 @@ def analyse(
                 results.append((None, settings_facts_of(data)))
                 continue
             try:
-                results.append(analyse_file(path, data, rules, memo, classes,
-                                            settings=settings))
+                results.append(analyse_file(path, data, rules, memo, classes, settings=settings))
             except Exception as exc:  # analyse_file must not raise
                 reason = f"extractor error: {type(exc).__name__}: {exc}".splitlines()[0]
                 results.append((FileExtraction(filePath=path, skipped=reason), None))
@@ -134,9 +133,16 @@ class _Worker:
 class WorkerPool:
     """`size` worker processes analysing batches of files; results come back file by file."""
 
-    def __init__(self, rules: Rules, size: int, store_path: Path | None, *,
-                 file_timeout: float = FILE_TIMEOUT, memory_budget: int = MEMORY_BUDGET,
-                 settings: bool = True) -> None:
+    def __init__(
+        self,
+        rules: Rules,
+        size: int,
+        store_path: Path | None,
+        *,
+        file_timeout: float = FILE_TIMEOUT,
+        memory_budget: int = MEMORY_BUDGET,
+        settings: bool = True,
+    ) -> None:
         self._settings = settings  # whether files' settings facts are made beside their sites
         self._rules = rules
         self._size = size
@@ -179,8 +185,9 @@ class WorkerPool:
 
     def submit(self, batch: Sequence[Item | tuple[str, bytes]]) -> None:
         if batch:
-            self._queue.append([item if len(item) == 4 else (*item, self._rules, None)
-                                for item in batch])
+            self._queue.append(
+                [item if len(item) == 4 else (*item, self._rules, None) for item in batch]
+            )
             self._dispatch()
 
     def poll(self, timeout: float = 0.0) -> list[FileResult]:
@@ -191,8 +198,10 @@ class WorkerPool:
             return []
         now = time.monotonic()
         nearest = min(worker.since + self._file_timeout for worker in busy) - now
-        wait([w.conn for w in busy] + [w.process.sentinel for w in busy],
-             timeout=max(0.0, min(timeout, nearest)))
+        wait(
+            [w.conn for w in busy] + [w.process.sentinel for w in busy],
+            timeout=max(0.0, min(timeout, nearest)),
+        )
         results: list[FileResult] = []
         for worker in busy:
             results += self._collect(worker)
@@ -221,8 +230,9 @@ class WorkerPool:
         elif time.monotonic() - worker.since > self._file_timeout:
             worker.process.kill()
             worker.process.join()
-            results.append(self._lose(worker, f"took longer than {self._file_timeout:g} s "
-                                              "to analyse"))
+            results.append(
+                self._lose(worker, f"took longer than {self._file_timeout:g} s to analyse")
+            )
         return results
 
     def _lose(self, worker: _Worker, reason: str) -> FileResult:
@@ -266,9 +276,16 @@ class WorkerPool:
         forked = context.get_start_method() == "fork"
         others = [worker.conn for worker in self._workers] + [ours] if forked else []
         process = context.Process(
-            target=_serve, daemon=True,
-            args=(theirs, others, self._store_path, os.getpid(),
-                  self._memory_budget, self._settings),
+            target=_serve,
+            daemon=True,
+            args=(
+                theirs,
+                others,
+                self._store_path,
+                os.getpid(),
+                self._memory_budget,
+                self._settings,
+            ),
         )
         process.start()
         theirs.close()
@@ -288,8 +305,14 @@ def _death(process: multiprocessing.process.BaseProcess) -> str:
 # --- in the worker -------------------------------------------------------------------------
 
 
-def _serve(conn: Connection, others: list[Connection], store_path: Path | None,
-           parent: int, memory_budget: int, settings: bool = True) -> None:
+def _serve(
+    conn: Connection,
+    others: list[Connection],
+    store_path: Path | None,
+    parent: int,
+    memory_budget: int,
+    settings: bool = True,
+) -> None:
     """A worker's life: batches in, one answer per file out, until told to stop or the
     parent is gone."""
     _die_with(parent)

@@ -34,8 +34,10 @@ from pipeline.site.pages import (
 
 _RECORD_FILE = re.compile(r"^[0-9a-f]{16}\.(html|json)$")
 # Nothing leaves the page: no remote scripts, styles, fonts, images or connections.
-_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-        "base-uri 'none'; form-action 'none'")
+_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "base-uri 'none'; form-action 'none'"
+)
 
 
 def h(text: object) -> str:
@@ -101,8 +103,9 @@ def github_link(url: str) -> str:
     return f'<p><a class="github" href="{h(url)}" rel="noopener noreferrer">{label}</a></p>\n'
 
 
-def record_page(envelope: Envelope, entry: IndexEntry, entries: list[IndexEntry],
-                manifest: Manifest) -> str:
+def record_page(
+    envelope: Envelope, entry: IndexEntry, entries: list[IndexEntry], manifest: Manifest
+) -> str:
     """One record as an HTML page (in `errors/`); sections without content are left out."""
     record = envelope.record
     title = page_title(record.errorMessage)
@@ -128,14 +131,18 @@ def record_page(envelope: Envelope, entry: IndexEntry, entries: list[IndexEntry]
         head = "".join(f"<th>{h(column)}</th>" for column in SETTINGS_COLUMNS)
         body = "".join(
             "<tr>"
-            + "".join(f"<td><code>{h(cell)}</code></td>" if cell and n < 4 else
-                      f"<td>{h(cell)}</td>" for n, cell in enumerate(row.cells()))
+            + "".join(
+                f"<td><code>{h(cell)}</code></td>" if cell and n < 4 else f"<td>{h(cell)}</td>"
+                for n, cell in enumerate(row.cells())
+            )
             + "</tr>"
             for row in rows
         )
-        parts += [f"<h2>{SETTINGS_HEADING}</h2>\n",
-                  f'<table class="settings"><thead><tr>{head}</tr></thead>'
-                  f"<tbody>{body}</tbody></table>\n"]
+        parts += [
+            f"<h2>{SETTINGS_HEADING}</h2>\n",
+            f'<table class="settings"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table>\n",
+        ]
     solutions = [s for s in record.solutions if s.strip()]
     if solutions:
         items = "".join(f"<li>{h(s)}</li>" for s in solutions)
@@ -145,9 +152,11 @@ def record_page(envelope: Envelope, entry: IndexEntry, entries: list[IndexEntry]
     defensive = []
     if record.handlingStrategy.strip():
         defensive.append(f"<p><strong>Strategy:</strong> {h(record.handlingStrategy)}</p>\n")
-    for heading, code in (("Validate before calling", record.validationCode),
-                          ("Type guard", record.typeGuard),
-                          ("Try / catch", record.tryCatchPattern or "")):
+    for heading, code in (
+        ("Validate before calling", record.validationCode),
+        ("Type guard", record.typeGuard),
+        ("Try / catch", record.tryCatchPattern or ""),
+    ):
         if code.strip():
             defensive += [f"<h3>{heading}</h3>\n", _python_code(code)]
     if defensive:
@@ -160,9 +169,7 @@ def record_page(envelope: Envelope, entry: IndexEntry, entries: list[IndexEntry]
     if record.triggerScenarios.strip():
         when.append(f"<p><strong>Trigger:</strong> {h(record.triggerScenarios)}</p>\n")
     if record.commonSituations.strip():
-        when.append(
-            f"<p><strong>Common situations:</strong> {h(record.commonSituations)}</p>\n"
-        )
+        when.append(f"<p><strong>Common situations:</strong> {h(record.commonSituations)}</p>\n")
     if entry.guards:
         items = "".join(f"<li><code>{h(g)}</code></li>" for g in entry.guards)
         when.append(
@@ -180,8 +187,10 @@ def record_page(envelope: Envelope, entry: IndexEntry, entries: list[IndexEntry]
             for other in related.same_validator + related.same_file
         )
         if related.more_in_file:
-            items += (f'<li class="muted">… and {related.more_in_file} more in '
-                      f'<a href="../index.html">the index</a></li>')
+            items += (
+                f'<li class="muted">… and {related.more_in_file} more in '
+                f'<a href="../index.html">the index</a></li>'
+            )
         parts += ["<h2>Related errors</h2>\n", f'<ul class="related">{items}</ul>\n']
     tags = "".join(f'<span class="tag">{h(tag)}</span>' for tag in record.tags)
     if tags:
@@ -209,8 +218,9 @@ def search_index(entries: list[IndexEntry], records: dict[str, ErrorRecord]) -> 
     ]
 
 
-def index_page(entries: list[IndexEntry], records: dict[str, ErrorRecord],
-               manifest: Manifest) -> str:
+def index_page(
+    entries: list[IndexEntry], records: dict[str, ErrorRecord], manifest: Manifest
+) -> str:
     """`index.html`: every record grouped by file, a search box, and the embedded index."""
     repo, sha = manifest.repo, manifest.analyzedSha
     groups = []
@@ -238,7 +248,8 @@ def index_page(entries: list[IndexEntry], records: dict[str, ErrorRecord],
         '<table id="errors">\n<thead><tr><th>Error</th><th>Validator</th><th>Line</th></tr>'
         "</thead>\n" + "".join(groups) + "</table>\n"
         '<script type="application/json" id="error-index">'
-        + embedded_json(search_index(entries, records)) + "</script>\n"
+        + embedded_json(search_index(entries, records))
+        + "</script>\n"
     )
     return _document(f"{repo} validation errors", body, "")
 
@@ -259,13 +270,19 @@ def render_site(dataset: Dataset, out_dir: Path) -> list[Path]:
     script = resources.files("pipeline.site").joinpath("assets/site.js").read_text(encoding="utf-8")
     written.append(_write(assets / "site.js", script))
     for entry in dataset.entries:
-        envelope = Envelope(record=dataset.records[entry.id],
-                            datasetVersion=dataset.datasetVersion)
-        written.append(_write(errors / f"{entry.id}.html",
-                              record_page(envelope, entry, dataset.entries, dataset.manifest)))
+        envelope = Envelope(record=dataset.records[entry.id], datasetVersion=dataset.datasetVersion)
+        written.append(
+            _write(
+                errors / f"{entry.id}.html",
+                record_page(envelope, entry, dataset.entries, dataset.manifest),
+            )
+        )
         written.append(_write(api / f"{entry.id}.json", envelope.model_dump_json(indent=2) + "\n"))
-    written.append(_write(out_dir / "index.html",
-                          index_page(dataset.entries, dataset.records, dataset.manifest)))
+    written.append(
+        _write(
+            out_dir / "index.html", index_page(dataset.entries, dataset.records, dataset.manifest)
+        )
+    )
     keep = set(written)
     for folder in (errors, api):
         for path in folder.iterdir():

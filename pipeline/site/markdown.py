@@ -71,8 +71,9 @@ def github_link(url: str) -> str:
     return f"[{label}]({md_url(url)})"
 
 
-def markdown_page(record: ErrorRecord, entry: IndexEntry, entries: list[IndexEntry],
-                  manifest: Manifest) -> str:
+def markdown_page(
+    record: ErrorRecord, entry: IndexEntry, entries: list[IndexEntry], manifest: Manifest
+) -> str:
     """One record as a Markdown page in the layout of the reference pages; empty sections are
     left out."""
     blocks = [
@@ -91,25 +92,41 @@ def markdown_page(record: ErrorRecord, entry: IndexEntry, entries: list[IndexEnt
     ]
     rows = settings_involved(entry)
     if rows:
-        blocks += [f"## {SETTINGS_HEADING}", _md_table(
-            SETTINGS_COLUMNS,
-            [[", ".join(md_code(f) for f in row.flags.split(", ")) if row.flags else "(no flag)",
-              md_code(row.field), md_code(row.type) if row.type else "",
-              md_code(row.default) if row.default else "", md_text(row.accepted)]
-             for row in rows],
-        )]
+        blocks += [
+            f"## {SETTINGS_HEADING}",
+            _md_table(
+                SETTINGS_COLUMNS,
+                [
+                    [
+                        ", ".join(md_code(f) for f in row.flags.split(", "))
+                        if row.flags
+                        else "(no flag)",
+                        md_code(row.field),
+                        md_code(row.type) if row.type else "",
+                        md_code(row.default) if row.default else "",
+                        md_text(row.accepted),
+                    ]
+                    for row in rows
+                ],
+            ),
+        ]
     if any(s.strip() for s in record.solutions):
-        blocks += ["## Solutions", "\n".join(
-            f"{n}. {_md_prose(text)}" for n, text in enumerate(record.solutions, start=1)
-        )]
+        blocks += [
+            "## Solutions",
+            "\n".join(
+                f"{n}. {_md_prose(text)}" for n, text in enumerate(record.solutions, start=1)
+            ),
+        ]
     if record.exampleFix.strip():
         blocks += ["## Example fix", md_fence(record.exampleFix)]
     defensive = []
     if record.handlingStrategy.strip():
         defensive.append(f"**Strategy:** {_md_prose(record.handlingStrategy)}")
-    for heading, code in (("Validate before calling", record.validationCode),
-                          ("Type guard", record.typeGuard),
-                          ("Try / catch", record.tryCatchPattern or "")):
+    for heading, code in (
+        ("Validate before calling", record.validationCode),
+        ("Type guard", record.typeGuard),
+        ("Try / catch", record.tryCatchPattern or ""),
+    ):
         if code.strip():
             defensive += [f"### {heading}", md_fence(code, "python")]
     if defensive:
@@ -123,26 +140,34 @@ def markdown_page(record: ErrorRecord, entry: IndexEntry, entries: list[IndexEnt
     if record.commonSituations.strip():
         when.append(f"**Common situations:** {_md_prose(record.commonSituations)}")
     if entry.guards:
-        when.append("**Conditions** (all hold when it is raised, in "
-                    f"{md_code(entry.qualname)}):\n\n" + "\n".join(f"- {md_code(g)}" for g in entry.guards))
+        when.append(
+            "**Conditions** (all hold when it is raised, in "
+            f"{md_code(entry.qualname)}):\n\n" + "\n".join(f"- {md_code(g)}" for g in entry.guards)
+        )
     if when:
         blocks += ["## When it happens", *when]
     related = related_errors(entry, entries)
     if related.same_validator or related.same_file:
         lines = [_md_related(other) for other in related.same_validator + related.same_file]
         if related.more_in_file:
-            lines.append(f"- … and {related.more_in_file} more in {md_code(entry.filePath)} "
-                         "(see [the index](index.md))")
+            lines.append(
+                f"- … and {related.more_in_file} more in {md_code(entry.filePath)} "
+                "(see [the index](index.md))"
+            )
         blocks += ["## Related errors", "\n".join(lines)]
-    blocks += ["---", (
-        f"{analysis_label(manifest)} of {md_text(analysed_ref(record))} "
-        f"({record.analyzedAt[:10]}). Data as JSON: `records/{record.id}.json`."
-    )]
+    blocks += [
+        "---",
+        (
+            f"{analysis_label(manifest)} of {md_text(analysed_ref(record))} "
+            f"({record.analyzedAt[:10]}). Data as JSON: `records/{record.id}.json`."
+        ),
+    ]
     return "\n\n".join(blocks) + "\n"
 
 
 def _md_table(header: tuple[str, ...], rows: list[list[str]]) -> str:
     """A GFM table; a `|` inside a cell (a code span `str | None` too) is escaped."""
+
     def line(cells) -> str:
         return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
@@ -150,8 +175,10 @@ def _md_table(header: tuple[str, ...], rows: list[list[str]]) -> str:
 
 
 def _md_related(other: IndexEntry) -> str:
-    return (f"- [{md_text(summary_line(other.errorMessage))}]({other.id}.md) "
-            f"({md_code(other.qualname)}, line {other.lineNumber})")
+    return (
+        f"- [{md_text(summary_line(other.errorMessage))}]({other.id}.md) "
+        f"({md_code(other.qualname)}, line {other.lineNumber})"
+    )
 
 
 def markdown_index(entries: list[IndexEntry], manifest: Manifest) -> str:
@@ -167,10 +194,12 @@ def markdown_index(entries: list[IndexEntry], manifest: Manifest) -> str:
         blocks.append(f"## {md_code(file_path)}")
         for qualname, in_validator in in_file.items():
             blocks.append(f"### {md_code(qualname)}")
-            blocks.append("\n".join(
-                f"- [{md_text(summary_line(e.errorMessage))}]({e.id}.md) (line {e.lineNumber})"
-                for e in in_validator
-            ))
+            blocks.append(
+                "\n".join(
+                    f"- [{md_text(summary_line(e.errorMessage))}]({e.id}.md) (line {e.lineNumber})"
+                    for e in in_validator
+                )
+            )
     return "\n\n".join(blocks) + "\n"
 
 
@@ -181,8 +210,9 @@ def render_markdown(dataset: Dataset, out_dir: Path) -> list[Path]:
     for entry in dataset.entries:
         record = dataset.records[entry.id]
         path = out_dir / f"{entry.id}.md"
-        path.write_text(markdown_page(record, entry, dataset.entries, dataset.manifest),
-                        encoding="utf-8")
+        path.write_text(
+            markdown_page(record, entry, dataset.entries, dataset.manifest), encoding="utf-8"
+        )
         written.append(path)
     index = out_dir / "index.md"
     index.write_text(markdown_index(dataset.entries, dataset.manifest), encoding="utf-8")

@@ -14,6 +14,8 @@ TITLE_CHARS = 60
 SUMMARY_CHARS = 120
 SHORT_SHA = 10
 RELATED_SAME_FILE = 10
+
+
 def page_title(message: str) -> str:
     """The first line of the message (as a page shows it), cut to ~60 characters (no
     ellipsis, as the reference pages)."""
@@ -113,12 +115,14 @@ class Related:
 
 def related_errors(entry: IndexEntry, entries: list[IndexEntry]) -> Related:
     validator = [
-        other for other in entries
-        if other.id != entry.id and (other.filePath, other.qualname) == (entry.filePath,
-                                                                        entry.qualname)
+        other
+        for other in entries
+        if other.id != entry.id
+        and (other.filePath, other.qualname) == (entry.filePath, entry.qualname)
     ]
     same_file = [
-        other for other in entries
+        other
+        for other in entries
         if other.filePath == entry.filePath and other.qualname != entry.qualname
     ]
     shown = same_file[:RELATED_SAME_FILE]

@@ -48,7 +48,9 @@ def check_repo_name(name: str) -> str:
 
 def _refuse_option_like(source: str, rev: str | None) -> None:
     if not source.strip():
-        raise SourceError("SOURCE is empty: give a path, a git URL, OWNER/NAME or pypi:NAME==VERSION")
+        raise SourceError(
+            "SOURCE is empty: give a path, a git URL, OWNER/NAME or pypi:NAME==VERSION"
+        )
     if rev is not None and not rev.strip():
         raise SourceError("REV is empty: give a commit SHA, a tag or a branch, or leave --rev out")
     if source.startswith("-"):
@@ -90,8 +92,12 @@ def open_source(
         if rev is not None:
             raise SourceError("--rev does not apply to a pypi: SOURCE (the version pins it)")
         return open_release(
-            source, cache_dir=Path(cache_dir), repo_name=repo_name or github, tag=tag,
-            path_prefix=path_prefix, console=console,
+            source,
+            cache_dir=Path(cache_dir),
+            repo_name=repo_name or github,
+            tag=tag,
+            path_prefix=path_prefix,
+            console=console,
         )
     path = Path(source).expanduser()
     if not _is_url(source) and path.exists():
@@ -120,5 +126,11 @@ def _open_local(path: Path, source: str, rev: str | None, repo_name: str | None)
     return make_snapshot(git_dir, sha, repo=repo, origin="local", source=source)
 
 
-__all__ = ["Snapshot", "SourceError", "TreeFile", "default_cache_dir", "open_source",
-           "resolve_cache_dir"]
+__all__ = [
+    "Snapshot",
+    "SourceError",
+    "TreeFile",
+    "default_cache_dir",
+    "open_source",
+    "resolve_cache_dir",
+]

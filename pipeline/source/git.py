@@ -26,8 +26,15 @@ _GITHUB = re.compile(
     r"(?P<owner>[A-Za-z0-9][A-Za-z0-9_.-]*)/(?P<name>[A-Za-z0-9_.-]+?)(?:\.git)?/?$"
 )
 # The parts of the caller's environment that would point git at another repository.
-_GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-                 "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES")
+_GIT_ENV_DROP = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+)
 
 
 def git_env(**extra: str) -> dict[str, str]:
@@ -80,8 +87,9 @@ def local_git_dir(path: Path) -> Path:
     resolved = path.resolve()
     if not resolved.is_dir():
         raise SourceError(f"not a git repository: {path}")
-    done = run_git(None, "-C", str(resolved), "rev-parse", "--is-bare-repository",
-                   "--absolute-git-dir")
+    done = run_git(
+        None, "-C", str(resolved), "rev-parse", "--is-bare-repository", "--absolute-git-dir"
+    )
     lines = done.stdout.decode().splitlines()
     if done.returncode != 0 or len(lines) != 2:
         raise SourceError(f"not a git repository: {path}")
@@ -98,8 +106,9 @@ def local_git_dir(path: Path) -> Path:
 
 def resolve_rev(git_dir: Path, rev: str, *, where: str) -> str:
     """The 40-hex commit a REV (SHA, abbreviated SHA, tag, branch) names in this repository."""
-    done = run_git(git_dir, "rev-parse", "--verify", "--quiet", "--end-of-options",
-                   f"{rev}^{{commit}}")
+    done = run_git(
+        git_dir, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"
+    )
     if done.returncode == 0:
         return done.stdout.decode().strip()
     if _ABBREV.fullmatch(rev):
@@ -157,12 +166,26 @@ class GitObjects:
             writer.join()
 
 
-def make_snapshot(git_dir: Path, sha: str, *, repo: str | None, origin: str, source: str,
-                  url_ref: str | None = None, path_prefix: str = "") -> Snapshot:
+def make_snapshot(
+    git_dir: Path,
+    sha: str,
+    *,
+    repo: str | None,
+    origin: str,
+    source: str,
+    url_ref: str | None = None,
+    path_prefix: str = "",
+) -> Snapshot:
     """The snapshot of commit `sha` of `git_dir`, with its tree listed."""
     return Snapshot(
-        git_dir=git_dir, repo=repo, sha=sha, url_ref=url_ref or sha, path_prefix=path_prefix,
-        origin=origin, files=list_tree(git_dir, sha), reader=GitObjects(git_dir),
+        git_dir=git_dir,
+        repo=repo,
+        sha=sha,
+        url_ref=url_ref or sha,
+        path_prefix=path_prefix,
+        origin=origin,
+        files=list_tree(git_dir, sha),
+        reader=GitObjects(git_dir),
         source=source,
     )
 
@@ -179,7 +202,9 @@ def list_tree(git_dir: Path, sha: str) -> list[TreeFile]:
         meta, _, path = entry.partition(b"\t")
         mode, kind, blob, size = meta.split()
         if kind == b"blob" and mode in (b"100644", b"100755"):
-            files.append(TreeFile(path.decode("utf-8", "surrogateescape"), blob.decode(), int(size)))
+            files.append(
+                TreeFile(path.decode("utf-8", "surrogateescape"), blob.decode(), int(size))
+            )
     files.sort(key=lambda f: f.path)
     return files
 
@@ -221,8 +246,15 @@ def _keep(git_dir: Path, sha: str) -> None:
 
 def _fetch(git_dir: Path, url: str, *args: str) -> subprocess.CompletedProcess[bytes]:
     try:
-        return run_git(git_dir, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", *args,
-                       timeout=FETCH_TIMEOUT)
+        return run_git(
+            git_dir,
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            *args,
+            timeout=FETCH_TIMEOUT,
+        )
     except SourceError as exc:
         raise SourceError(f"cannot fetch from {url}: {exc}") from exc
 
@@ -252,8 +284,14 @@ def _ref_sha(refs: dict[str, str], rev: str) -> str | None:
     return None
 
 
-def open_remote(url: str, source: str, rev: str | None, repo_name: str | None,
-                 cache_dir: Path, console: Console | None) -> Snapshot:
+def open_remote(
+    url: str,
+    source: str,
+    rev: str | None,
+    repo_name: str | None,
+    cache_dir: Path,
+    console: Console | None,
+) -> Snapshot:
     git_dir = mirror_dir(cache_dir, url)
     _init_mirror(git_dir, url)
     repo = repo_name or repo_from_url(url)
@@ -281,8 +319,13 @@ def open_remote(url: str, source: str, rev: str | None, repo_name: str | None,
     done = _fetch(git_dir, url, "--depth", "1", "origin", sha)
     if done.returncode != 0 and not _has_commit(git_dir, sha):
         # The server does not hand out commits by SHA: fetch its branches and tags.
-        done = _fetch(git_dir, url, "origin", "+refs/heads/*:refs/remotes/origin/*",
-                      "+refs/tags/*:refs/tags/*")
+        done = _fetch(
+            git_dir,
+            url,
+            "origin",
+            "+refs/heads/*:refs/remotes/origin/*",
+            "+refs/tags/*:refs/tags/*",
+        )
         if done.returncode != 0:
             raise SourceError(f"cannot fetch from {url}: {error_line(done.stderr)}")
     if not _has_commit(git_dir, sha):
@@ -299,8 +342,14 @@ def _resolve_abbrev(cache_dir: Path, url: str, prefix: str, refs: dict[str, str]
     # Commits only (no trees, no blobs) in a side repository, so the mirror stays plain.
     index_dir = mirror_dir(cache_dir, url).with_suffix(".commits")
     _init_mirror(index_dir, url)
-    done = _fetch(index_dir, url, "--filter=tree:0", "origin",
-                  "+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*")
+    done = _fetch(
+        index_dir,
+        url,
+        "--filter=tree:0",
+        "origin",
+        "+refs/heads/*:refs/remotes/origin/*",
+        "+refs/tags/*:refs/tags/*",
+    )
     if done.returncode != 0:
         raise SourceError(f"cannot fetch from {url}: {error_line(done.stderr)}")
     try:

@@ -28,8 +28,10 @@ from pipeline.source.git import (
 from pipeline.source.snapshot import MAX_TEXT_FILE, Snapshot, SourceError
 from pipeline.source.upstream import Upstream, upstream_of
 
-_SPEC = re.compile(r"^pypi:(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)=="
-                   r"(?P<version>[A-Za-z0-9](?:[A-Za-z0-9.+!_-]*[A-Za-z0-9])?)$")
+_SPEC = re.compile(
+    r"^pypi:(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)=="
+    r"(?P<version>[A-Za-z0-9](?:[A-Za-z0-9.+!_-]*[A-Za-z0-9])?)$"
+)
 
 # Where a published package's code lives on GitHub, and under which folder of that tree,
 # for projects whose metadata and sdist do not tell (SGLang's sdist is built in python/).
@@ -99,8 +101,12 @@ def open_release(
     if path_prefix is None:
         path_prefix = upstream.path_prefix or PATH_PREFIX_OF.get(name, "")
     return make_snapshot(
-        git_dir, sha, repo=repo_name or upstream.repo or GITHUB_OF.get(name),
-        origin=f"pypi:{name}=={version}", source=spec, url_ref=url_ref,
+        git_dir,
+        sha,
+        repo=repo_name or upstream.repo or GITHUB_OF.get(name),
+        origin=f"pypi:{name}=={version}",
+        source=spec,
+        url_ref=url_ref,
         path_prefix=path_prefix,
     )
 
@@ -111,8 +117,10 @@ def tag_name(tag_format: str, version: str) -> str:
         fields = list(string.Formatter().parse(tag_format))
     except ValueError as exc:
         raise SourceError(f"--tag-format {tag_format!r}: {exc}") from None
-    if any(field is not None and (field != "version" or spec or conversion)
-           for _, field, spec, conversion in fields):
+    if any(
+        field is not None and (field != "version" or spec or conversion)
+        for _, field, spec, conversion in fields
+    ):
         raise SourceError(f"--tag-format may hold only {{version}}, got {tag_format!r}")
     tag = tag_format.format(version=version)
     if not tag or tag.startswith("-") or any(ch.isspace() for ch in tag):
@@ -125,8 +133,11 @@ def check_path_prefix(prefix: str) -> str:
     if not prefix:
         return ""
     cleaned = prefix.strip("/")
-    if (prefix.startswith("/") or "\\" in prefix
-            or any(part in ("", ".", "..") for part in cleaned.split("/"))):
+    if (
+        prefix.startswith("/")
+        or "\\" in prefix
+        or any(part in ("", ".", "..") for part in cleaned.split("/"))
+    ):
         raise SourceError(f"--path-prefix must be a relative folder such as src/, got {prefix!r}")
     return cleaned + "/"
 
@@ -156,8 +167,11 @@ def _read_upstream(releases: Path, name: str, version: str) -> Upstream | None:
 
 def _write_upstream(releases: Path, name: str, version: str, upstream: Upstream) -> None:
     path = _upstream_path(releases, name, version)
-    data = {"version": _UPSTREAM_VERSION, "repo": upstream.repo,
-            "path_prefix": upstream.path_prefix}
+    data = {
+        "version": _UPSTREAM_VERSION,
+        "repo": upstream.repo,
+        "path_prefix": upstream.path_prefix,
+    }
     write_atomic(path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
 
 
@@ -182,12 +196,28 @@ def fetch_release(name: str, version: str, into: Path) -> tuple[dict[str, bytes]
     raise SourceError(f"cannot download {name}=={version} with pip: {wheel_reason}")
 
 
-def _pip_download(name: str, version: str, target: Path, choice: tuple[str, ...],
-                  env: dict[str, str] | None = None) -> tuple[Path | None, str]:
+def _pip_download(
+    name: str,
+    version: str,
+    target: Path,
+    choice: tuple[str, ...],
+    env: dict[str, str] | None = None,
+) -> tuple[Path | None, str]:
     """The archive pip downloads into `target` (so the user's index settings apply), or
     None and pip's last error line."""
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-           "--disable-pip-version-check", *choice, "-d", str(target), f"{name}=={version}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--quiet",
+        "--disable-pip-version-check",
+        *choice,
+        "-d",
+        str(target),
+        f"{name}=={version}",
+    ]
     try:
         done = subprocess.run(cmd, capture_output=True, timeout=FETCH_TIMEOUT, env=env)
     except subprocess.TimeoutExpired:
@@ -210,14 +240,21 @@ def _sdist(name: str, version: str, into: Path) -> Path | None:
     scratch = into / "tmp"
     scratch.mkdir(parents=True)
     env = {**os.environ, "TMPDIR": str(scratch), "TEMP": str(scratch), "TMP": str(scratch)}
-    archive, _ = _pip_download(name, version, into / "dist",
-                               ("--no-binary", name, "--no-build-isolation", "--no-clean"), env)
+    archive, _ = _pip_download(
+        name,
+        version,
+        into / "dist",
+        ("--no-binary", name, "--no-build-isolation", "--no-clean"),
+        env,
+    )
     if archive is not None:
         return archive
     for info in sorted(scratch.glob("*/*/PKG-INFO")) + sorted(scratch.glob("*/PKG-INFO")):
         headers = HeaderParser().parsestr(info.read_text("utf-8", "replace"), headersonly=True)
-        if (canonical_name(str(headers.get("Name", ""))) == name
-                and str(headers.get("Version", "")).strip() == version):
+        if (
+            canonical_name(str(headers.get("Name", ""))) == name
+            and str(headers.get("Version", "")).strip() == version
+        ):
             return info.parent
     return None
 
@@ -338,8 +375,14 @@ def _write_blobs(git_dir: Path, contents: list[bytes]) -> list[str]:
             path = Path(tmp) / str(index)
             path.write_bytes(data)
             names.append(str(path))
-        done = run_git(git_dir, "hash-object", "-w", "--no-filters", "--stdin-paths",
-                       input="\n".join(names).encode())
+        done = run_git(
+            git_dir,
+            "hash-object",
+            "-w",
+            "--no-filters",
+            "--stdin-paths",
+            input="\n".join(names).encode(),
+        )
     if done.returncode != 0:
         raise SourceError(f"git hash-object failed: {error_line(done.stderr)}")
     return done.stdout.decode().split()

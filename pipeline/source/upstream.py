@@ -80,7 +80,8 @@ def sdist_prefix(wheel_paths: Iterable[str], sdist_paths: Iterable[str]) -> str:
     for path in sdist:
         by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
     wanted = [
-        path for path in wheel_paths
+        path
+        for path in wheel_paths
         if path.endswith(".py") and not path.split("/", 1)[0].endswith((".dist-info", ".data"))
     ]
     votes: Counter[str] = Counter()

@@ -148,8 +148,9 @@ def check_of(
     settings: Sequence[Setting] = (),
 ) -> Check:
     setting, carrier = settings_of(condition, list(settings))
-    flag = primary_flag(setting) or _flag_of(condition, evidence, function.owner,
-                                             dict(function.aliases))
+    flag = primary_flag(setting) or _flag_of(
+        condition, evidence, function.owner, dict(function.aliases)
+    )
     suggested = values.get(flag, []) if flag else []
     wanted, offending = (
         flag_change_values(condition, suggested) if flag or setting else (None, None)
@@ -169,8 +170,16 @@ def check_of(
         on_off = True
     if setting is not None:
         settable, on_off = True, on_off or is_bool(setting)
-    return Check(condition, flag, wanted, offending, settable=settable, on_off=on_off,
-                 setting=setting, carrier=carrier)
+    return Check(
+        condition,
+        flag,
+        wanted,
+        offending,
+        settable=settable,
+        on_off=on_off,
+        setting=setting,
+        carrier=carrier,
+    )
 
 
 def _value_names(node: ast.AST | None) -> set[str]:

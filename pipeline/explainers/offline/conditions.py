@@ -19,6 +19,7 @@ _BOOL_WORDS = frozenset(
     "should can need needs force trust strict only eager async".split()
 )
 
+
 def one_line(text: str) -> str:
     return " ".join(text.split())
 
@@ -232,9 +233,13 @@ def is_isinstance(node: ast.AST | None) -> bool:
 
 # `len(x) <op> n` -> whether it says that x is empty (True) or not empty (False)
 _EMPTY_TESTS: dict[tuple[ops.Op, int], bool] = {
-    (ops.EQ, 0): True, (ops.LE, 0): True, (ops.LT, 1): True,
-    (ops.NE, 0): False, (ops.GT, 0): False, (ops.GE, 1): False,
-}  # fmt: skip
+    (ops.EQ, 0): True,
+    (ops.LE, 0): True,
+    (ops.LT, 1): True,
+    (ops.NE, 0): False,
+    (ops.GT, 0): False,
+    (ops.GE, 1): False,
+}
 
 
 def _emptiness(node: ast.Compare) -> tuple[ast.expr, bool] | None:

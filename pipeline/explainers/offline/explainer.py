@@ -92,8 +92,9 @@ def explain_site(
     values = flag_values(site.errorMessage)
     conditions = simplify(parse_guards(site.guards, dict(function.aliases)))
     checks = [check_of(c, evidence, values, function, site.settings) for c in conditions]
-    parts = {id(check): _disjuncts(check, evidence, values, function, site.settings)
-             for check in checks}
+    parts = {
+        id(check): _disjuncts(check, evidence, values, function, site.settings) for check in checks
+    }
     others = [
         s
         for s in siblings
@@ -106,8 +107,12 @@ def explain_site(
         triggerScenarios=_trigger(site, function, checks),
         commonSituations=_situations(site, checks),
         solutions=_solutions(site, checks, values, parts),
-        exampleFix=example_fix(checks, values, command,
-                               [part for check in reversed(checks) for part in parts[id(check)]]),
+        exampleFix=example_fix(
+            checks,
+            values,
+            command,
+            [part for check in reversed(checks) for part in parts[id(check)]],
+        ),
         handlingStrategy="validation",
         validationCode=validation_code(site, function, checks, fragment),
         typeGuard=type_guard(site, function, checks, fragment),
@@ -239,8 +244,10 @@ def _trigger(site: Site, function: FunctionFacts, checks: list[Check]) -> str:
     # "--x is an instance of dict" says nothing a command line can change, and "--x is set"
     # says nothing when another test of --x follows ("--x is less than 1")
     flagged = [
-        c for c in checks
-        if c.flag is not None and not is_type_test(c)
+        c
+        for c in checks
+        if c.flag is not None
+        and not is_type_test(c)
         and not (_is_not_none(c) and any(o.flag == c.flag for o in checks if o is not c))
     ]
     if flagged:
@@ -332,18 +339,27 @@ def _solution(check: Check) -> str | None:
     return f"Make sure {cond.phrase(negate=True)}."
 
 
-def _disjuncts(check: Check, evidence: list[str], values: dict[str, list[str]],
-               function: FunctionFacts, settings: Sequence[Setting]) -> list[Check]:
+def _disjuncts(
+    check: Check,
+    evidence: list[str],
+    values: dict[str, list[str]],
+    function: FunctionFacts,
+    settings: Sequence[Setting],
+) -> list[Check]:
     """The parts of an `a or b` check whose subject is a setting: to pass, each must not
     hold, so each is a fix to name (`not isinstance(self.fps, int) or self.fps <= 0`)."""
     cond, node = check.condition, check.condition.node
-    if check.setting is not None or not (isinstance(node, ast.BoolOp)
-                                         and isinstance(node.op, ast.Or)):
+    if check.setting is not None or not (
+        isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or)
+    ):
         return []
     found = []
     for value in node.values:
-        bare = value.operand if isinstance(value, ast.UnaryOp) and isinstance(
-            value.op, ast.Not) else value
+        bare = (
+            value.operand
+            if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not)
+            else value
+        )
         if is_isinstance(bare):  # a type test says nothing a user types
             continue
         part = Condition(value, source_segment(cond.origin, value), cond.origin, cond.aliases)
@@ -353,8 +369,12 @@ def _disjuncts(check: Check, evidence: list[str], values: dict[str, list[str]],
     return found
 
 
-def _solutions(site: Site, checks: list[Check], values: dict[str, list[str]],
-               parts: dict[int, list[Check]] | None = None) -> list[str]:
+def _solutions(
+    site: Site,
+    checks: list[Check],
+    values: dict[str, list[str]],
+    parts: dict[int, list[Check]] | None = None,
+) -> list[str]:
     solutions: list[str] = []
     for check in reversed(checks):  # innermost first: the test that singles out this error
         if is_precondition(check, checks):

@@ -38,8 +38,11 @@ def settings_of(
         return leaf, None
     # the flagged setting whose type is the leaf's class (`KVTransferConfig | None`)
     carrier = next(
-        (s for s in settings
-         if s.flags and s is not leaf and leaf.cls in re.findall(r"\w+", s.type or "")),
+        (
+            s
+            for s in settings
+            if s.flags and s is not leaf and leaf.cls in re.findall(r"\w+", s.type or "")
+        ),
         None,
     )
     return leaf, carrier
@@ -130,8 +133,10 @@ def passing_values(
 def _values_of_own_type(node: ast.expr, setting: Setting) -> bool:
     """`get_args(Mode)` where the setting's type names Mode (its choices come from it)."""
     return (
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-        and node.func.id == "get_args" and len(node.args) == 1
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "get_args"
+        and len(node.args) == 1
         and isinstance(node.args[0], ast.Name)
         and node.args[0].id in re.findall(r"\w+", setting.type or "")
     )
@@ -177,8 +182,9 @@ def needs(condition: Condition, setting: Setting, wanted: str | None) -> tuple[s
     return "other", None
 
 
-def solution(condition: Condition, setting: Setting, carrier: Setting | None,
-             wanted: str | None) -> str | None:
+def solution(
+    condition: Condition, setting: Setting, carrier: Setting | None, wanted: str | None
+) -> str | None:
     """The fix in words, naming what to type: `Pass `--mamba-cache-mode align` (accepted:
     none, all, align; default none).`"""
     what, value = needs(condition, setting, wanted)
@@ -245,8 +251,13 @@ def constructor(setting: Setting, what: str, value: str | None) -> str | None:
     return f"{setting.cls}({setting.field}={shown})"
 
 
-def command_change(condition: Condition, setting: Setting, carrier: Setting | None,
-                   wanted: str | None, offending: str | None) -> tuple[str, str] | None:
+def command_change(
+    condition: Condition,
+    setting: Setting,
+    carrier: Setting | None,
+    wanted: str | None,
+    offending: str | None,
+) -> tuple[str, str] | None:
     """(before, after) command-line fragments: the failing setting and the passing one."""
     what, value = needs(condition, setting, wanted)
     flag = primary_flag(setting)
@@ -277,16 +288,20 @@ def command_change(condition: Condition, setting: Setting, carrier: Setting | No
     return f"{carried} {shell(failing)}", f"{carried} {shell(passing)}"
 
 
-def constructor_change(condition: Condition, setting: Setting, wanted: str | None,
-                       offending: str | None) -> tuple[str, str] | None:
+def constructor_change(
+    condition: Condition, setting: Setting, wanted: str | None, offending: str | None
+) -> tuple[str, str] | None:
     """(before, after) constructor calls of the setting's class."""
     what, value = needs(condition, setting, wanted)
     if what not in ("value", "on", "off") or setting.cls is None:
         return None
     after = constructor(setting, what, value)
     failing_what = {"on": "off", "off": "on"}.get(what, "value")
-    before = constructor(setting, failing_what, offending) if (
-        offending is not None or failing_what != "value") else None
+    before = (
+        constructor(setting, failing_what, offending)
+        if (offending is not None or failing_what != "value")
+        else None
+    )
     if after is None:
         return None
     return before or f"{setting.cls}({setting.field}=...)", after

@@ -128,7 +128,9 @@ def _command_line(command: str | None, fragment: str) -> str:
 
 
 def example_fix(
-    checks: list[Check], values: dict[str, list[str]], command: str | None = None,
+    checks: list[Check],
+    values: dict[str, list[str]],
+    command: str | None = None,
     alternatives: list[Check] | None = None,
 ) -> str:
     """Before/after: command lines (started with the target's `command`) when a flag is
@@ -138,24 +140,29 @@ def example_fix(
     for check in [*candidates, *(alternatives or [])]:  # innermost first
         if check.setting is None:
             continue
-        change = command_change(check.condition, check.setting, check.carrier, check.wanted,
-                                check.offending)
+        change = command_change(
+            check.condition, check.setting, check.carrier, check.wanted, check.offending
+        )
         if change is None:
             continue
         context = [f for other in checks if other is not check and (f := _cli_context(other))]
-        before, after = (_command_line(command, " ".join(filter(None, [*context, side])))
-                         for side in change)
+        before, after = (
+            _command_line(command, " ".join(filter(None, [*context, side]))) for side in change
+        )
         flag = check.flag or primary_flag(check.carrier)
-        return (f"# before\n{before or f'# (without {flag})'}\n"
-                f"# after\n{after or f'# (without {flag})'}")
+        return (
+            f"# before\n{before or f'# (without {flag})'}\n"
+            f"# after\n{after or f'# (without {flag})'}"
+        )
     for placeholder in (False, True):
         for check in reversed(checks):  # innermost first: the test that singles out this error
             change = _cli_change(check, placeholder)
             if change is None:
                 continue
             context = [f for other in checks if other is not check and (f := _cli_context(other))]
-            sides = [_command_line(command, " ".join(filter(None, [*context, side])))
-                     for side in change]
+            sides = [
+                _command_line(command, " ".join(filter(None, [*context, side]))) for side in change
+            ]
             before, after = (side or f"# (without {check.flag})" for side in sides)
             return f"# before\n{before}\n# after\n{after}"
     for flag, suggested in values.items():  # what the message itself tells to pass
@@ -167,8 +174,9 @@ def example_fix(
             continue
         change = None
         if check.setting is not None and check.setting.cls is not None:
-            change = constructor_change(check.condition, check.setting, check.wanted,
-                                        check.offending)
+            change = constructor_change(
+                check.condition, check.setting, check.wanted, check.offending
+            )
         change = change or _python_change(check)
         if change is not None:
             return f"# before\n{change[0]}\n# after\n{change[1]}"
