@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,20 @@ def fake_llm() -> Iterator[FakeLLM]:
     """A local OpenAI-compatible server (tests/llm_server.py); script faults with `.fail`."""
     with FakeLLM() as server:
         yield server
+
+
+@pytest.fixture
+def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A find-links folder that pip (and vmine's sdist lookup) use instead of any configured
+    index: no pip.conf, no index URL."""
+    folder = tmp_path / "index"
+    folder.mkdir()
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(folder))
+    monkeypatch.delenv("PIP_INDEX_URL", raising=False)
+    monkeypatch.delenv("PIP_EXTRA_INDEX_URL", raising=False)
+    return folder
 
 
 def make_git_repo(root: Path, files: dict[str, str]) -> Path:

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import string
 import subprocess
 import sys
-import tarfile
 import tempfile
-import zipfile
-from collections.abc import Iterable, Iterator
-from email.parser import HeaderParser
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from pipeline.console import Console
 from pipeline.output import write_atomic
+from pipeline.source.archives import (
+    DEFAULT_LIMITS,
+    ArchiveFiles,
+    ArchiveLimits,
+    archive_paths,
+    read_archive,
+)
 from pipeline.source.git import (
     FETCH_TIMEOUT,
     error_line,
@@ -25,7 +27,8 @@ from pipeline.source.git import (
     make_snapshot,
     run_git,
 )
-from pipeline.source.snapshot import MAX_TEXT_FILE, Snapshot, SourceError
+from pipeline.source.pip_index import fetch_sdist, pip_settings
+from pipeline.source.snapshot import Snapshot, SourceError
 from pipeline.source.upstream import Upstream, upstream_of
 
 _SPEC = re.compile(
@@ -89,9 +92,9 @@ def open_release(
     upstream = _read_upstream(releases, name, version)
     if sha is None or upstream is None:
         if console is not None:
-            console.line(f"downloading {name}=={version} with pip")
+            console.line(f"downloading {name}=={version} (its wheel with pip, its sdist as a file)")
         with tempfile.TemporaryDirectory(prefix="vmine-release-") as tmp:
-            files, sdist_paths = fetch_release(name, version, Path(tmp))
+            files, sdist_paths = fetch_release(name, version, Path(tmp), console)
         if not files:
             raise SourceError(f"{name}=={version}: the downloaded archive holds no text files")
         upstream = upstream_of(files, sdist_paths)
@@ -147,7 +150,9 @@ _UPSTREAM_VERSION = 1
 
 
 def _upstream_path(releases: Path, name: str, version: str) -> Path:
-    return releases / f"{name}-{version}.upstream.json"
+    # `==` as in the tag: no PEP 503 name and no version holds `=`, so two releases never
+    # share a file (with `-`, hx-col 1-1 and hx-col-1 1 did).
+    return releases / f"{name}=={version}.upstream.json"
 
 
 def _read_upstream(releases: Path, name: str, version: str) -> Upstream | None:
@@ -183,29 +188,49 @@ def tag_commit(git_dir: Path, ref: str) -> str | None:
     return done.stdout.decode().strip() if done.returncode == 0 else None
 
 
-def fetch_release(name: str, version: str, into: Path) -> tuple[dict[str, bytes], list[str] | None]:
-    """The release's files, and the paths of its sdist's files when the files are a wheel's
-    (None when no sdist could be had). A wheel is preferred: it holds what users run."""
-    wheel, wheel_reason = _pip_download(name, version, into / "wheel", ("--only-binary", name))
-    sdist = _sdist(name, version, into / "sdist")
-    if wheel is not None:
-        files = dict(release_files(wheel))
-        return files, (None if sdist is None else [path for path, _ in _sdist_files(sdist)])
-    if sdist is not None:
-        return dict(_sdist_files(sdist)), None
-    raise SourceError(f"cannot download {name}=={version} with pip: {wheel_reason}")
-
-
-def _pip_download(
+def fetch_release(
     name: str,
     version: str,
-    target: Path,
-    choice: tuple[str, ...],
-    env: dict[str, str] | None = None,
-) -> tuple[Path | None, str]:
-    """The archive pip downloads into `target` (so the user's index settings apply), or
-    None and pip's last error line."""
-    cmd = [
+    into: Path,
+    console: Console | None = None,
+    limits: ArchiveLimits = DEFAULT_LIMITS,
+) -> tuple[dict[str, bytes], list[str] | None]:
+    """The release's files, and the paths of its sdist's files when the files are a wheel's
+    (None when no sdist could be had). A wheel is preferred: it holds what users run.
+
+    Nothing of the release runs and nothing is unpacked: pip downloads only a wheel (it
+    never builds one), the sdist is fetched as a file from the indexes pip is configured
+    with (pipeline/source/pip_index.py), and both are read by pipeline/source/archives.py."""
+    wheel, wheel_reason = _pip_wheel(name, version, into / "wheel")
+    sdist, sdist_reason = fetch_sdist(
+        name, version, into / "sdist", pip_settings(), timeout=FETCH_TIMEOUT
+    )
+    if wheel is not None:
+        found = read_archive(wheel, limits)
+        layout = None if sdist is None else archive_paths(sdist, limits)
+    elif sdist is not None:
+        found, layout = read_archive(sdist, limits), None
+    else:
+        raise SourceError(
+            f"cannot download {name}=={version}: pip found no wheel ({wheel_reason}) "
+            f"and {sdist_reason}"
+        )
+    if console is not None:
+        _report_left_out(console, found)
+    return found.files, layout
+
+
+def _report_left_out(console: Console, found: ArchiveFiles, shown: int = 10) -> None:
+    for path, reason in found.left_out[:shown]:
+        console.line(f"left out of the release: {path}: {reason}")
+    if len(found.left_out) > shown:
+        console.line(f"left out of the release: {len(found.left_out) - shown} more files")
+
+
+def pip_wheel_command(name: str, version: str, target: Path) -> list[str]:
+    """`pip download` of the release's wheel only: pip never builds or unpacks anything
+    when it may take only wheels (the user's index settings apply)."""
+    return [
         sys.executable,
         "-m",
         "pip",
@@ -213,127 +238,27 @@ def _pip_download(
         "--no-deps",
         "--quiet",
         "--disable-pip-version-check",
-        *choice,
+        "--only-binary=:all:",
         "-d",
         str(target),
         f"{name}=={version}",
     ]
+
+
+def _pip_wheel(name: str, version: str, target: Path) -> tuple[Path | None, str]:
+    """The wheel pip downloads into `target`, or None and pip's last error line."""
     try:
-        done = subprocess.run(cmd, capture_output=True, timeout=FETCH_TIMEOUT, env=env)
+        done = subprocess.run(
+            pip_wheel_command(name, version, target), capture_output=True, timeout=FETCH_TIMEOUT
+        )
     except subprocess.TimeoutExpired:
         return None, "pip timed out"
-    archives = sorted(target.glob("*")) if target.exists() else []
-    if done.returncode == 0 and archives:
-        return archives[0], ""
+    wheels = sorted(target.glob("*.whl")) if target.exists() else []
+    if done.returncode == 0 and wheels:
+        return wheels[0], ""
     lines = [ln.strip() for ln in done.stderr.decode("utf-8", "replace").splitlines()]
     errors = [ln for ln in lines if ln.startswith("ERROR:")] or [ln for ln in lines if ln]
-    return None, errors[-1] if errors else f"pip exited {done.returncode}"
-
-
-def _sdist(name: str, version: str, into: Path) -> Path | None:
-    """The release's sdist: its archive, or the folder pip unpacked it into.
-
-    pip prepares an sdist's metadata before it saves the archive, and without build
-    isolation (which could install vLLM's torch) that fails whenever the build backend is
-    not installed here. With `--no-clean` pip leaves the unpacked sdist in its temporary
-    build folder, under our TMPDIR; that folder is found by its PKG-INFO."""
-    scratch = into / "tmp"
-    scratch.mkdir(parents=True)
-    env = {**os.environ, "TMPDIR": str(scratch), "TEMP": str(scratch), "TMP": str(scratch)}
-    archive, _ = _pip_download(
-        name,
-        version,
-        into / "dist",
-        ("--no-binary", name, "--no-build-isolation", "--no-clean"),
-        env,
-    )
-    if archive is not None:
-        return archive
-    for info in sorted(scratch.glob("*/*/PKG-INFO")) + sorted(scratch.glob("*/PKG-INFO")):
-        headers = HeaderParser().parsestr(info.read_text("utf-8", "replace"), headersonly=True)
-        if (
-            canonical_name(str(headers.get("Name", ""))) == name
-            and str(headers.get("Version", "")).strip() == version
-        ):
-            return info.parent
-    return None
-
-
-def _sdist_files(sdist: Path) -> Iterator[tuple[str, bytes]]:
-    """(posix path, bytes) of an sdist's text files, from its archive or unpacked folder."""
-    if sdist.is_dir():
-        for path in sorted(sdist.rglob("*")):
-            if path.is_symlink() or not path.is_file():
-                continue
-            relative = _safe_path(path.relative_to(sdist).as_posix())
-            data = path.read_bytes()
-            if relative is not None and _is_text(relative, data):
-                yield relative, data
-    else:
-        yield from release_files(sdist)
-
-
-def release_files(archive: Path) -> Iterator[tuple[str, bytes]]:
-    """(posix path, bytes) of the text files of an sdist or wheel; an sdist's top folder
-    `NAME-VERSION/` is dropped so paths start where the package's tree starts."""
-    if archive.name.endswith((".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar")):
-        yield from _strip_top(_tar_members(archive))
-    elif archive.suffix == ".zip":
-        yield from _strip_top(_zip_members(archive))
-    elif archive.suffix == ".whl":
-        yield from _zip_members(archive)
-    else:
-        raise SourceError(f"unknown archive type: {archive.name}")
-
-
-def _safe_path(name: str) -> str | None:
-    path = PurePosixPath(name.replace("\\", "/"))
-    if path.is_absolute() or ".." in path.parts or not path.parts:
-        return None
-    return path.as_posix()
-
-
-def _is_text(path: str, data: bytes) -> bool:
-    # .py files and other text; compiled extensions and other binaries stay out.
-    if len(data) > MAX_TEXT_FILE or b"\0" in data:
-        return False
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return path.endswith(".py")
-    return True
-
-
-def _tar_members(archive: Path) -> Iterator[tuple[str, bytes]]:
-    with tarfile.open(archive) as tar:
-        for member in tar:
-            path = _safe_path(member.name)
-            if not member.isfile() or path is None:
-                continue
-            handle = tar.extractfile(member)
-            if handle is None:
-                continue
-            data = handle.read()
-            if _is_text(path, data):
-                yield path, data
-
-
-def _zip_members(archive: Path) -> Iterator[tuple[str, bytes]]:
-    with zipfile.ZipFile(archive) as zf:
-        for info in zf.infolist():
-            path = _safe_path(info.filename)
-            if info.is_dir() or path is None:
-                continue
-            data = zf.read(info)
-            if _is_text(path, data):
-                yield path, data
-
-
-def _strip_top(members: Iterable[tuple[str, bytes]]) -> Iterator[tuple[str, bytes]]:
-    for path, data in members:
-        top, _, rest = path.partition("/")
-        if rest:
-            yield rest, data
+    return None, errors[-1][:300] if errors else f"pip exited {done.returncode}"
 
 
 def commit_files(
