@@ -120,6 +120,60 @@ CONFIG_ERRORS = [
         'TOP:response_format = "xml"\n[targets.engine]\nrepo = "acme/engine"\n',
         "pipeline.toml: response_format: expected 'auto', 'json_schema' or 'json_object', got 'xml'",
     ),
+    # a tag format holds literal text and {version}, nothing else, and stays short
+    (
+        'repo = "acme/engine"\ntag = "{}"\n',
+        "pipeline.toml: targets.engine.tag: may hold only {version}, got '{}'",
+    ),
+    (
+        'repo = "acme/engine"\ntag = "{x}"\n',
+        "pipeline.toml: targets.engine.tag: may hold only {version}, got '{x}'",
+    ),
+    (
+        'repo = "acme/engine"\ntag = "{"\n',
+        "pipeline.toml: targets.engine.tag: Single '{' encountered in format string, got '{'",
+    ),
+    (
+        'repo = "acme/engine"\ntag = "{version:>300000000}"\n',
+        "pipeline.toml: targets.engine.tag: may hold only {version}, got '{version:>300000000}'",
+    ),
+    (
+        'repo = "acme/engine"\ntag = "{version!r}"\n',
+        "pipeline.toml: targets.engine.tag: may hold only {version}, got '{version!r}'",
+    ),
+    (
+        'repo = "acme/engine"\ntag = "' + "v" * 300 + '{version}"\n',
+        "pipeline.toml: targets.engine.tag: longer than 100 characters",
+    ),
+    (
+        'repo = "acme/engine"\nrelease = "engine==1.0"\ntag = "release {version}"\n',
+        "pipeline.toml: targets.engine.tag: gives the tag 'release 1.0', not a git tag",
+    ),
+    (
+        'repo = "acme/engine"\ncommand = "serve\\nrm -rf ~"\n',
+        "pipeline.toml: targets.engine.command: expected a command on one line, "
+        "got 'serve\\nrm -rf ~'",
+    ),
+    (
+        'TOP:timeout = inf\n[targets.engine]\nrepo = "acme/engine"\n',
+        "pipeline.toml: timeout: expected a finite number, got inf",
+    ),
+    (
+        'TOP:timeout = nan\n[targets.engine]\nrepo = "acme/engine"\n',
+        "pipeline.toml: timeout: expected a finite number, got nan",
+    ),
+    (
+        'TOP:timeout = 1e300\n[targets.engine]\nrepo = "acme/engine"\n',
+        "pipeline.toml: timeout: must be at most 86400, got 1e+300",
+    ),
+    (
+        "TOP:x = " + "[" * 5000 + "]" * 5000 + "\n",
+        "pipeline.toml: not valid TOML: nested too deep",
+    ),
+    (
+        'repo = "' + "a" * 100_000 + '"\n',
+        "pipeline.toml: targets.engine.repo: expected owner/name, got '" + "a" * 60 + "…'",
+    ),
     ('TOP:out = "output"\n', "pipeline.toml: targets: required key is missing"),
     ("TOP:targets = {}\n", "pipeline.toml: targets: define at least one [targets.NAME] table"),
     ("TOP:[targets]\nengine = 3\n", "pipeline.toml: targets.engine: expected a table, got 3"),
@@ -468,3 +522,23 @@ def test_run_config_mines_the_release_when_the_url_is_unreachable(tmp_path, monk
     assert record["githubUrl"] == (
         "https://github.com/acme/engine/blob/v1.0/python/engine/config.py#L1-L4"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["--timeout", "inf"], "Error: --timeout: Input should be a finite number (got inf)"),
+        (["--timeout", "nan"], "Error: --timeout: Input should be a finite number (got nan)"),
+        (
+            ["--batch-poll", "1e300"],
+            "Error: --batch-poll: Input should be less than or equal to 86400 (got 1e+300)",
+        ),
+        (
+            ["--command", "vllm serve\nrm -rf ~"],
+            "Error: --command: expected a command on one line, got 'vllm serve\\nrm -rf ~'",
+        ),
+    ],
+)
+def test_run_refuses_the_values_the_config_refuses(tmp_path, args, error):
+    result = CliRunner().invoke(main, ["run", str(tmp_path), *args, "-o", str(tmp_path / "o")])
+    assert (result.exit_code, result.stderr) == (2, error + "\n")

@@ -246,11 +246,11 @@ def test_a_release_cached_before_its_layout_was_known_is_built_again(
     [
         (
             ["pypi:acme-ports==1.0", "--tag-format", "v{major}"],
-            "Error: --tag-format may hold only {version}, got 'v{major}'",
+            "Error: --tag-format: may hold only {version}, got 'v{major}'",
         ),
         (
             ["pypi:acme-ports==1.0", "--tag-format", "v{version"],
-            "Error: --tag-format 'v{version': expected '}' before end of string",
+            "Error: --tag-format: expected '}' before end of string, got 'v{version'",
         ),
         (
             ["pypi:acme-ports==1.0", "--path-prefix", "../up"],

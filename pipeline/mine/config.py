@@ -11,11 +11,13 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from extractors.facts import Rules
 from pipeline.dataset.models import REPO_NAME_RE
-from pipeline.source import TRANSPORT_URL
+from pipeline.mine.option_types import Command, Seconds, shown
+from pipeline.source import TRANSPORT_URL, SourceError
+from pipeline.source.release import tag_format_problem, tag_name
 
 _RELEASE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9][A-Za-z0-9.+!_-]*$")
 _TARGET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -73,48 +75,55 @@ class Target(_Strict):
     exclude: list[str] = Field(default_factory=list)
     rules: RuleOverrides = Field(default_factory=RuleOverrides)
     # the entry point a user runs (`vllm serve MODEL`): example fixes start with it
-    command: str | None = None
+    command: Command = None
 
     @field_validator("repo")
     @classmethod
     def _owner_name(cls, value: str) -> str:
         if not REPO_NAME_RE.fullmatch(value):
-            raise ValueError(f"expected owner/name, got {value!r}")
+            raise ValueError(f"expected owner/name, got {shown(value)}")
         return value
 
     @field_validator("rev", "url")
     @classmethod
     def _not_an_option(cls, value: str | None) -> str | None:
         if value is not None and (not value or value.startswith("-")):
-            raise ValueError(f"must not be empty or start with '-', got {value!r}")
+            raise ValueError(f"must not be empty or start with '-', got {shown(value)}")
         return value
 
     @field_validator("url")
     @classmethod
     def _plain_transport(cls, value: str | None) -> str | None:
         if value is not None and TRANSPORT_URL.match(value):
-            raise ValueError(f"git transport URLs are refused, got {value!r}")
+            raise ValueError(f"git transport URLs are refused, got {shown(value)}")
         return value
 
-    @field_validator("command")
+    @field_validator("tag")
     @classmethod
-    def _one_line(cls, value: str | None) -> str | None:
-        if value is not None and (not value.strip() or "\n" in value):
-            raise ValueError(f"expected a command on one line, got {value!r}")
-        return value.strip() if value is not None else None
+    def _tag_format(cls, value: str, info: ValidationInfo) -> str:
+        problem = tag_format_problem(value)
+        release = info.data.get("release")  # declared before `tag`, so already checked
+        if problem is None and release is not None:
+            try:
+                tag_name(value, release.split("==", 1)[1])
+            except SourceError as exc:
+                problem = str(exc).removeprefix("--tag-format: ")
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
     @field_validator("release")
     @classmethod
     def _pinned(cls, value: str | None) -> str | None:
         if value is not None and not _RELEASE.fullmatch(value):
-            raise ValueError(f"expected NAME==VERSION, got {value!r}")
+            raise ValueError(f"expected NAME==VERSION, got {shown(value)}")
         return value
 
     @field_validator("path_prefix")
     @classmethod
     def _prefix(cls, value: str | None) -> str | None:
         if value and (value.startswith("/") or not value.endswith("/")):
-            raise ValueError(f"expected a relative folder ending in '/', got {value!r}")
+            raise ValueError(f"expected a relative folder ending in '/', got {shown(value)}")
         return value
 
     @property
@@ -126,7 +135,7 @@ class Target(_Strict):
         """The GitHub tag of the release (`v0.28.0`), which the fallback's links pin."""
         if self.release is None:
             return None
-        return self.tag.format(version=self.release.split("==", 1)[1])
+        return tag_name(self.tag, self.release.split("==", 1)[1])
 
 
 class PipelineConfig(_Strict):
@@ -141,7 +150,7 @@ class PipelineConfig(_Strict):
     concurrency: int | None = Field(default=None, ge=1)
     max_requests: int | None = Field(default=None, ge=0)
     max_tokens: int | None = Field(default=None, ge=0)
-    timeout: float | None = Field(default=None, gt=0)
+    timeout: Seconds | None = None
     response_format: Literal["auto", "json_schema", "json_object"] | None = None
     cache_dir: Path | None = None
     targets: dict[str, Target] = Field(min_length=1)
@@ -151,7 +160,9 @@ class PipelineConfig(_Strict):
     def _names(cls, value: dict[str, Target]) -> dict[str, Target]:
         for name in value:
             if not _TARGET_NAME.fullmatch(name):
-                raise ValueError(f"target name {name!r} must be letters, digits, '.', '_', '-'")
+                raise ValueError(
+                    f"target name {shown(name)} must be letters, digits, '.', '_', '-'"
+                )
         return value
 
     def select(self, names: list[str] | tuple[str, ...]) -> dict[str, Target]:
@@ -161,7 +172,7 @@ class PipelineConfig(_Strict):
         unknown = [name for name in names if name not in self.targets]
         if unknown:
             known = ", ".join(self.targets)
-            raise ConfigError(f"unknown target {unknown[0]!r} (the config defines: {known})")
+            raise ConfigError(f"unknown target {shown(unknown[0])} (the config defines: {known})")
         return {name: self.targets[name] for name in dict.fromkeys(names)}
 
 
@@ -190,15 +201,19 @@ def _problem(error: dict) -> str:
     if kind == "missing":
         return "required key is missing"
     if kind in _EXPECTED:
-        return f"{_EXPECTED[kind]}, got {error['input']!r}"
+        return f"{_EXPECTED[kind]}, got {shown(error['input'])}"
     if kind == "literal_error":
-        return f"expected {error['ctx']['expected']}, got {error['input']!r}"
+        return f"expected {error['ctx']['expected']}, got {shown(error['input'])}"
     if kind == "greater_than_equal":
-        return f"must be at least {error['ctx']['ge']}, got {error['input']!r}"
+        return f"must be at least {error['ctx']['ge']}, got {shown(error['input'])}"
     if kind == "greater_than":
-        return f"must be more than {error['ctx']['gt']:g}, got {error['input']!r}"
+        return f"must be more than {error['ctx']['gt']:g}, got {shown(error['input'])}"
+    if kind == "less_than_equal":
+        return f"must be at most {error['ctx']['le']:g}, got {shown(error['input'])}"
+    if kind == "finite_number":
+        return f"expected a finite number, got {shown(error['input'])}"
     if kind in ("float_type", "float_parsing"):
-        return f"expected a number, got {error['input']!r}"
+        return f"expected a number, got {shown(error['input'])}"
     if kind == "too_short" and error["loc"] == ("targets",):
         return "define at least one [targets.NAME] table"
     return error["msg"].removeprefix("Value error, ")
@@ -209,7 +224,10 @@ def parse_config(data: dict, name: str = "pipeline.toml") -> PipelineConfig:
         return PipelineConfig.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise ConfigError(f"{name}: {_location(first['loc'])}: {_problem(first)}") from None
+        problem = re.sub(r"\s*\n\s*", " ", _problem(first))  # one line, always
+        raise ConfigError(f"{name}: {_location(first['loc'])}: {problem}") from None
+    except RecursionError:
+        raise ConfigError(f"{name}: nested too deep") from None
 
 
 def load_config(path: Path) -> PipelineConfig:
@@ -225,6 +243,8 @@ def load_config(path: Path) -> PipelineConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{name}: not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib parses nested arrays and tables recursively
+        raise ConfigError(f"{name}: not valid TOML: nested too deep") from None
     config = parse_config(data, name)
     base = path.resolve().parent
     updates: dict[str, Path] = {}

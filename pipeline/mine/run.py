@@ -30,6 +30,7 @@ from pipeline.explainers.grounding import RepoGrounding
 from pipeline.mine.assemble import assemble, build_manifest, distinct
 from pipeline.mine.enrich import EnrichOutcome, enrich, plan
 from pipeline.mine.extract import extract_snapshot
+from pipeline.mine.option_types import Command, Seconds
 from pipeline.source import Snapshot, open_source, resolve_cache_dir
 from pipeline.store import Store, default_store_path
 
@@ -61,12 +62,12 @@ class RunOptions(BaseModel):
     concurrency: int = Field(default=8, ge=1)
     max_requests: int | None = Field(default=None, ge=0)
     max_tokens: int | None = Field(default=None, ge=0)
-    timeout: float = Field(default=REQUEST_TIMEOUT, gt=0)
+    timeout: Seconds = REQUEST_TIMEOUT
     response_format: Literal["auto", "json_schema", "json_object"] = "auto"
     batch: bool = False
     batch_file: Path | None = None
     batch_results: Path | None = None
-    batch_poll: float = Field(default=30.0, gt=0)
+    batch_poll: Seconds = 30.0
     dry_run: bool = False
     cache: Path | None = None
     cache_dir: Path | None = None
@@ -74,7 +75,7 @@ class RunOptions(BaseModel):
     rules: Rules = Rules()
     include: list[str] = []
     exclude: list[str] = []
-    command: str | None = None  # the target's entry point, for the example fixes
+    command: Command = None  # the target's entry point, for the example fixes
 
 
 @dataclass

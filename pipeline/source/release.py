@@ -114,21 +114,40 @@ def open_release(
     )
 
 
-def tag_name(tag_format: str, version: str) -> str:
-    """The release's GitHub tag: `tag_format` with `{version}` filled in (the only field)."""
+MAX_TAG_FORMAT = 100  # characters: a tag is a short name, and its format can be no longer
+
+
+def tag_format_problem(tag_format: str) -> str | None:
+    """What is wrong with a tag format (None: nothing). It holds literal text and
+    `{version}`, no other field, no format spec or conversion (`{version:>300000000}` would
+    build a 300 MB tag), and at most MAX_TAG_FORMAT characters."""
+    if len(tag_format) > MAX_TAG_FORMAT:
+        return f"longer than {MAX_TAG_FORMAT} characters"
     try:
         fields = list(string.Formatter().parse(tag_format))
     except ValueError as exc:
-        raise SourceError(f"--tag-format {tag_format!r}: {exc}") from None
+        return f"{exc}, got {tag_format!r}"
     if any(
         field is not None and (field != "version" or spec or conversion)
         for _, field, spec, conversion in fields
     ):
-        raise SourceError(f"--tag-format may hold only {{version}}, got {tag_format!r}")
+        return f"may hold only {{version}}, got {tag_format!r}"
+    return None
+
+
+def tag_name(tag_format: str, version: str) -> str:
+    """The release's GitHub tag: `tag_format` with `{version}` filled in (the only field)."""
+    problem = tag_format_problem(tag_format) or _tag_problem(tag_format, version)
+    if problem is not None:
+        raise SourceError(f"--tag-format: {problem}")
+    return tag_format.format(version=version)
+
+
+def _tag_problem(tag_format: str, version: str) -> str | None:
     tag = tag_format.format(version=version)
     if not tag or tag.startswith("-") or any(ch.isspace() for ch in tag):
-        raise SourceError(f"--tag-format {tag_format!r} gives the tag {tag!r}, not a git tag")
-    return tag
+        return f"gives the tag {tag!r}, not a git tag"
+    return None
 
 
 def check_path_prefix(prefix: str) -> str:
