@@ -4,6 +4,8 @@ that names the file and the problem."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,11 +103,29 @@ def _parse(model: type[M], text: str, where: str) -> M:
     return parsed
 
 
+class NotRegularFile(OSError):
+    """A dataset path that is a FIFO, a device, a socket or a folder: never read."""
+
+
+def read_regular(path: Path) -> str:
+    """The UTF-8 text of a dataset file that must be a regular file. It is opened without
+    blocking and checked before any read, so a FIFO or a device in its place (a dataset
+    someone else wrote) cannot stall the command; NotRegularFile says so."""
+    handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    with os.fdopen(handle, "rb") as source:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            raise NotRegularFile("not a regular file")
+        os.set_blocking(handle, True)
+        return source.read().decode("utf-8")
+
+
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_regular(path)
     except FileNotFoundError:
         raise DatasetError(f"{path}: missing") from None
+    except NotRegularFile as exc:
+        raise DatasetError(f"{path}: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(f"{path}: cannot read: {exc}") from None
 

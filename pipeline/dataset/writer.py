@@ -28,6 +28,7 @@ from pipeline.dataset.layout import (
 )
 from pipeline.dataset.manifest import Manifest
 from pipeline.dataset.models import Envelope, ErrorRecord, IndexEntry
+from pipeline.dataset.reader import read_regular
 from pipeline.output import DIR_MODE, TEMP_PREFIX
 
 _OLD_PREFIX = ".vmine-old-"
@@ -222,7 +223,7 @@ def is_complete(manifest: Manifest) -> bool:
 def has_complete_dataset(root: Path) -> bool:
     """Whether `root` holds a dataset whose manifest says it is complete."""
     try:
-        manifest = Manifest.model_validate_json(manifest_path(root).read_text(encoding="utf-8"))
+        manifest = Manifest.model_validate_json(read_regular(manifest_path(root)))
     except (OSError, ValueError):
         return False
     return is_complete(manifest)

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from extractors.patterns import pattern_fragments
 from pipeline.dataset.layout import index_path, manifest_path, record_path
 from pipeline.dataset.models import Envelope, IndexEntry
-from pipeline.dataset.reader import DatasetError, datasets_under, validation_problem
+from pipeline.dataset.reader import DatasetError, datasets_under, read_regular, validation_problem
 from pipeline.lookup.fragments import fold
 from pipeline.lookup.wording import Word, template_words, word_keys
 
@@ -130,7 +130,7 @@ class IndexedDataset:
     def envelope(self, record_id: str) -> Envelope:
         path = record_path(self.root, record_id)
         try:
-            return Envelope.model_validate_json(path.read_text(encoding="utf-8"), strict=True)
+            return Envelope.model_validate_json(read_regular(path), strict=True)
         except ValidationError as error:
             raise ExplainError(f"{path}: invalid record: {validation_problem(error)}") from None
         except (OSError, ValueError, RecursionError) as error:
@@ -160,7 +160,7 @@ def index_dataset(root: Path) -> IndexedDataset:
     if cached is not None:
         return cached
     try:
-        manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
+        manifest = json.loads(read_regular(manifest_file))
         if not isinstance(manifest, dict) or not all(
             isinstance(manifest.get(key), str) for key in ("repo", "analyzedSha")
         ):
@@ -168,7 +168,7 @@ def index_dataset(root: Path) -> IndexedDataset:
         repo, sha = manifest["repo"], manifest["analyzedSha"]
         source = manifest.get("source")
         source = source if isinstance(source, str) else "git"
-        text = index_file.read_text(encoding="utf-8")
+        text = read_regular(index_file)
     except (OSError, ValueError, RecursionError) as error:
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise NotADataset(f"{manifest_file}: not a vmine manifest ({reason}), skipped") from None
