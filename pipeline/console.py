@@ -79,6 +79,12 @@ def printable(text: str, *, keep_newlines: bool = False) -> str:
     return pattern.sub(_escaped, text)
 
 
+def one_line(text: str) -> str:
+    """Text for one field of a one-line-per-item listing (a file name in `explain --all`):
+    `printable`, and tabs escaped too (`\\t`), so it cannot fake a column or a line."""
+    return printable(text).replace("\t", "\\t")
+
+
 def _escape_annotation(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 

@@ -54,8 +54,15 @@ def validate_mode(mode):
 """
 
 
-def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, env=_ENV, check=True, capture_output=True)
+def git(cwd: Path, *args: str, input: str | None = None) -> str:
+    done = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        env=_ENV,
+        check=True,
+        capture_output=True,
+        input=None if input is None else input.encode(),
+    )
     return done.stdout.decode().strip()
 
 

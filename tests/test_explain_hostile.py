@@ -215,3 +215,13 @@ def test_a_record_id_from_the_index_is_checked_before_its_file_is_read(tmp_path:
         f"Error: {root.resolve()}/index.jsonl: invalid entry '../../../../etc/passwd': "
     )
     assert SHA in result.stderr
+
+
+def test_names_with_line_breaks_and_tabs_stay_on_their_line_in_all(tmp_path: Path) -> None:
+    hostile = replace(CASES[1], filePath="serve/\nFAKE 1.000  exact\tengine.py")
+    write_fixture_dataset(tmp_path / "output", [CASES[0], hostile])
+    result = _explain(tmp_path / "output", FAST_DECODE, "--all")
+    assert result.exit_code == 0
+    (line,) = result.stdout.splitlines()  # one line per candidate
+    assert "\t" not in line
+    assert "  serve/\\nFAKE 1.000  exact\\tengine.py:108  " in line

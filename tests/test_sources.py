@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -344,3 +345,66 @@ def test_unknown_source_forms_are_refused(source: str, message: str) -> None:
     with pytest.raises(SourceError) as info:
         remote_url(source)
     assert str(info.value) == message
+
+
+# --- a crafted tree: names git itself would never write -----------------------------------
+
+CHECK = (
+    'def check_size(cfg):\n    if cfg.size < 0:\n        raise ValueError("size must be >= 0")\n'
+)
+
+
+def _crafted_repo(tmp_path: Path, names: list[str]) -> Path:
+    """A bare repository whose one commit's tree has `evil.py` in folders named `names`
+    (made with `git mktree`, which checks no names), beside a plain `ok.py`."""
+    repo = tmp_path / "crafted.git"
+    git(tmp_path, "init", "-q", "--bare", str(repo))
+    blob = git(repo, "hash-object", "-w", "--stdin", input=CHECK)
+    inner = git(repo, "mktree", input=f"100644 blob {blob}\tevil.py\n")
+    listing = "".join(f"040000 tree {inner}\t{name}\n" for name in names)
+    tree = git(repo, "mktree", input=listing + f"100644 blob {blob}\tok.py\n")
+    sha = git(repo, "commit-tree", tree, "-m", "crafted")
+    git(repo, "update-ref", "refs/heads/main", sha)
+    return repo
+
+
+def test_a_crafted_tree_name_is_never_a_file_path(tmp_path: Path) -> None:
+    repo = _crafted_repo(tmp_path, ["..", "."])
+    result = CliRunner().invoke(
+        main,
+        [
+            "extract",
+            str(repo),
+            "--rev",
+            "main",
+            "--repo-name",
+            "acme/x",
+            "--no-cache",
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ],
+    )
+    assert result.exit_code == 1, result.stderr
+    assert [json.loads(line)["filePath"] for line in result.stdout.splitlines()] == ["ok.py"]
+    assert "skipped: ../evil.py: not a safe path (a '..' or '.' part)" in result.stderr
+    assert "skipped: ./evil.py: not a safe path (a '..' or '.' part)" in result.stderr
+
+
+def test_a_tree_with_an_empty_name_is_refused_in_one_line(tmp_path: Path) -> None:
+    repo = _crafted_repo(tmp_path, [""])  # would be /evil.py
+    result = CliRunner().invoke(
+        main,
+        [
+            "extract",
+            str(repo),
+            "--rev",
+            "main",
+            "--repo-name",
+            "acme/x",
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ],
+    )
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: cannot list the tree of ")
+    assert len(result.stderr.splitlines()) == 1

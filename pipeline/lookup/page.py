@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from extractors.patterns import shown_message
+from pipeline.console import one_line
 from pipeline.console import printable as console_printable
 from pipeline.dataset.models import Envelope, IndexEntry
 from pipeline.lookup.match import Lookup, Match
@@ -38,7 +39,8 @@ def format_candidates(found: Lookup) -> str:
         lines.append(
             f"{match.score:.3f}  {match.kind:<11}  {entry.id}  {match.dataset.repo}"
             f"@{match.dataset.sha[:10]}{f' (+{more} more)' if more else ''}  "
-            f"{entry.filePath}:{entry.lineNumber}  {_first_line(entry.errorMessage)}"
+            f"{one_line(entry.filePath)}:{entry.lineNumber}  "
+            f"{one_line(_first_line(entry.errorMessage))}"
         )
     return "\n".join(lines) + "\n"
 

@@ -68,6 +68,10 @@ class Extraction(BaseModel):
         return "".join(site.to_json_line() + "\n" for site in self.sites)
 
 
+# Why a path of a crafted tree (`../evil.py`, `./x.py`) is not analysed.
+UNSAFE_PATH = "not a safe path (a '..' or '.' part)"
+
+
 def selected(path: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
     """A `.py` file kept by the globs (matched against the whole path; `*` also crosses `/`)."""
     if not path.endswith(".py"):
@@ -239,6 +243,11 @@ def extract_snapshot(
         for (_, raw), read in zip(raws, found, strict=True)
     ]
     sites.sort(key=lambda site: (site.filePath, site.lineNumber))
+    skipped += [
+        SkippedFile(filePath=prefix + path, reason=UNSAFE_PATH)
+        for path in snapshot.unsafe_paths
+        if selected(prefix + path, include, exclude)
+    ]
     skipped.sort(key=lambda item: item.filePath)
     return Extraction(sites=sites, skipped=skipped, stats=stats)
 

@@ -177,6 +177,7 @@ def make_snapshot(
     path_prefix: str = "",
 ) -> Snapshot:
     """The snapshot of commit `sha` of `git_dir`, with its tree listed."""
+    files, unsafe = list_tree(git_dir, sha)
     return Snapshot(
         git_dir=git_dir,
         repo=repo,
@@ -184,29 +185,39 @@ def make_snapshot(
         url_ref=url_ref or sha,
         path_prefix=path_prefix,
         origin=origin,
-        files=list_tree(git_dir, sha),
+        files=files,
         reader=GitObjects(git_dir),
         source=source,
+        unsafe_paths=tuple(unsafe),
     )
 
 
-def list_tree(git_dir: Path, sha: str) -> list[TreeFile]:
-    """Every regular file of the commit's tree (symlinks and submodules left out)."""
+def safe_tree_path(path: str) -> bool:
+    """Whether a tree path is one git writes: no `..` or `.` part (`../evil.py`), no empty
+    part. A crafted tree (`git mktree` checks nothing) may hold any name but `/`."""
+    return all(part not in ("", ".", "..") for part in path.split("/"))
+
+
+def list_tree(git_dir: Path, sha: str) -> tuple[list[TreeFile], list[str]]:
+    """Every regular file of the commit's tree (symlinks and submodules left out), and the
+    paths left out for not being `safe_tree_path`s, both sorted."""
     done = run_git(git_dir, "ls-tree", "-r", "-l", "-z", "--full-tree", sha)
     if done.returncode != 0:
         raise SourceError(f"cannot list the tree of {sha}: {error_line(done.stderr)}")
-    files = []
+    files, unsafe = [], []
     for entry in done.stdout.split(b"\0"):
         if not entry:
             continue
-        meta, _, path = entry.partition(b"\t")
+        meta, _, raw_path = entry.partition(b"\t")
         mode, kind, blob, size = meta.split()
         if kind == b"blob" and mode in (b"100644", b"100755"):
-            files.append(
-                TreeFile(path.decode("utf-8", "surrogateescape"), blob.decode(), int(size))
-            )
+            path = raw_path.decode("utf-8", "surrogateescape")
+            if safe_tree_path(path):
+                files.append(TreeFile(path, blob.decode(), int(size)))
+            else:
+                unsafe.append(path)
     files.sort(key=lambda f: f.path)
-    return files
+    return files, sorted(unsafe)
 
 
 # -- remote repositories ---------------------------------------------------------------

@@ -40,7 +40,8 @@ class Snapshot:
 
     `url_ref` is what githubUrl pins (the sha, or a release tag); `path_prefix` ('' or e.g.
     'python/') maps a release's files onto the GitHub tree; `origin` says where it came from
-    ('local', 'git', 'pypi:sglang==0.5.10.post1')."""
+    ('local', 'git', 'pypi:sglang==0.5.10.post1'); `unsafe_paths` are the paths of a crafted
+    tree (`../evil.py`) that are left out of `files`."""
 
     git_dir: Path
     repo: str | None
@@ -51,6 +52,7 @@ class Snapshot:
     files: list[TreeFile]
     reader: BlobReader = field(repr=False, compare=False)
     source: str = ""
+    unsafe_paths: tuple[str, ...] = ()
 
     def require_repo(self) -> str:
         """The `owner/name` the output needs, or a one-line SourceError saying how to give it."""
