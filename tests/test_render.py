@@ -451,3 +451,169 @@ def test_footer_names_the_release_tag_a_release_dataset_is_pinned_to() -> None:
         }
     )
     assert analysed_ref(tagged) == "acme/serve@v1.2.0"
+
+
+# --- hostile names and model text (issue 17) ------------------------------------------------
+
+CONTROLS = "\x1b]0;pwned\x07 \x00 \x9b2J"
+BEACON = Case(
+    id="eeee000000000002",
+    slug="beacon",
+    filePath="serve/x`\n<img src=x onerror=alert(1)>\n\n<script>alert(2)</script>.py",
+    lineNumber=12,
+    qualname="Config.check\n<img src=y onerror=alert(3)>",
+    validatorKind="name",
+    errorMessage="bad value " + CONTROLS,
+    messagePattern="bad value " + CONTROLS.replace("[", "\\["),
+    messageStatus="literal",
+    guards=["value\n\n<img src=z onerror=alert(4)>"],
+    source=CASES[3].source,
+    sourceStart=10,
+    explanation={
+        "documentation": (
+            "See ![beacon](http://evil.example/b.png), [the docs](https://docs.example/x), "
+            "[run](javascript:alert(1)), `![kept](in code)` and <img src=x>."
+        ),
+        "triggerScenarios": "Reference style: ![x][1]\n\n[1]: http://evil.example/ref.png",
+        "commonSituations": "[data](data:text/html,<script>alert(5)</script>) " + CONTROLS,
+        "solutions": ["<http://evil.example/auto.png> ![](https://evil.example/s.png)"],
+        "exampleFix": "x = 1 " + CONTROLS,
+        "handlingStrategy": "validation",
+        "validationCode": "",
+        "typeGuard": "",
+        "tryCatchPattern": None,
+        "preventionTips": ["\x1b[2J clear"],
+        "tags": ["tag"],
+    },
+)
+
+
+def _rendered_markdown(path: Path) -> str:
+    """A page as a CommonMark renderer (markdown-it, raw HTML on) turns it into HTML."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").render(path.read_text(encoding="utf-8"))
+
+
+def test_markdown_pages_carry_no_html_image_or_unsafe_link(tmp_path: Path) -> None:
+    root = write_fixture_dataset(tmp_path / "output", [CASES[0], BEACON])
+    render(root, "markdown", tmp_path / "md")
+    for path in [tmp_path / "md" / "index.md", *(tmp_path / "md").glob("*.md")]:
+        raw = path.read_text(encoding="utf-8")
+        assert not any(char in raw for char in "\x1b\x07\x00\x9b"), path.name
+        html = _rendered_markdown(path)
+        assert re.findall(r"<(img|script)\b", html) == [], path.name
+        links = re.findall(r'<a href="([^"]*)"', html)
+        assert all(re.match(r"^(https?://|[0-9a-f]{16}\.md$|index\.md$)", url) for url in links)
+    page = _rendered_markdown(tmp_path / "md" / f"{BEACON.id}.md")
+    assert '<a href="https://docs.example/x">the docs</a>' in page  # an https link stays one
+    assert '!<a href="http://evil.example/b.png">beacon</a>' in page  # an image is a link
+    assert "<code>![kept](in code)</code>" in page
+    assert "serve/x`\\n&lt;img src=x onerror=alert(1)&gt;\\n\\n&lt;script&gt;" in page
+
+
+def test_html_pages_carry_no_raw_control_characters(tmp_path: Path) -> None:
+    root = write_fixture_dataset(tmp_path / "output", [BEACON])
+    render(root, "html", tmp_path / "site")
+    for path in [*(tmp_path / "site").rglob("*.html")]:
+        raw = path.read_text(encoding="utf-8")
+        assert not any(char in raw for char in "\x1b\x07\x00\x9b"), path.name
+    page = (tmp_path / "site" / "errors" / f"{BEACON.id}.html").read_text()
+    assert "bad value \\x1b]0;pwned\\x07 \\x00 \\x9b2J" in page
+    index = (tmp_path / "site" / "index.html").read_text()
+    embedded = re.search(r'id="error-index">(.*?)</script>', index).group(1)
+    assert json.loads(embedded)[0]["message"] == "bad value " + CONTROLS
+
+
+def test_github_urls_percent_encode_their_path() -> None:
+    from pipeline.dataset.models import github_url
+
+    url = github_url("acme/serve", "v1.0", 'a b/#x?y"<z>\n.py', 3, 4)
+    assert url == "https://github.com/acme/serve/blob/v1.0/a%20b/%23x%3Fy%22%3Cz%3E%0A.py#L3-L4"
+    assert github_url("acme/lc", "langchain-core==1.0", "libs/é.py", 1, 2) == (
+        "https://github.com/acme/lc/blob/langchain-core==1.0/libs/%C3%A9.py#L1-L2"
+    )
+
+
+# --- a render that fails leaves what was there (issue 17) ------------------------------------
+
+BIG = Case(
+    **{
+        **CASES[0].__dict__,
+        "id": "ffff000000000001",
+        "slug": "big",
+        "explanation": {**CASES[0].explanation, "documentation": "long words " * 200_000},
+    }
+)
+
+
+def _render_with_a_file_size_limit(dataset: Path, fmt: str, out: Path):
+    """`vmine render` in a process that may write no file over 1 MB, as a full disk stops a
+    write part way (Python ignores SIGXFSZ, so the write fails with EFBIG)."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2**20, 2**20))
+
+    return subprocess.run(
+        [
+            str(Path(sys.executable).parent / "vmine"),
+            "render",
+            str(dataset),
+            "--format",
+            fmt,
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+        timeout=120,
+    )
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html"])
+def test_a_render_that_cannot_finish_leaves_the_old_pages_whole(tmp_path: Path, fmt: str) -> None:
+    out = tmp_path / "pages"
+    render(write_fixture_dataset(tmp_path / "old"), fmt, out)
+    (out / "notes.txt").write_text("the user's own file")
+    before = _tree(out)
+    done = _render_with_a_file_size_limit(
+        write_fixture_dataset(tmp_path / "new", [*CASES, BIG]), fmt, out
+    )
+    assert done.returncode == 2
+    assert (
+        done.stderr
+        == f"Error: {out}: cannot write the pages (File too large); nothing was changed\n"
+    )
+    assert _tree(out) == before  # no page replaced, no temporary folder left
+
+
+def test_a_first_render_that_cannot_finish_leaves_no_folder(tmp_path: Path) -> None:
+    out = tmp_path / "pages"
+    done = _render_with_a_file_size_limit(write_fixture_dataset(tmp_path / "d", [BIG]), "html", out)
+    assert done.returncode == 2
+    assert not out.exists()
+
+
+def test_rerendering_markdown_keeps_other_files_and_drops_pages_that_are_gone(
+    tmp_path: Path,
+) -> None:
+    render(write_fixture_dataset(tmp_path / "output"), "markdown", tmp_path / "md")
+    (tmp_path / "md" / "README.md").write_text("mine")
+    root = write_fixture_dataset(tmp_path / "output", CASES[:2])
+    render(root, "markdown", tmp_path / "md")
+    assert sorted(p.name for p in (tmp_path / "md").iterdir()) == [
+        "README.md",
+        "aaaa000000000001.md",
+        "aaaa000000000002.md",
+        "index.md",
+    ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from urllib.parse import quote
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -63,8 +64,16 @@ RecordId = Annotated[str, _check(RECORD_ID_RE, "id")]
 LineNumber = Annotated[int, Field(ge=1)]
 
 
+# What a URL path segment may hold as is (RFC 3986 pchar); the rest is percent-encoded, so a
+# file name with a space, `#`, `?`, a quote or a newline stays inside its URL.
+_PATH_SAFE = "/!$&'()*+,;=:@-._~"
+
+
 def github_url(repo: str, sha: str, file_path: str, start: int, end: int) -> str:
-    return f"https://github.com/{repo}/blob/{sha}/{file_path}#L{start}-L{end}"
+    """The source lines on GitHub: the ref (a commit SHA or a release tag) and the file's
+    path percent-encoded."""
+    ref, path = quote(sha, safe=_PATH_SAFE), quote(file_path, safe=_PATH_SAFE)
+    return f"https://github.com/{repo}/blob/{ref}/{path}#L{start}-L{end}"
 
 
 class Setting(BaseModel):

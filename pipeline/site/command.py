@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.dataset.reader import DatasetError, load_dataset, one_dataset
-from pipeline.site.html import render_site
-from pipeline.site.markdown import render_markdown
+from pipeline.site.html import SITE_OWNED, site_files
+from pipeline.site.markdown import MARKDOWN_OWNED, markdown_files
+from pipeline.site.writer import PagesNotWritten, write_pages
 
 
 class RenderError(Exception):
@@ -14,7 +15,8 @@ class RenderError(Exception):
 
 
 def render(dataset_path: Path, fmt: str, out_dir: Path) -> list[Path]:
-    """The `render` command: load the dataset, write the pages, return the files written."""
+    """The `render` command: load the dataset, write the pages (all of them, or none: see
+    pipeline/site/writer.py), return the files written."""
     try:
         dataset = load_dataset(one_dataset(dataset_path))
     except DatasetError as error:
@@ -22,6 +24,14 @@ def render(dataset_path: Path, fmt: str, out_dir: Path) -> list[Path]:
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise RenderError(f"{out_dir}: exists and is not a directory")
-    if fmt == "html":
-        return render_site(dataset, out_dir)
-    return render_markdown(dataset, out_dir)
+    pages, owned = (
+        (site_files(dataset), SITE_OWNED)
+        if fmt == "html"
+        else (markdown_files(dataset), MARKDOWN_OWNED)
+    )
+    try:
+        return write_pages(pages, out_dir, owned)
+    except PagesNotWritten as error:  # a full disk, a folder that cannot be written
+        raise RenderError(
+            f"{out_dir}: cannot write the pages ({error}); nothing was changed"
+        ) from None

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from html import escape
 from importlib import resources
-from pathlib import Path
 
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -24,6 +24,7 @@ from pipeline.site.pages import (
     analysed_ref,
     analysis_label,
     group_entries,
+    inert_page,
     links_to_github,
     page_title,
     pinned_ref,
@@ -32,7 +33,6 @@ from pipeline.site.pages import (
     summary_line,
 )
 
-_RECORD_FILE = re.compile(r"^[0-9a-f]{16}\.(html|json)$")
 # Nothing leaves the page: no remote scripts, styles, fonts, images or connections.
 _CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -46,8 +46,9 @@ def h(text: object) -> str:
 
 
 def embedded_json(value: object) -> str:
-    """JSON that is safe inside a <script> element: no `<`, `>` or `&` survive literally."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """JSON that is safe inside a <script> element: no `<`, `>` or `&` survive literally,
+    and no character beyond ASCII (a control character among them) is written raw."""
+    text = json.dumps(value, ensure_ascii=True, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
@@ -260,37 +261,22 @@ def stylesheet() -> str:
     return base + "\n/* Pygments, style 'default' */\n" + colours + "\n"
 
 
-def render_site(dataset: Dataset, out_dir: Path) -> list[Path]:
-    """Write the site into `out_dir`; return the files written. Pages of records that are no
-    longer in the dataset are removed."""
-    assets, errors, api = out_dir / "assets", out_dir / "errors", out_dir / "api" / "errors"
-    for folder in (assets, errors, api):
-        folder.mkdir(parents=True, exist_ok=True)
-    written = [_write(assets / "site.css", stylesheet())]
+# Where `render` writes a record's files: those of a record no longer in the dataset go.
+SITE_OWNED = (
+    ("errors", re.compile(r"[0-9a-f]{16}\.html")),
+    ("api/errors", re.compile(r"[0-9a-f]{16}\.json")),
+)
+
+
+def site_files(dataset: Dataset) -> Iterator[tuple[str, str]]:
+    """(relative path, text) of every file of the site, as written to disk."""
+    yield "assets/site.css", stylesheet()
     script = resources.files("pipeline.site").joinpath("assets/site.js").read_text(encoding="utf-8")
-    written.append(_write(assets / "site.js", script))
+    yield "assets/site.js", script
     for entry in dataset.entries:
         envelope = Envelope(record=dataset.records[entry.id], datasetVersion=dataset.datasetVersion)
-        written.append(
-            _write(
-                errors / f"{entry.id}.html",
-                record_page(envelope, entry, dataset.entries, dataset.manifest),
-            )
-        )
-        written.append(_write(api / f"{entry.id}.json", envelope.model_dump_json(indent=2) + "\n"))
-    written.append(
-        _write(
-            out_dir / "index.html", index_page(dataset.entries, dataset.records, dataset.manifest)
-        )
-    )
-    keep = set(written)
-    for folder in (errors, api):
-        for path in folder.iterdir():
-            if _RECORD_FILE.fullmatch(path.name) and path not in keep:
-                path.unlink()
-    return written
-
-
-def _write(path: Path, text: str) -> Path:
-    path.write_text(text, encoding="utf-8")
-    return path
+        page = record_page(envelope, entry, dataset.entries, dataset.manifest)
+        yield f"errors/{entry.id}.html", inert_page(page)
+        yield f"api/errors/{entry.id}.json", envelope.model_dump_json(indent=2) + "\n"
+    index = index_page(dataset.entries, dataset.records, dataset.manifest)
+    yield "index.html", inert_page(index)

@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from collections.abc import Iterator
 from urllib.parse import quote
 
 from extractors.patterns import shown_message
+from pipeline.console import printable
 from pipeline.dataset.manifest import Manifest
 from pipeline.dataset.models import ErrorRecord, IndexEntry
 from pipeline.dataset.reader import Dataset
@@ -18,6 +19,7 @@ from pipeline.site.pages import (
     analysed_ref,
     analysis_label,
     group_entries,
+    inert_page,
     links_to_github,
     page_title,
     pinned_ref,
@@ -31,8 +33,10 @@ _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|#]|(?<!\w)_|_(?!\w))")
 
 
 def md_text(text: str) -> str:
-    """Text from the dataset made inert in Markdown (no emphasis, links or raw HTML)."""
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    """Text from the dataset made inert in Markdown (no emphasis, links or raw HTML), on one
+    line: a line break is written `\\n`, as other control characters are (a file name with a
+    newline would end the heading or table row it is in)."""
+    return _MD_SPECIAL.sub(r"\\\1", printable(text))
 
 
 def md_fence(code: str, language: str = "") -> str:
@@ -51,6 +55,7 @@ def md_url(url: str) -> str:
 def md_code(text: str, *, spaced: bool = False) -> str:
     """An inline code span that holds any text, backticks included; `spaced` pads it with a
     space inside the ticks whenever the text holds a backtick (Markdown strips the pair)."""
+    text = printable(text)  # on one line: a newline would end the span's paragraph
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     ticks = "`" * (longest + 1)
     padded = text.startswith("`") or text.endswith("`") or (spaced and longest > 0)
@@ -58,9 +63,38 @@ def md_code(text: str, *, spaced: bool = False) -> str:
     return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
+# A code span as CommonMark reads one: a backtick run, then the next run of the same length.
+_CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+# The one kind of link model text keeps: to an http(s) URL, with a plain label.
+_WEB_LINK = re.compile(r"(!?)\[([^\[\]\n]{1,300})\]\((https?://[^\s()<>]+)\)")
+_PROSE_SPECIAL = re.compile(r"([\\<>\[\]])")
+
+
 def _md_prose(text: str) -> str:
-    """LLM prose keeps its inline `code`, but no raw HTML gets through."""
-    return text.replace("<", "\\<").replace(">", "\\>")
+    """Model text (an explanation, a solution) as Markdown: its inline `code` and its
+    emphasis stay, its links to http(s) pages stay links, and nothing else of Markdown or
+    HTML works: no raw HTML, no image (one becomes a link to its URL, so viewing the page
+    fetches nothing), no link to another scheme (`javascript:`, `data:`), no reference
+    link or definition. Backslashes are escaped too, so none can turn a code span's
+    backtick into text and what is inside it into Markdown."""
+    out, last = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        out += [_prose_links(text[last : span.start()]), span.group()]
+        last = span.end()
+    out.append(_prose_links(text[last:]))
+    return "".join(out)
+
+
+def _prose_links(text: str) -> str:
+    out, last = [], 0
+    for link in _WEB_LINK.finditer(text):
+        image, label, url = link.groups()
+        out.append(_PROSE_SPECIAL.sub(r"\\\1", text[last : link.start()]))
+        bang = "\\!" if image else ""  # an image is shown as a link to it
+        out.append(f"{bang}[{md_text(label)}]({md_url(url)})")
+        last = link.end()
+    out.append(_PROSE_SPECIAL.sub(r"\\\1", text[last:]))
+    return "".join(out)
 
 
 def github_link(url: str) -> str:
@@ -203,18 +237,14 @@ def markdown_index(entries: list[IndexEntry], manifest: Manifest) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
-def render_markdown(dataset: Dataset, out_dir: Path) -> list[Path]:
-    """Write `{id}.md` per record and `index.md` into `out_dir`; return the files written."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
+# Where `render` writes a record's page: a page of a record no longer in the dataset goes.
+MARKDOWN_OWNED = (("", re.compile(r"[0-9a-f]{16}\.md")),)
+
+
+def markdown_files(dataset: Dataset) -> Iterator[tuple[str, str]]:
+    """(relative path, text) of `{id}.md` per record and `index.md`, as written to disk."""
     for entry in dataset.entries:
         record = dataset.records[entry.id]
-        path = out_dir / f"{entry.id}.md"
-        path.write_text(
-            markdown_page(record, entry, dataset.entries, dataset.manifest), encoding="utf-8"
-        )
-        written.append(path)
-    index = out_dir / "index.md"
-    index.write_text(markdown_index(dataset.entries, dataset.manifest), encoding="utf-8")
-    written.append(index)
-    return written
+        page = markdown_page(record, entry, dataset.entries, dataset.manifest)
+        yield f"{entry.id}.md", inert_page(page)
+    yield "index.md", inert_page(markdown_index(dataset.entries, dataset.manifest))

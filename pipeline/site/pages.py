@@ -7,8 +7,18 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from extractors.patterns import shown_message
+from pipeline.console import printable
 from pipeline.dataset.manifest import Manifest
 from pipeline.dataset.models import SHA40_RE, ErrorRecord, IndexEntry
+
+
+def inert_page(text: str) -> str:
+    """A whole page (Markdown or HTML) as it is written to disk: CRLF read as LF, and every
+    other control character (ESC, BEL, NUL, a lone CR, C1, the bidi overrides, U+2028)
+    written as a visible escape (`\\x1b`), so no page can drive the terminal or confuse the
+    renderer that shows it. What is inside a JSON script element is escaped before."""
+    return printable(text.replace("\r\n", "\n"), keep_newlines=True)
+
 
 TITLE_CHARS = 60
 SUMMARY_CHARS = 120
