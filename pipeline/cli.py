@@ -29,9 +29,9 @@ class InputError(click.ClickException):
         super().__init__(printable(message))  # it may quote a hostile path or value
 
 
-def _store_problem(error: Exception, hint: str) -> str:
-    """A cache file SQLite cannot use, and how to get past it."""
-    return f"{error}; remove it (it only saves time) or {hint}"
+def _store_problem(error, hint: str) -> str:
+    """A cache file SQLite cannot use (a StoreError), and how to get past it."""
+    return f"{error}; {error.advice(hint)}"
 
 
 def _one_line(error: Exception) -> str:
@@ -52,8 +52,12 @@ def _one_line(error: Exception) -> str:
 def _path_problem(error: OSError, path: Path | None = None) -> str:
     """An output or cache path that cannot be created or written, as one line; `path` names
     the file the user gave when the error is about a temporary file beside it."""
+    import errno
+
     name = path or error.filename
     where = f"{name}: " if name else ""
+    if error.errno == errno.ENOSPC:
+        return f"{where}{error.strerror}; free some space, or pass a directory on another disk"
     return f"{where}{error.strerror or error}; pass a directory you can write to"
 
 

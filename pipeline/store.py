@@ -89,6 +89,18 @@ class StoreError(Exception):
     def __init__(self, path: Path, error: sqlite3.Error) -> None:
         super().__init__(f"{path}: cannot use this cache file ({error})")
         self.path = path
+        # SQLITE_FULL: the file is sound (SQLite rolled the write back) and works again
+        # once there is room, so removing it would only throw the cache away.
+        self.disk_full = getattr(error, "sqlite_errorname", "") == "SQLITE_FULL"
+
+    def advice(self, hint: str) -> str:
+        """How to get past it; `hint` is the command's own way round (`pass --cache PATH`)."""
+        if self.disk_full:
+            return (
+                "the disk is full: free some space and run again (the cache keeps what it "
+                f"holds and works again then), or {hint}"
+            )
+        return f"remove it (it only saves time) or {hint}"
 
 
 P = ParamSpec("P")

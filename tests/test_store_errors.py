@@ -3,6 +3,7 @@ says how to get past it, instead of a traceback."""
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 
 import pytest
@@ -103,3 +104,33 @@ def test_every_store_method_names_the_file_when_sqlite_fails(tmp_path, table, ca
         store._db.execute(f"DROP TABLE {table}")  # as a damaged or foreign file would be
         with pytest.raises(StoreError, match="cannot use this cache file"):
             call(store)
+
+
+def _disk_full_error(tmp_path) -> sqlite3.OperationalError:
+    """The error SQLite gives when the disk is full, as it gives it (SQLITE_FULL): a database
+    allowed no more pages than it has is full."""
+    db = sqlite3.connect(tmp_path / "full.sqlite")
+    db.execute("CREATE TABLE t (x)")
+    db.execute("PRAGMA max_page_count = 2")
+    try:
+        db.execute("INSERT INTO t VALUES (randomblob(100000))")
+    except sqlite3.OperationalError as error:
+        return error
+    finally:
+        db.close()
+    raise AssertionError("SQLite took 100 kB into two pages")
+
+
+def test_a_full_disk_is_not_a_reason_to_remove_the_cache(tmp_path):
+    from pipeline.cli import _store_problem
+
+    error = StoreError(tmp_path / "store.sqlite", _disk_full_error(tmp_path))
+    assert _store_problem(error, "pass --cache PATH") == (
+        f"{tmp_path / 'store.sqlite'}: cannot use this cache file (database or disk is full); "
+        "the disk is full: free some space and run again (the cache keeps what it holds and "
+        "works again then), or pass --cache PATH"
+    )
+    damaged = StoreError(tmp_path / "store.sqlite", sqlite3.DatabaseError("file is not a database"))
+    assert _store_problem(damaged, "pass --cache PATH").endswith(
+        "; remove it (it only saves time) or pass --cache PATH"
+    )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from urllib.parse import quote
 from typing import Annotated, ClassVar, Literal
+from urllib.parse import quote
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
