@@ -8,7 +8,18 @@ bench`, or alone: `.venv/bin/python bench/hostile.py [--only NAME]`.
 - explain: the pastes of bench/explain_speed.py (patterns with six holes against 2,400 and
   20,000 characters, a planted `(.|\\s)*X`, 10 MB pastes, a 200 KB pydantic item);
 - run: an OpenAI-compatible server (tests/llm_server.py) that trickles its answer one byte
-  every 5 seconds, with `--timeout 10`.
+  every 5 seconds, with `--timeout 10`;
+- issue 17: `pypi:` releases whose build backend leaves a marker (sdist only, and with a
+  wheel beside it), an sdist with a symlinked folder, a wheel holding a 1 GiB file and one
+  of 250 files just under 4 MiB, two releases that once shared a cache entry; pipeline.toml
+  tag formats, 5,000 nested arrays and `timeout = inf`; a FIFO in a dataset's records/
+  (render, diff); a file name holding a newline and HTML; render onto a full disk and a
+  cache on one (a small tmpfs, when run as root); a git tree holding `../evil.py`; a
+  --command holding a newline;
+- scale: 50,000 sites in one repository (1,000 files of 50 validators).
+
+`--vmine CMD` measures another build (a wrapper running an older commit, say), so that
+before and after are measured side by side.
 
 Targets: each case finishes within its time (seconds) and under 1 GiB; a case past its hard
 limit is killed and reported, never waited for."""
@@ -16,13 +27,16 @@ limit is killed and reported, never waited for."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 from bench.explain_speed import HOSTILE_TARGET, hostile_pastes  # noqa: E402
 from bench.runner import VMINE, tree_memory  # noqa: E402
 from tests.conftest import make_git_repo  # noqa: E402
+from tests.release_fixtures import BACKEND, make_sdist, make_wheel, marker_script  # noqa: E402
 
 MAX_RSS = 2**30
 HARD_LIMIT = 180.0  # seconds; a case still running then is killed
@@ -46,23 +61,31 @@ class Outcome:
     stderr: str
 
 
+# The vmine measured: this checkout's, or another build's (`--vmine`, e.g. a wrapper that
+# runs an older commit, to measure before and after side by side).
+COMMAND = [str(VMINE)]
+
+
 def measure(
     args: list[str],
     stdin: bytes = b"",
     limit: float = HARD_LIMIT,
-    env: dict[str, str] | None = None,
+    env: dict[str, str | None] | None = None,
+    preexec: Callable[[], None] | None = None,
 ) -> Outcome:
     """Run `vmine ARGS` in its own session, sampling its tree's RSS every 50 ms; kill the
-    whole session at `limit` seconds."""
+    whole session at `limit` seconds. `env` entries that are None are removed."""
+    environ = {**os.environ, "CI": "true", **(env or {})}
     with tempfile.TemporaryFile() as err:
         started = time.perf_counter()
         process = subprocess.Popen(
-            [str(VMINE), *args],
+            [*COMMAND, *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=err,
             start_new_session=True,
-            env={**os.environ, "CI": "true", **(env or {})},
+            env={key: value for key, value in environ.items() if value is not None},
+            preexec_fn=preexec,
         )
         peak = 0
         stop = threading.Event()
@@ -255,6 +278,385 @@ def trickling_server(tmp: Path) -> tuple[Outcome, str | None]:
     return outcome, problem
 
 
+# --- issue 17: releases, archives, pages, configs and datasets that attack -----------------
+
+
+def _release_env(index: Path) -> dict[str, str | None]:
+    """pip (and vmine's sdist lookup) see only the find-links folder `index`."""
+    return {
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(index),
+        "PIP_INDEX_URL": None,
+        "PIP_EXTRA_INDEX_URL": None,
+    }
+
+
+def _extract_release(tmp: Path, spec: str, index: Path, *args: str) -> Outcome:
+    return measure(
+        [
+            "extract",
+            spec,
+            *args,
+            "--cache-dir",
+            str(tmp / "cache"),
+            "-o",
+            str(tmp / "sites.jsonl"),
+            "--ci",
+        ],
+        env=_release_env(index),
+    )
+
+
+def _exits(outcome: Outcome, code: int, text: str = "") -> str | None:
+    """None when the run exited `code`, without a traceback, saying `text` on stderr."""
+    if "Traceback" in outcome.stderr:
+        return "a traceback"
+    last = (outcome.stderr.strip().splitlines() or [""])[-1][-160:]
+    if outcome.code != code:
+        return f"expected exit {code}: {last}"
+    if text and text not in outcome.stderr:
+        return f"expected '{text}' on stderr: {last}"
+    return None
+
+
+def release_code(with_wheel: bool) -> Callable[[Path], tuple[Outcome, str | None]]:
+    """An sdist whose build backend leaves a marker when anything runs it."""
+
+    def run(tmp: Path) -> tuple[Outcome, str | None]:
+        marker = tmp / "marker"
+        files = {"evilpkg/__init__.py": "", "evilpkg/limits.py": _check(1)}
+        make_sdist(tmp / "index", "evilpkg", "1.0", files, marker_script(marker) + BACKEND)
+        if with_wheel:
+            make_wheel(tmp / "index", "evilpkg", "1.0", {"evilpkg/limits.py": _check(1).encode()})
+        outcome = _extract_release(tmp, "pypi:evilpkg==1.0", tmp / "index", "--repo-name", "a/b")
+        if marker.exists():
+            return outcome, "the release's build backend ran"
+        return outcome, _exits(outcome, 0)
+
+    return run
+
+
+def symlinked_folder(tmp: Path) -> tuple[Outcome, str | None]:
+    """An sdist with a symlink to a folder outside, then a file "through" it."""
+    outside = tmp / "outside"
+    outside.mkdir()
+    files = {"evilpkg/limits.py": _check(1), "escape/planted.py": "planted = True\n"}
+    make_sdist(tmp / "index", "evilpkg", "1.0", files, None, links={"escape": str(outside)})
+    outcome = _extract_release(tmp, "pypi:evilpkg==1.0", tmp / "index", "--repo-name", "a/b")
+    if any(outside.iterdir()):
+        return outcome, "wrote outside the cache"
+    return outcome, _exits(outcome, 0)
+
+
+def _big_wheel(path: Path, members: dict[str, int]) -> None:
+    """A wheel whose members (name -> size) hold `# ` text, written in 1 MiB pieces."""
+    piece = b"# " * 2**19
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        zf.writestr("pkg/__init__.py", "")
+        zf.writestr("pkg/limits.py", _check(1))
+        for name, size in members.items():
+            with zf.open(name, "w", force_zip64=True) as out:
+                left = size
+                while left > 0:
+                    out.write(piece[: min(left, len(piece))])
+                    left -= len(piece)
+        info = "pkg-1.0.dist-info"
+        zf.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n")
+        zf.writestr(
+            f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
+        zf.writestr(f"{info}/RECORD", "")
+
+
+def wheel_member(size: int, count: int, code: int, text: str = ""):
+    """A wheel holding `count` .py members of `size` bytes each."""
+
+    def run(tmp: Path) -> tuple[Outcome, str | None]:
+        (tmp / "index").mkdir()
+        members = {f"pkg/big_{n}.py": size for n in range(count)}
+        _big_wheel(tmp / "index" / "pkg-1.0-py3-none-any.whl", members)
+        outcome = _extract_release(tmp, "pypi:pkg==1.0", tmp / "index", "--repo-name", "a/b")
+        return outcome, _exits(outcome, code, text)
+
+    return run
+
+
+def shared_cache_entry(tmp: Path) -> tuple[Outcome, str | None]:
+    """`hx-col` 1-1 and `hx-col-1` 1, mined one after the other into one cache."""
+    for name, version, repo in (("hx_col", "1.post1", "first"), ("hx_col_1", "1", "second")):
+        url = f"Project-URL: Source, https://github.com/{repo}/{name}\n"
+        files = {f"{name}/limits.py": _check(1).encode()}
+        make_wheel(tmp / "index", name, version, files, url)
+    for spec in ("pypi:hx-col==1-1", "pypi:hx-col-1==1"):
+        _extract_release(tmp, spec, tmp / "index")
+    outcome = _extract_release(tmp, "pypi:hx-col==1-1", tmp / "index")
+    site = json.loads((tmp / "sites.jsonl").read_text().splitlines()[0])
+    if site["repo"] != "first/hx_col":
+        return outcome, f"hx-col 1-1 got {site['repo']}'s repository"
+    return outcome, _exits(outcome, 0)
+
+
+def _config(tmp: Path, body: str) -> Path:
+    path = tmp / "pipeline.toml"
+    path.write_text(body)
+    return path
+
+
+def config_case(body: str, text: str) -> Callable[[Path], tuple[Outcome, str | None]]:
+    """`vmine run --config` of a pipeline.toml whose target's git URL cannot be reached, so
+    its release is mined, with the tag format or value given."""
+
+    def run(tmp: Path) -> tuple[Outcome, str | None]:
+        make_wheel(tmp / "index", "evilpkg", "1.0", {"evilpkg/limits.py": _check(1).encode()})
+        config = _config(
+            tmp,
+            f'out = "{tmp / "out"}"\nllm = "offline"\ncache_dir = "{tmp / "cache"}"\n'
+            + body.replace(
+                "TARGET",
+                '[targets.evil]\nrepo = "acme/evil"\n'
+                'url = "https://127.0.0.1:9/evil.git"\nrelease = "evilpkg==1.0"\n',
+            ),
+        )
+        outcome = measure(["run", "--config", str(config), "--ci"], env=_release_env(tmp / "index"))
+        return outcome, _exits(outcome, 2, text)
+
+    return run
+
+
+def _dataset_with_fifo(tmp: Path) -> Path:
+    from tests.datasets import write_fixture_dataset
+
+    root = write_fixture_dataset(tmp / "output")
+    os.mkfifo(root / "records" / "ffff000000000000.json")
+    return root
+
+
+def fifo_in_records(command: str) -> Callable[[Path], tuple[Outcome, str | None]]:
+    def run(tmp: Path) -> tuple[Outcome, str | None]:
+        from tests.datasets import write_fixture_dataset
+
+        root = _dataset_with_fifo(tmp)
+        if command == "render":
+            args = ["render", str(root), "-o", str(tmp / "pages")]
+        else:
+            args = ["diff", str(write_fixture_dataset(tmp / "other")), str(root)]
+        outcome = measure(args, limit=20.0)
+        return outcome, _exits(outcome, 2, "not a regular file")
+
+    return run
+
+
+def newline_file_name(tmp: Path) -> tuple[Outcome, str | None]:
+    """A record whose file name holds a newline, then raw HTML, rendered as Markdown."""
+    from dataclasses import replace as changed
+
+    from tests.datasets import CASES, write_fixture_dataset
+
+    name = "serve/x\n<img src=x onerror=alert(1)>\n\n<script>alert(2)</script>.py"
+    root = write_fixture_dataset(tmp / "output", [changed(CASES[0], filePath=name)])
+    outcome = measure(["render", str(root), "-o", str(tmp / "pages")])
+    pages = "".join(path.read_text() for path in (tmp / "pages").glob("*.md"))
+    if re.search(r"^<(img|script)", pages, re.MULTILINE):
+        return outcome, "raw HTML starts a line of a page"
+    return outcome, _exits(outcome, 0)
+
+
+def _old_site_and_big_dataset(tmp: Path, pages: Path) -> tuple[Path, dict[str, bytes]]:
+    from dataclasses import replace as changed
+
+    from tests.datasets import CASES, write_fixture_dataset
+
+    subprocess.run(
+        [*COMMAND, "render", str(write_fixture_dataset(tmp / "old")), "-o", str(pages)],
+        capture_output=True,
+        check=True,
+    )
+    big = changed(
+        CASES[0],
+        id="ffff000000000001",
+        explanation={**CASES[0].explanation, "documentation": "long words " * 200_000},
+    )
+    before = {str(p): p.read_bytes() for p in pages.rglob("*") if p.is_file()}
+    return write_fixture_dataset(tmp / "new", [*CASES, big]), before
+
+
+class _SmallDisk:
+    """A 2 MiB tmpfs at `path` when this process may mount one (root), else None."""
+
+    def __init__(self, path: Path, size: str = "2m") -> None:
+        self.path, self.size, self.mounted = path, size, False
+
+    def __enter__(self) -> Path | None:
+        self.path.mkdir()
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={self.size}", "tmpfs", str(self.path)],
+            capture_output=True,
+        )
+        self.mounted = done.returncode == 0
+        return self.path if self.mounted else None
+
+    def grow(self) -> None:
+        subprocess.run(["mount", "-o", "remount,size=64m", str(self.path)], check=True)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.mounted:
+            subprocess.run(["umount", str(self.path)], check=False)
+
+
+def _limit_file_size() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_FSIZE, (2**20, 2**20))
+
+
+def render_full_disk(tmp: Path) -> tuple[Outcome, str | None]:
+    """`render` over an old site on a disk too small for the new one (a 2 MiB tmpfs; without
+    root, a 1 MiB file size limit, which stops a write the same way)."""
+    with _SmallDisk(tmp / "disk") as disk:
+        pages = (disk or tmp) / "pages"
+        dataset, before = _old_site_and_big_dataset(tmp, pages)
+        outcome = measure(
+            ["render", str(dataset), "-o", str(pages)],
+            preexec=None if disk else _limit_file_size,
+        )
+        after = {str(p): p.read_bytes() for p in pages.rglob("*") if p.is_file()}
+    if after != before:
+        return outcome, f"the old site changed ({len(after)} files, {len(before)} before)"
+    return outcome, _exits(outcome, 2, "nothing was changed")
+
+
+def cache_full_disk(tmp: Path) -> tuple[Outcome, str | None]:
+    """`extract` with its cache on a full disk, then again once there is room."""
+    files = {f"pkg/mod_{n:03d}.py": _check(n) + "# " + "x" * 4000 + "\n" for n in range(300)}
+    repo = make_git_repo(tmp / "repo", files)
+    small = _SmallDisk(tmp / "disk", "600k")
+    with small as disk:
+        if disk is None:
+            return Outcome(0.0, 0, 0, ""), "needs root, to mount a small tmpfs"
+        args = ["extract", str(repo), "--repo-name", "a/b", "--cache-dir", str(disk / "cache")]
+        outcome = measure([*args, "-o", str(tmp / "sites.jsonl"), "--ci"])
+        problem = _exits(outcome, 2, "free some space")
+        small.grow()
+        again = measure([*args, "-o", str(tmp / "sites.jsonl"), "--ci"])
+    return outcome, problem or _exits(again, 0)
+
+
+def crafted_tree(tmp: Path) -> tuple[Outcome, str | None]:
+    """A tree made with `git mktree` holding `../evil.py` and `./evil.py`."""
+    repo = tmp / "crafted.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True)
+
+    def git(*args: str, text: str = "") -> str:
+        return (
+            subprocess.run(
+                ["git", "--git-dir", str(repo), *args],
+                input=text.encode(),
+                capture_output=True,
+                check=True,
+                env={
+                    **os.environ,
+                    "GIT_AUTHOR_NAME": "a",
+                    "GIT_AUTHOR_EMAIL": "a@b",
+                    "GIT_COMMITTER_NAME": "a",
+                    "GIT_COMMITTER_EMAIL": "a@b",
+                },
+            )
+            .stdout.decode()
+            .strip()
+        )
+
+    blob = git("hash-object", "-w", "--stdin", text=_check(1))
+    inner = git("mktree", text=f"100644 blob {blob}\tevil.py\n")
+    tree = git("mktree", text=f"040000 tree {inner}\t..\n040000 tree {inner}\t.\n")
+    git("update-ref", "refs/heads/main", git("commit-tree", tree, "-m", "crafted"))
+    outcome = measure(
+        [
+            "extract",
+            str(repo),
+            "--rev",
+            "main",
+            "--repo-name",
+            "a/b",
+            "--no-cache",
+            "--cache-dir",
+            str(tmp / "cache"),
+            "-o",
+            str(tmp / "sites.jsonl"),
+            "--ci",
+        ]
+    )
+    sites = tmp / "sites.jsonl"
+    if sites.exists() and "../evil.py" in sites.read_text():
+        return outcome, "../evil.py became a filePath"
+    return outcome, _exits(outcome, 1, "skipped: ../evil.py")
+
+
+def command_with_newline(tmp: Path) -> tuple[Outcome, str | None]:
+    repo = make_git_repo(tmp / "repo", {"pkg/ok.py": _check(1)})
+    outcome = measure(
+        [
+            "run",
+            str(repo),
+            "--repo-name",
+            "a/b",
+            "--llm",
+            "offline",
+            "--command",
+            "serve\nrm -rf ~",
+            "-o",
+            str(tmp / "out"),
+            "--cache-dir",
+            str(tmp / "cache"),
+            "--ci",
+        ]
+    )
+    return outcome, _exits(outcome, 2, "expected a command on one line")
+
+
+def scale(tmp: Path) -> tuple[Outcome, str | None]:
+    """50,000 sites in one repository: 1,000 files of 50 validators each."""
+    files = {
+        f"pkg/mod_{n:04d}.py": "".join(_check(n * 50 + k) for k in range(50)) for n in range(1000)
+    }
+    outcome = _extract(tmp, files)
+    return outcome, _expect(outcome, 50_000, None)
+
+
+SAFETY_CASES = [
+    Case("pypi: sdist whose backend writes a marker", 60.0, release_code(with_wheel=False)),
+    Case("pypi: the same with a wheel beside it", 60.0, release_code(with_wheel=True)),
+    Case("pypi: sdist with a symlinked folder", 60.0, symlinked_folder),
+    Case("pypi: 1 MB wheel holding a 1 GiB file", 60.0, wheel_member(2**30, 1, 0)),
+    Case(
+        "pypi: wheel of 250 files of 4 MiB - 1",
+        60.0,
+        wheel_member(4 * 2**20 - 1, 250, 2, "MiB of text files"),
+    ),
+    Case("pypi: hx-col 1-1 and hx-col-1 1, one cache", 60.0, shared_cache_entry),
+    Case(
+        "config: tag = {version:>300000000}",
+        30.0,
+        config_case('TARGET\ntag = "{version:>300000000}"\n', "may hold only {version}"),
+    ),
+    Case("config: tag = {}", 30.0, config_case('TARGET\ntag = "{}"\n', "may hold only")),
+    Case(
+        "config: 5,000 nested arrays",
+        30.0,
+        config_case("x = " + "[" * 5000 + "]" * 5000 + "\nTARGET", "nested too deep"),
+    ),
+    Case("config: timeout = inf", 30.0, config_case("timeout = inf\nTARGET", "finite number")),
+    Case("render: a FIFO in records/", 20.0, fifo_in_records("render")),
+    Case("diff: a FIFO in records/", 20.0, fifo_in_records("diff")),
+    Case("render: a file name holding newline and HTML", 30.0, newline_file_name),
+    Case("render: onto a full disk", 60.0, render_full_disk),
+    Case("extract: cache on a full disk, then room", 60.0, cache_full_disk),
+    Case("extract: a tree holding ../evil.py", 30.0, crafted_tree),
+    Case("run: --command holding a newline", 30.0, command_with_newline),
+]
+SCALE_CASE = Case("extract: 50,000 sites in one repository", 300.0, scale)
+
+
 CASES = [
     Case("extract: if of 10,000 and-terms, 200 files", 30.0, and_terms_among(200)),
     Case("extract: if of 10,000 and-terms, 3 files", 30.0, and_terms_among(3)),
@@ -272,13 +674,20 @@ CASES = [
         )
     ),
     Case("run: server trickling 1 byte / 5 s, --timeout 10", 60.0, trickling_server),
+    *SAFETY_CASES,
+    SCALE_CASE,
 ]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", help="run the cases whose name contains this text")
+    parser.add_argument(
+        "--vmine", help="the vmine command to measure (default: this checkout's)", default=None
+    )
     args = parser.parse_args(argv if argv is not None else [])
+    if args.vmine:
+        COMMAND[:] = [args.vmine]
     failed = []
     for case in CASES:
         if args.only and args.only not in case.name:
