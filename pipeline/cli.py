@@ -363,11 +363,12 @@ def schema_command(kind: str) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "markdown", "json"]),
+    type=click.Choice(["text", "markdown", "json", "sarif"]),
     default="text",
     show_default=True,
     help="text for a terminal, markdown for a pull-request comment or job summary, "
-    "json for programs (shape in docs/diff.md).",
+    "json for programs (shape in docs/diff.md), sarif (2.1.0) for GitHub code scanning: "
+    "a result per added, reworded or changed error at its line in NEW.",
 )
 @click.option(
     "--exit-code",
