@@ -510,3 +510,85 @@ def render_command(dataset: Path, fmt: str, out_dir: Path) -> None:
     from pipeline.console import printable
 
     click.echo(printable(f"wrote {len(written)} files to {out_dir}"))
+
+
+@main.command(
+    "history",
+    short_help="Trace every error of SOURCE across its releases.",
+    options_metavar="--releases R1 [R2 ...] [OPTIONS]",
+)
+@click.argument("source")
+@click.argument("more_releases", nargs=-1, metavar="")
+@click.option(
+    "--releases",
+    "releases",
+    multiple=True,
+    metavar="R1 [R2 ...]",
+    help="The releases, oldest first: versions for a pypi:NAME SOURCE (or a range "
+    "FIRST..LAST of its published versions, e.g. 0.28.0..0.33.0), else commits or tags.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+    help="text for a terminal, markdown for a page or job summary, json for programs "
+    "(shape in docs/history.md).",
+)
+@click.option(
+    "--match",
+    "match",
+    metavar="TEXT",
+    help="Only the errors whose message, function or file contains TEXT (any case).",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Cache directory for mirrors, releases and the store (default: $VMINE_CACHE_DIR, "
+    "else the user cache directory).",
+)
+@click.option("--ci", is_flag=True, help="Plain progress lines (also when CI=true).")
+def history_command(
+    source: str,
+    more_releases: tuple[str, ...],
+    releases: tuple[str, ...],
+    fmt: str,
+    match: str | None,
+    cache_dir: Path | None,
+    ci: bool,
+) -> None:
+    """Give each error of SOURCE its timeline across releases: where it was first and last
+    seen, and the releases where it was reworded, moved or changed (its guards, pattern or
+    settings). SOURCE is pypi:NAME (releases are versions) or a path, git URL or OWNER/NAME
+    (releases are commits or tags). Each release is extracted once, without explanations;
+    the per-file cache makes each release after the first pay only for what it changed.
+    Exit codes: 0 done, 2 usage or input error."""
+    from pipeline.console import Console
+    from pipeline.history.command import run_history
+    from pipeline.history.releases import HistoryError
+    from pipeline.source import SourceError
+    from pipeline.store import StoreError
+
+    if more_releases and not releases:
+        raise click.UsageError("name the releases after --releases: --releases R1 R2 ...")
+    console = Console.detect(ci or None)
+    try:
+        output, _ = run_history(
+            source,
+            [*releases, *more_releases],
+            fmt=fmt,
+            match=match,
+            cache_dir=cache_dir,
+            console=console,
+        )
+    except (HistoryError, SourceError) as error:
+        raise InputError(_one_line(error)) from None
+    except StoreError as error:
+        raise InputError(_store_problem(error, "pass --cache-dir DIR")) from None
+    except OSError as error:  # a cache directory that cannot be written
+        raise InputError(_path_problem(error)) from None
+    except KeyboardInterrupt:
+        console.line("interrupted: releases extracted so far are cached; rerun to resume")
+        raise SystemExit(130) from None
+    click.echo(output, nl=False)

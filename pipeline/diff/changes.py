@@ -222,6 +222,9 @@ class DatasetDiff:
     new: ErrorSet
     changes: tuple[Change, ...]
     unchanged: int
+    # The records that did not change, as (old, new) pairs (`unchanged` counts them); the
+    # history of a release series follows an error through them.
+    same: tuple[tuple[IndexEntry, IndexEntry], ...] = field(default=(), repr=False)
 
     def count(self, kind: ChangeKind) -> int:
         return sum(1 for change in self.changes if change.kind == kind)
@@ -305,7 +308,7 @@ def diff_error_sets(old: ErrorSet, new: ErrorSet) -> DatasetDiff:
     changes: list[Change] = [Added(None, entry) for entry in left_new]
     changes += [Removed(entry, None) for entry in left_old]
     changes += [Reworded(a, b, similarity=ratio) for a, b, ratio in reworded]
-    unchanged = 0
+    kept = []
     for a, b in same + relocated:
         pair = Changed(a, b)
         if any(name in pair.fields for name in MEANING_FIELDS):
@@ -313,6 +316,8 @@ def diff_error_sets(old: ErrorSet, new: ErrorSet) -> DatasetDiff:
         elif pair.moved:
             changes.append(Moved(a, b))
         else:
-            unchanged += 1
+            kept.append((a, b))
     changes.sort(key=Change.sort_key)
-    return DatasetDiff(old=old, new=new, changes=tuple(changes), unchanged=unchanged)
+    return DatasetDiff(
+        old=old, new=new, changes=tuple(changes), unchanged=len(kept), same=tuple(kept)
+    )
