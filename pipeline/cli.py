@@ -592,3 +592,55 @@ def history_command(
         console.line("interrupted: releases extracted so far are cached; rerun to resume")
         raise SystemExit(130) from None
     click.echo(output, nl=False)
+
+
+@main.command("export", short_help="Write datasets as a Hugging Face dataset (Parquet and a card).")
+@click.argument("datasets", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["hf"]),
+    default="hf",
+    show_default=True,
+    help="hf: Parquet files (the records, and the index with settings and verification as "
+    "nested columns) and a README.md dataset card with the Hub's YAML header.",
+)
+@click.option(
+    "-o",
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder to write into (created if missing; other files in it, such as a clone's "
+    ".git, are left alone).",
+)
+@click.option(
+    "--license",
+    "license_id",
+    default="unknown",
+    show_default=True,
+    help="The license id the card declares (a Hub license id, e.g. apache-2.0).",
+)
+@click.option(
+    "--name",
+    metavar="OWNER/NAME",
+    help="The dataset's name on the Hub, for the card's loading example.",
+)
+def export_command(
+    datasets: tuple[Path, ...], fmt: str, out_dir: Path, license_id: str, name: str | None
+) -> None:
+    """Export each DATASET (a dataset folder, or a folder holding several, e.g. every release
+    mined under output/vllm-project/vllm) as one Hugging Face dataset: a `records` and an
+    `index` table with a `release` column, and a dataset card. Needs pyarrow
+    (pip install 'vmine[export]'). Exit codes: 0 done, 2 usage or input error."""
+    from pipeline.console import Console
+    from pipeline.export.command import export_hf
+    from pipeline.export.tables import ExportError
+
+    console = Console.detect(None)
+    try:
+        export_hf(list(datasets), out_dir, license_id=license_id, name=name, console=console)
+    except ExportError as error:
+        raise InputError(_one_line(error)) from None
+    except OSError as error:  # an output folder that cannot be written
+        raise InputError(_path_problem(error)) from None
