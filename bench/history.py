@@ -82,9 +82,14 @@ def five_errors(report: dict) -> list[dict]:
     first, last = report["releases"][0]["release"], report["releases"][-1]["release"]
     picks: list[dict] = []
 
+    # errors of vllm/config/ first, and those present since the first release before others
+    ranked = sorted(
+        errors, key=lambda e: ("vllm/config/" not in e["filePath"], e["firstSeen"] != first)
+    )
+
     def pick(test) -> None:
-        for error in errors:
-            if error not in picks and test(error) and "config" in error["filePath"]:
+        for error in ranked:
+            if error not in picks and test(error):
                 picks.append(error)
                 return
 
