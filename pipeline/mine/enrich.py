@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from pipeline.console import Console
 from pipeline.dataset.models import Explanation, Site, now_timestamp
+from pipeline.exits import SIGNAL_EXIT
 from pipeline.explainers.base import (
     Explainer,
     ExplainRequest,
@@ -28,7 +29,6 @@ from pipeline.explainers.fallback import replace_fields
 from pipeline.keys import explanation_key, record_id
 from pipeline.store import CachedExplanation, Store
 
-_SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 # Seconds the requests in flight at a first SIGINT/SIGTERM get to finish before they are
 # cancelled (they are already paid for); a second signal cancels them at once.
 GRACE_SECONDS = 5.0
@@ -62,7 +62,7 @@ class EnrichOutcome:
 
     @property
     def exit_code_for_signal(self) -> int | None:
-        return None if self.interrupted_by is None else _SIGNAL_EXIT[self.interrupted_by]
+        return None if self.interrupted_by is None else SIGNAL_EXIT[self.interrupted_by]
 
 
 @dataclass(frozen=True)
@@ -459,7 +459,7 @@ class _Interruption:
         self._previous: dict[int, object] = {}
 
     def __enter__(self) -> _Interruption:
-        for signum in _SIGNAL_EXIT:
+        for signum in SIGNAL_EXIT:
             try:
                 self._previous[signum] = signal.signal(signum, self._handle)
             except ValueError:  # not the main thread

@@ -25,6 +25,7 @@ from pipeline.dataset.writer import (
     is_complete,
     write_dataset,
 )
+from pipeline.exits import Exit
 from pipeline.explainers.base import Explainer
 from pipeline.explainers.grounding import RepoGrounding
 from pipeline.mine.assemble import assemble, build_manifest, distinct
@@ -33,7 +34,6 @@ from pipeline.mine.extract import extract_snapshot
 from pipeline.source import Snapshot, open_source, resolve_cache_dir
 from pipeline.store import Store, default_store_path
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_BUDGET = 0, 1, 2, 3
 _SAME_REASON_LINES = 5  # sites warned of one by one for one fallback reason
 DEFAULT_MODEL = "gpt-4o-mini"
 REQUEST_TIMEOUT = 120.0
@@ -174,7 +174,7 @@ def _mine(
                 f"{estimate.to_request} to request with {explainer.provider}/{explainer.model} "
                 f"(about {estimate.input_tokens} input + {estimate.output_tokens} output tokens)"
             )
-            return RunOutcome(EXIT_OK, None, None)
+            return RunOutcome(Exit.OK, None, None)
         sites, clashes = distinct(extraction.sites)
         if options.batch_file is not None:
             return write_batch_file(options, sites, explainer, store, grounding, console)
@@ -268,7 +268,7 @@ def write_batch_file(
         f"{options.batch_file} -o results.jsonl --model {explainer.model}), then rerun with "
         "--batch-results results.jsonl"
     )
-    return RunOutcome(EXIT_OK, None, None)
+    return RunOutcome(Exit.OK, None, None)
 
 
 def offline_fallback(site: Site, siblings: list[Site], command: str | None = None) -> Explanation:
@@ -285,13 +285,13 @@ def exit_code(manifest: Manifest, outcome: EnrichOutcome) -> int:
     if outcome.exit_code_for_signal is not None:
         return outcome.exit_code_for_signal
     if outcome.gave_up is not None:
-        return EXIT_USAGE
+        return Exit.INPUT
     if manifest.counts.pending:
-        return EXIT_BUDGET
+        return Exit.BUDGET
     counts = manifest.counts
     if counts.skippedFiles or counts.failedSites or counts.fallbacks:
-        return EXIT_PROBLEMS
-    return EXIT_OK
+        return Exit.PROBLEMS
+    return Exit.OK
 
 
 def report(
