@@ -75,6 +75,8 @@ _INPUT_ERRORS: tuple[tuple[str, str, Callable[[Any, str], str]], ...] = (
     ("pipeline.explainers.base", "BatchError", lambda error, hint: _one_line(error)),
     ("pipeline.diff.sides", "DiffInputError", lambda error, hint: _one_line(error)),
     ("pipeline.site.command", "RenderError", lambda error, hint: str(error)),
+    ("pipeline.history.releases", "HistoryError", lambda error, hint: _one_line(error)),
+    ("pipeline.export.tables", "ExportError", lambda error, hint: _one_line(error)),
     ("pipeline.store", "StoreError", _store_problem),
     # an output or cache path that cannot be written
     ("builtins", "OSError", lambda error, hint: _path_problem(error)),
@@ -563,13 +565,8 @@ def render_command(dataset: Path, fmt: str, out_dir: Path) -> None:
     metavar="TEXT",
     help="Only the errors whose message, function or file contains TEXT (any case).",
 )
-@click.option(
-    "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Cache directory for mirrors, releases and the store (default: $VMINE_CACHE_DIR, "
-    "else the user cache directory).",
-)
-@click.option("--ci", is_flag=True, help="Plain progress lines (also when CI=true).")
+@_cache_dir_option
+@_ci_option
 def history_command(
     source: str,
     more_releases: tuple[str, ...],
@@ -584,17 +581,15 @@ def history_command(
     settings). SOURCE is pypi:NAME (releases are versions) or a path, git URL or OWNER/NAME
     (releases are commits or tags). Each release is extracted once, without explanations;
     the per-file cache makes each release after the first pay only for what it changed.
-    Exit codes: 0 done, 2 usage or input error."""
+    Exit codes: 0 done, 2 usage or input error, 130 interrupted."""
     from pipeline.console import Console
     from pipeline.history.command import run_history
-    from pipeline.history.releases import HistoryError
-    from pipeline.source import SourceError
-    from pipeline.store import StoreError
 
     if more_releases and not releases:
         raise click.UsageError("name the releases after --releases: --releases R1 R2 ...")
     console = Console.detect(ci or None)
-    try:
+    interrupted = "interrupted: releases extracted so far are cached; rerun to resume"
+    with _user_errors("pass --cache-dir DIR", console, interrupted=interrupted):
         output, _ = run_history(
             source,
             [*releases, *more_releases],
@@ -603,15 +598,6 @@ def history_command(
             cache_dir=cache_dir,
             console=console,
         )
-    except (HistoryError, SourceError) as error:
-        raise InputError(_one_line(error)) from None
-    except StoreError as error:
-        raise InputError(_store_problem(error, "pass --cache-dir DIR")) from None
-    except OSError as error:  # a cache directory that cannot be written
-        raise InputError(_path_problem(error)) from None
-    except KeyboardInterrupt:
-        console.line("interrupted: releases extracted so far are cached; rerun to resume")
-        raise SystemExit(130) from None
     click.echo(output, nl=False)
 
 
@@ -656,12 +642,7 @@ def export_command(
     (pip install 'vmine[export]'). Exit codes: 0 done, 2 usage or input error."""
     from pipeline.console import Console
     from pipeline.export.command import export_hf
-    from pipeline.export.tables import ExportError
 
     console = Console.detect(None)
-    try:
+    with _user_errors():
         export_hf(list(datasets), out_dir, license_id=license_id, name=name, console=console)
-    except ExportError as error:
-        raise InputError(_one_line(error)) from None
-    except OSError as error:  # an output folder that cannot be written
-        raise InputError(_path_problem(error)) from None
