@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.dataset.jsonl import jsonl_lines
-from pipeline.dataset.reader import read_regular
-from pipeline.dataset.reader import Dataset
+from pipeline.dataset.reader import Dataset, read_regular
 
 # Written beside index.jsonl by `vmine verify`: one JSON object per record, with its `id`.
 VERIFICATION_FILE = "verification.jsonl"
