@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.explain_speed import HOSTILE_TARGET, hostile_pastes  # noqa: E402
 from bench.runner import VMINE, tree_memory  # noqa: E402
+from bench.trees import CACHE  # noqa: E402
 from tests.conftest import make_git_repo  # noqa: E402
 from tests.release_fixtures import BACKEND, make_sdist, make_wheel, marker_script  # noqa: E402
 
@@ -382,6 +383,48 @@ def wheel_member(size: int, count: int, code: int, text: str = ""):
     return run
 
 
+LMDEPLOY = "0.18.0"  # its wheel carries a 346 MiB compiled library
+
+
+def real_wheel(tmp: Path) -> tuple[Outcome, str | None]:
+    """lmdeploy's wheel (downloaded once into bench/.cache/safety/wheels/), extracted."""
+    folder = CACHE / "safety" / "wheels"
+    if not any(folder.glob(f"lmdeploy-{LMDEPLOY}-*.whl")):
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                f"lmdeploy=={LMDEPLOY}",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--quiet",
+                "-d",
+                str(folder),
+            ],
+            check=True,
+        )
+    outcome = measure(
+        [
+            "extract",
+            f"pypi:lmdeploy=={LMDEPLOY}",
+            "--repo-name",
+            "InternLM/lmdeploy",
+            "--cache-dir",
+            str(tmp / "cache"),
+            "-o",
+            str(tmp / "sites.jsonl"),
+            "--ci",
+        ],
+        env=_release_env(folder),
+        limit=600.0,
+    )
+    if "Traceback" in outcome.stderr or outcome.code not in (0, 1):
+        return outcome, _exits(outcome, 0)
+    return outcome, None
+
+
 def shared_cache_entry(tmp: Path) -> tuple[Outcome, str | None]:
     """`hx-col` 1-1 and `hx-col-1` 1, mined one after the other into one cache."""
     for name, version, repo in (("hx_col", "1.post1", "first"), ("hx_col_1", "1", "second")):
@@ -633,6 +676,7 @@ SAFETY_CASES = [
         60.0,
         wheel_member(4 * 2**20 - 1, 250, 2, "MiB of text files"),
     ),
+    Case(f"pypi: lmdeploy {LMDEPLOY} (a 346 MiB library)", 180.0, real_wheel),
     Case("pypi: hx-col 1-1 and hx-col-1 1, one cache", 60.0, shared_cache_entry),
     Case(
         "config: tag = {version:>300000000}",

@@ -111,8 +111,11 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     return start
 
 
-@pytest.mark.parametrize("html_only", [False, True], ids=["PEP 691 JSON", "PEP 503 HTML"])
-@pytest.mark.parametrize("with_wheel", [False, True], ids=["sdist only", "wheel beside"])
+@pytest.mark.parametrize(
+    ("html_only", "with_wheel"),
+    [(False, False), (True, True)],
+    ids=["PEP 691 JSON, sdist only", "PEP 503 HTML, wheel beside"],
+)
 def test_the_sdist_is_fetched_from_the_configured_index_hash_checked(
     served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, html_only: bool, with_wheel: bool
 ) -> None:
