@@ -30,6 +30,7 @@ class SimpleIndex:
         self.folder = Path(folder)
         self.html_only = html_only
         self.bad_hash: set[str] = set()
+        self.extra_links: list[str] = []  # hrefs every HTML page lists besides its files
         self.requests: list[str] = []
         index = self
 
@@ -62,7 +63,7 @@ class SimpleIndex:
                     for path in sorted(index.folder.iterdir())
                     if _project(path.name) == project
                 ]
-                if not files:
+                if not files and not index.extra_links:
                     self.send_error(404)
                     return
                 if json_page:
@@ -85,6 +86,9 @@ class SimpleIndex:
                     links = "".join(
                         f'<a href="../../files/{escape(name)}#sha256={digest}">{escape(name)}</a>\n'
                         for name, digest in files
+                    )
+                    links += "".join(
+                        f'<a href="{escape(href)}">x</a>\n' for href in index.extra_links
                     )
                     body = f"<!DOCTYPE html><html><body>\n{links}</body></html>\n".encode()
                     kind = "text/html"

@@ -147,6 +147,18 @@ def test_an_sdist_whose_hash_differs_from_the_index_is_refused(
     assert not (tmp_path / "cache" / "releases" / "evilpkg.git").exists()
 
 
+def test_an_index_on_the_network_cannot_point_at_a_file_on_this_machine(
+    served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    local = make_sdist(tmp_path / "here", "evilpkg", "1.0", PACKAGE, BACKEND)
+    with served(html_only=True) as index:
+        index.extra_links.append(local.as_uri())
+        monkeypatch.setenv("PIP_INDEX_URL", index.url)
+        result = _extract(tmp_path)
+    assert result.exit_code == 2
+    assert "and no sdist of evilpkg==1.0 in http://127.0.0.1:" in _error_line(result)
+
+
 def test_find_links_of_a_pip_conf_file_are_used(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

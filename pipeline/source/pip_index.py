@@ -294,7 +294,7 @@ def _page_files(fetcher: _Fetcher, url: str) -> list[IndexFile]:
         return parse_page(body, "text/html", page.resolve().as_uri())
     try:
         chunks, kind, final = fetcher.open(url, ACCEPT)
-        body = b""
+        body = bytearray()
         for chunk in chunks:
             body += chunk
             if len(body) > MAX_PAGE:
@@ -306,7 +306,9 @@ def _page_files(fetcher: _Fetcher, url: str) -> list[IndexFile]:
     except (*_NETWORK_ERRORS, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         raise SourceError(f"{_without_password(url)}: {reason}") from None
-    return parse_page(body, kind, final)
+    # a page from the network names files on the network, never one on this machine
+    files = parse_page(bytes(body), kind, final)
+    return [item for item in files if urlsplit(item.url).scheme in ("http", "https")]
 
 
 def _find_links_files(fetcher: _Fetcher, place: str) -> list[IndexFile]:

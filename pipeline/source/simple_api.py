@@ -41,9 +41,11 @@ def _hashes(found: dict[str, str]) -> tuple[tuple[str, str], ...]:
     )
 
 
-def _file_of(url: str, base: str, hashes: dict[str, str], yanked: bool) -> IndexFile | None:
+def _file_of(
+    url: str, base: str, hashes: dict[str, str], yanked: bool, filename: str | None = None
+) -> IndexFile | None:
     absolute, fragment = urldefrag(urljoin(base, url.strip()))
-    filename = unquote(urlsplit(absolute).path.rsplit("/", 1)[-1])
+    filename = filename or unquote(urlsplit(absolute).path.rsplit("/", 1)[-1])
     if not filename:
         return None
     from_fragment = dict(part.split("=", 1) for part in fragment.split("&") if "=" in part)
@@ -63,7 +65,8 @@ def parse_json_page(body: bytes, base: str) -> list[IndexFile]:
             continue
         hashes = entry.get("hashes") if isinstance(entry.get("hashes"), dict) else {}
         yanked = entry.get("yanked", False)
-        made = _file_of(entry["url"], base, hashes, bool(yanked))
+        name = entry.get("filename") if isinstance(entry.get("filename"), str) else None
+        made = _file_of(entry["url"], base, hashes, bool(yanked), name)
         if made is not None:
             found.append(made)
     return found
