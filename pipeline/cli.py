@@ -212,7 +212,15 @@ _ci_option = click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
     metavar="SECONDS",
-    help="Time limit of each LLM request, its whole answer included (default: 120).",
+    help="Time limit of each LLM request in all, its whole answer included (default: 600).",
+)
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Longest an LLM request may wait for the next token of its streamed answer, the "
+    "first one included (default: 120): a slow model still sending tokens is not stuck. A "
+    "server that does not stream has only --timeout.",
 )
 @click.option(
     "--response-format",

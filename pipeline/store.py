@@ -305,7 +305,7 @@ class Store:
         if row is None:
             return None
         try:
-            return ServerProfile.model_validate_json(row[0])
+            return ServerProfile.remembered(row[0])
         except ValueError:  # written by another vmine: learn it again
             return None
 
