@@ -8,7 +8,9 @@ bench`, or alone: `.venv/bin/python bench/hostile.py [--only NAME]`.
 - explain: the pastes of bench/explain_speed.py (patterns with six holes against 2,400 and
   20,000 characters, a planted `(.|\\s)*X`, 10 MB pastes, a 200 KB pydantic item);
 - run: an OpenAI-compatible server (tests/llm_server.py) that trickles its answer one byte
-  every 5 seconds, with `--timeout 10`.
+  every 5 seconds, with `--timeout 10`; one whose answer escapes a lone surrogate and a NUL;
+  one whose answer is a 306 KB gzip body, or a 658-byte `gzip, gzip` body, that inflates to
+  300 MB (streamed and not); a `--base-url` nobody listens on.
 
 Targets: each case finishes within its time (seconds) and under 1 GiB; a case past its hard
 limit is killed and reported, never waited for."""
@@ -255,6 +257,74 @@ def trickling_server(tmp: Path) -> tuple[Outcome, str | None]:
     return outcome, problem
 
 
+def _run(tmp: Path, base_url: str, *more: str) -> Outcome:
+    """`vmine run --llm openai` of a one-site repository against `base_url`."""
+    repo = make_git_repo(tmp / "repo", {"pkg/config.py": _check(1)})
+    return measure(
+        [
+            "run",
+            str(repo),
+            "--repo-name",
+            "acme/hostile",
+            "--llm",
+            "openai",
+            "--base-url",
+            base_url,
+            "--model",
+            "m",
+            "--cache-dir",
+            str(tmp / "cache"),
+            "-o",
+            str(tmp / "out"),
+            "--ci",
+            *more,
+        ],
+        limit=120.0,
+        env={"OPENAI_API_KEY": "bench"},
+    )
+
+
+def _said(outcome: Outcome, code: int, line: str) -> str | None:
+    """None when the run exited `code`, said `line` and printed no traceback."""
+    if "Traceback" in outcome.stderr:
+        return "a traceback: " + outcome.stderr.strip()[-200:]
+    if outcome.code != code or line not in outcome.stderr:
+        return f"exit {outcome.code}, expected {code} and {line!r}: {outcome.stderr[-300:]}"
+    return None
+
+
+def surrogate_answer(tmp: Path) -> tuple[Outcome, str | None]:
+    from tests.llm_server import FakeLLM
+
+    with FakeLLM() as server:
+        server.fail("surrogate", times=1000)
+        outcome = _run(tmp, server.base_url)
+    return outcome, _said(outcome, 0, "explained by: openai 1;")
+
+
+def inflating_answer(fault: str, streams: bool) -> Callable[[Path], tuple[Outcome, str | None]]:
+    def run(tmp: Path) -> tuple[Outcome, str | None]:
+        from tests.llm_server import FakeLLM
+
+        with FakeLLM(streams=streams) as server:
+            server.fail(fault, times=1000, huge_bytes=300 * 2**20)
+            outcome = _run(tmp, server.base_url)
+        # every request dropped at the bound, then the offline record
+        return outcome, _said(outcome, 1, "the response is larger than 2048 KiB")
+
+    return run
+
+
+def nobody_listening(tmp: Path) -> tuple[Outcome, str | None]:
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on once the probe is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    outcome = _run(tmp, f"http://127.0.0.1:{port}/v1")
+    return outcome, _said(outcome, 2, "connection refused")
+
+
 CASES = [
     Case("extract: if of 10,000 and-terms, 200 files", 30.0, and_terms_among(200)),
     Case("extract: if of 10,000 and-terms, 3 files", 30.0, and_terms_among(3)),
@@ -272,6 +342,17 @@ CASES = [
         )
     ),
     Case("run: server trickling 1 byte / 5 s, --timeout 10", 60.0, trickling_server),
+    Case("run: answer escaping a lone surrogate and a NUL", 30.0, surrogate_answer),
+    *(
+        Case(
+            f"run: {size} {fault.replace('_', ' ')} -> 300 MB, {how}",
+            30.0,
+            inflating_answer(fault, how == "streamed"),
+        )
+        for fault, size in (("gzip_bomb", "306 KB"), ("gzip_gzip", "658 B"))
+        for how in ("streamed", "one body")
+    ),
+    Case("run: --base-url nobody listens on", 30.0, nobody_listening),
 ]
 
 

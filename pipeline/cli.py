@@ -286,8 +286,8 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
     and a run that leaves sites unexplained keeps a complete dataset already there.
     Exit codes: 0 done, 1 some files skipped, sites failed or records fell back to the
     offline explainer, 2 usage or input error (also: another run is writing the same
-    output), 3 a budget ran out (rerun to resume), 130/143 interrupted (what finished is
-    written and cached)."""
+    output, or --llm openai and the server refused the connection), 3 a budget ran out
+    (rerun to resume), 130/143 interrupted (what finished is written and cached)."""
     from pipeline.console import Console
     from pipeline.mine.run import RunOptions, run_dataset
 

@@ -38,6 +38,7 @@ import gzip
 import json
 import re
 import signal
+import sys
 import threading
 import time
 import zlib
@@ -296,9 +297,11 @@ class FakeLLM:
         host: str = "127.0.0.1",
         port: int = 0,
         stream_chunk_chars: int = 256,
+        streams: bool = True,
     ) -> None:
         self.latency = latency_ms / 1000.0
         self.stream_chunk_chars = stream_chunk_chars
+        self.streams = streams  # False: `stream` is ignored, every answer is one JSON body
         self._bombs: dict[tuple[int, int, bytes], bytes] = {}  # the last one made
         self.faults: list[Fault] = []
         self._requests: list[ServedRequest] = []
@@ -453,7 +456,11 @@ class FakeLLM:
             content = content[:60]  # cut mid-string
             finish = "length" if kind == "cut_off" else finish
         prompt_chars = sum(len(m.get("content", "")) for m in served.messages)
-        streamed = served.body.get("stream") is True and kind not in ("trickle", "ignore_stream")
+        streamed = (
+            self.streams
+            and served.body.get("stream") is True
+            and kind not in ("trickle", "ignore_stream")
+        )
         if streamed:
             usage_asked = (served.body.get("stream_options") or {}).get("include_usage")
             events = self._events(served, content, finish, prompt_chars, usage_asked)
@@ -734,6 +741,11 @@ class _Server(ThreadingHTTPServer):
     block_on_close = False
     fake: FakeLLM
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (a timeout, a body too large) is no error of the server."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
@@ -883,8 +895,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--no-stream", action="store_true", help="ignore `stream` requests")
     args = parser.parse_args(argv)
-    fake = FakeLLM(latency_ms=args.latency_ms, host=args.host, port=args.port).start()
+    fake = FakeLLM(
+        latency_ms=args.latency_ms, host=args.host, port=args.port, streams=not args.no_stream
+    ).start()
     print(fake.base_url, flush=True)
     done = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):

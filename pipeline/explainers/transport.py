@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import socket
 import zlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 
 import httpx2
@@ -105,7 +105,9 @@ class _CappedStream(httpx2.AsyncByteStream):
     """The body decoded (last coding first) and counted: past `max_bytes` decoded bytes it
     raises ResponseTooLarge, having decoded at most one step more."""
 
-    def __init__(self, inner: httpx2.AsyncByteStream, max_bytes: int, codings=()) -> None:
+    def __init__(
+        self, inner: httpx2.AsyncByteStream, max_bytes: int, codings: Sequence[str] = ()
+    ) -> None:
         self._inner = inner
         self._max = max_bytes
         self._layers = [_Inflater(coding) for coding in reversed(list(codings))]
