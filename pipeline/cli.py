@@ -75,6 +75,8 @@ _INPUT_ERRORS: tuple[tuple[str, str, Callable[[Any, str], str]], ...] = (
     ("pipeline.explainers.base", "BatchError", lambda error, hint: _one_line(error)),
     ("pipeline.diff.sides", "DiffInputError", lambda error, hint: _one_line(error)),
     ("pipeline.site.command", "RenderError", lambda error, hint: str(error)),
+    ("pipeline.history.releases", "HistoryError", lambda error, hint: _one_line(error)),
+    ("pipeline.export.tables", "ExportError", lambda error, hint: _one_line(error)),
     ("pipeline.store", "StoreError", _store_problem),
     # an output or cache path that cannot be written
     ("builtins", "OSError", lambda error, hint: _path_problem(error)),
@@ -415,11 +417,12 @@ def schema_command(kind: str) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "markdown", "json"]),
+    type=click.Choice(["text", "markdown", "json", "sarif"]),
     default="text",
     show_default=True,
     help="text for a terminal, markdown for a pull-request comment or job summary, "
-    "json for programs (shape in docs/diff.md).",
+    "json for programs (shape in docs/diff.md), sarif (2.1.0) for GitHub code scanning: "
+    "a result per added, reworded or changed error at its line in NEW.",
 )
 @click.option(
     "--exit-code",
@@ -538,3 +541,116 @@ def render_command(dataset: Path, fmt: str, out_dir: Path) -> None:
     from pipeline.console import printable
 
     click.echo(printable(f"wrote {len(written)} files to {out_dir}"))
+
+
+@main.command(
+    "history",
+    short_help="Trace every error of SOURCE across its releases.",
+    options_metavar="--releases R1 [R2 ...] [OPTIONS]",
+)
+@click.argument("source")
+@click.argument("more_releases", nargs=-1, metavar="")
+@click.option(
+    "--releases",
+    "releases",
+    multiple=True,
+    metavar="R1 [R2 ...]",
+    help="The releases, oldest first: versions for a pypi:NAME SOURCE (or a range "
+    "FIRST..LAST of its published versions, e.g. 0.28.0..0.33.0), else commits or tags.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+    help="text for a terminal, markdown for a page or job summary, json for programs "
+    "(shape in docs/history.md).",
+)
+@click.option(
+    "--match",
+    "match",
+    metavar="TEXT",
+    help="Only the errors whose message, function or file contains TEXT (any case).",
+)
+@_cache_dir_option
+@_ci_option
+def history_command(
+    source: str,
+    more_releases: tuple[str, ...],
+    releases: tuple[str, ...],
+    fmt: str,
+    match: str | None,
+    cache_dir: Path | None,
+    ci: bool,
+) -> None:
+    """Give each error of SOURCE its timeline across releases: where it was first and last
+    seen, and the releases where it was reworded, moved or changed (its guards, pattern or
+    settings). SOURCE is pypi:NAME (releases are versions) or a path, git URL or OWNER/NAME
+    (releases are commits or tags). Each release is extracted once, without explanations;
+    the per-file cache makes each release after the first pay only for what it changed.
+    Exit codes: 0 done, 2 usage or input error, 130 interrupted."""
+    from pipeline.console import Console
+    from pipeline.history.command import run_history
+
+    if more_releases and not releases:
+        raise click.UsageError("name the releases after --releases: --releases R1 R2 ...")
+    console = Console.detect(ci or None)
+    interrupted = "interrupted: releases extracted so far are cached; rerun to resume"
+    with _user_errors("pass --cache-dir DIR", console, interrupted=interrupted):
+        output, _ = run_history(
+            source,
+            [*releases, *more_releases],
+            fmt=fmt,
+            match=match,
+            cache_dir=cache_dir,
+            console=console,
+        )
+    click.echo(output, nl=False)
+
+
+@main.command("export", short_help="Write datasets as a Hugging Face dataset (Parquet and a card).")
+@click.argument("datasets", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["hf"]),
+    default="hf",
+    show_default=True,
+    help="hf: Parquet files (the records, and the index with settings and verification as "
+    "nested columns) and a README.md dataset card with the Hub's YAML header.",
+)
+@click.option(
+    "-o",
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder to write into (created if missing; other files in it, such as a clone's "
+    ".git, are left alone).",
+)
+@click.option(
+    "--license",
+    "license_id",
+    default="unknown",
+    show_default=True,
+    help="The license id the card declares (a Hub license id, e.g. apache-2.0).",
+)
+@click.option(
+    "--name",
+    metavar="OWNER/NAME",
+    help="The dataset's name on the Hub, for the card's loading example.",
+)
+def export_command(
+    datasets: tuple[Path, ...], fmt: str, out_dir: Path, license_id: str, name: str | None
+) -> None:
+    """Export each DATASET (a dataset folder, or a folder holding several, e.g. every release
+    mined under output/vllm-project/vllm) as one Hugging Face dataset: a `records` and an
+    `index` table with a `release` column, and a dataset card. Needs pyarrow
+    (pip install 'vmine[export]'). Exit codes: 0 done, 2 usage or input error."""
+    from pipeline.console import Console
+    from pipeline.export.command import export_hf
+
+    console = Console.detect(None)
+    with _user_errors():
+        export_hf(list(datasets), out_dir, license_id=license_id, name=name, console=console)
