@@ -300,13 +300,12 @@ class _Keeper:
         signal stopped the run: it must stop within seconds)."""
         outcome = self.outcome
         pending = set() if outcome.interrupted_by is not None else set(outcome.pending)
-        reason_left = (
-            outcome.gave_up  # the sites that failed of it say the same: one reason for all
-            if outcome.unreachable
-            else f"explainer given up on: {outcome.gave_up}"
-            if outcome.gave_up
-            else "the budget ran out before this site"
-        )
+        if outcome.unreachable and outcome.gave_up:
+            reason_left = outcome.gave_up  # as the sites that failed of it: one reason for all
+        elif outcome.gave_up:
+            reason_left = f"explainer given up on: {outcome.gave_up}"
+        else:
+            reason_left = "the budget ran out before this site"
         for site in sites:
             rid = record_id(site)
             if rid in outcome.failures:
