@@ -1,7 +1,7 @@
 """What a site reads and what its names stand for: the attribute chains of its guards and
 message placeholders (`self.cache_config.mamba_cache_mode`), and the bindings of its function
 (the receiver, parameters annotated with a class, a local `cfg = self.x`, a field
-validator's value). The join (`pipeline/mine/settings.py`) resolves them to settings.
+validator's value). The join (`pipeline/mine/settings/`) resolves them to settings.
 """
 
 from __future__ import annotations

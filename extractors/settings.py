@@ -1,6 +1,6 @@
 """The settings facts of one file: its config classes and fields, its command-line flags, the
 names it imports, and the Literal aliases and constant lists that say which values a setting
-accepts. Source text in, facts out; `pipeline/mine/settings.py` joins them across a tree.
+accepts. Source text in, facts out; `pipeline/mine/settings/` joins them across a tree.
 
 `outline_of` is the part that costs next to nothing (a byte scan): the class names a file
 defines and whether it builds a parser, kept for every file so the join knows where to look.

@@ -1,4 +1,4 @@
-"""The settings model of a tree and each site's settings (pipeline/mine/settings.py): one case
+"""The settings model of a tree and each site's settings (pipeline/mine/settings/): one case
 table per resolution step and per way a flag is linked to its field, then the fixture
 repository with both parser idioms through `vmine extract` and `vmine run`."""
 
@@ -16,7 +16,8 @@ from extractors.settings import file_settings, outline_of
 from extractors.sites import extract_file
 from pipeline.cli import main
 from pipeline.dataset.reader import load_dataset
-from pipeline.mine.settings import ModuleIndex, resolve_rounds
+from pipeline.mine.settings.join import resolve_rounds
+from pipeline.mine.settings.modules import ModuleIndex
 from tests.settings_fixture import make_settings_repo
 
 
