@@ -18,7 +18,7 @@ import extractors.limits
 from extractors.facts import FileExtraction, Rules
 from pipeline.keys import analysis_token
 from pipeline.mine.extract import extract_snapshot
-from pipeline.mine.workers import FileResult, SiteWork, WorkerPool
+from pipeline.mine.workers import FactsWork, FileResult, SiteWork, WorkerPool
 from pipeline.source import open_source
 from pipeline.store import Store
 from tests.conftest import make_git_repo
@@ -197,6 +197,19 @@ def test_a_file_that_exhausts_its_worker_s_memory_loses_only_itself():
         "extractor crashed: killed by SIGSEGV",
     )
     assert ok.extraction.skipped is None and len(ok.extraction.sites) == 1
+
+
+def test_work_is_typed_a_file_s_sites_or_a_blob_s_facts_alone():
+    parser = b"import argparse\np = argparse.ArgumentParser()\np.add_argument('--port', type=int)\n"
+    with WorkerPool(1, None) as pool:
+        pool.submit([SiteWork("pkg/ok.py", checks(1).encode(), Rules()), FactsWork("b1", parser)])
+        results = []
+        while pool.busy:
+            results += pool.poll(timeout=1.0)
+    sites, facts = sorted(results, key=lambda result: isinstance(result.work, FactsWork))
+    assert len(sites.extraction.sites) == 1
+    assert facts.work.blob == "b1" and facts.extraction is None and not facts.lasting
+    assert [flag.options for flag in facts.settings.flags] == [["--port"]]
 
 
 @pytest.mark.parametrize(

@@ -93,12 +93,12 @@ class ChainWalk:
         names: TreeNames,
         flags: FlagIndex,
         loaded: Loaded,
-        resolvers: tuple[Resolver, ...] | None = None,
+        resolvers: tuple[Resolver, ...],
     ) -> None:
         self.names = names
         self.flags = flags
         self.loaded = loaded
-        self.resolvers = RESOLVERS if resolvers is None else resolvers
+        self.resolvers = resolvers
 
     def settings_of(self, read: SiteReads) -> list[Setting]:
         """The settings a site reads, each (expr, class, field) once."""

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from extractors.facts import RaiseSite
 from extractors.settings_model import FileSettings, Outline
 from pipeline.dataset.models import Setting
-from pipeline.mine.settings.chains import ChainWalk, SiteReads
+from pipeline.mine.settings.chains import RESOLVERS, ChainWalk, Resolver, SiteReads
 from pipeline.mine.settings.flags import FlagIndex
 from pipeline.mine.settings.loaded import Loaded
 from pipeline.mine.settings.modules import ModuleIndex
@@ -24,7 +24,8 @@ MAX_ROUNDS = 16  # rounds of loading what the join asked for
 
 
 class SettingsJoin:
-    """The settings of `sites` (each given with its file's tree path), round by round."""
+    """The settings of `sites` (each given with its file's tree path), round by round;
+    `resolvers` are the kinds of chain roots understood, in the order they are asked."""
 
     def __init__(
         self,
@@ -32,7 +33,9 @@ class SettingsJoin:
         outlines: Mapping[str, Outline],
         modules: ModuleIndex,
         facts_of: Callable[[str], FileSettings | None],
+        resolvers: tuple[Resolver, ...] = RESOLVERS,
     ) -> None:
+        self.resolvers = resolvers
         self.outlines = outlines
         self.modules = modules
         self.facts_of = facts_of
@@ -58,7 +61,7 @@ class SettingsJoin:
         flags = FlagIndex(names, loaded, self.outlines)
         shared = set(loaded.asked)  # what the flags and carriers missed concerns every site
         asked, again = set(shared), []
-        walk = ChainWalk(names, flags, loaded)
+        walk = ChainWalk(names, flags, loaded, self.resolvers)
         for index in self._pending:
             with loaded.noting() as missed:
                 self.results[index] = walk.settings_of(self._reads[index])
