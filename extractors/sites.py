@@ -10,7 +10,7 @@ import json
 import re
 import tokenize
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -28,13 +28,14 @@ from extractors.classes import (
 )
 from extractors.facts import FileExtraction, Memo, RaiseSite, Rules, ValidatorKind, memo_token
 from extractors.functions import Function, function_table
-from extractors.guards import Block, Branch, GuardFinder, Step
+from extractors.guards import GuardFinder
 from extractors.helpers import HelperTable, ValidatorHelpers
 from extractors.limits import depth_problem, size_problem
 from extractors.messages import Message, message_of_args
 from extractors.segments import SegmentTable
 from extractors.settings import file_settings, links_flags
 from extractors.settings_model import FileSettings
+from extractors.syntax.cst_tree import raised_class, statements_in
 from extractors.validators import find_validators
 
 # sourceCode shows this many lines either side of the raise
@@ -383,63 +384,6 @@ def _def_at(wrapper: MetadataWrapper, def_line: int) -> cst.FunctionDef | None:
     return None
 
 
-def raises_in(
-    statements: Sequence[cst.CSTNode], path: list[Step]
-) -> Iterator[tuple[cst.Raise, list[Step]]]:
-    """Every `raise` of a block in source order with its path, not entering nested defs."""
-    for index, statement in enumerate(statements):
-        here = [*path, Block(statements, index)]
-        if isinstance(statement, cst.SimpleStatementLine):
-            yield from raises_in(statement.body, here)
-        elif isinstance(statement, cst.Raise):
-            yield statement, here
-        elif isinstance(statement, cst.If):
-            yield from _raises_in_if(statement, here)
-        elif isinstance(statement, (cst.For, cst.While)):
-            yield from raises_in(statement.body.body, here)
-            if statement.orelse is not None:
-                yield from raises_in(statement.orelse.body.body, here)
-        elif isinstance(statement, (cst.Try, cst.TryStar)):
-            yield from raises_in(statement.body.body, here)
-            for handler in statement.handlers:
-                yield from raises_in(handler.body.body, here)
-            for part in (statement.orelse, statement.finalbody):
-                if part is not None:
-                    yield from raises_in(part.body.body, here)
-        elif isinstance(statement, cst.With):
-            yield from raises_in(statement.body.body, here)
-        elif isinstance(statement, cst.Match):
-            for case in statement.cases:
-                yield from raises_in(case.body.body, here)
-        # nested defs and classes are scopes of their own
-
-
-def _raises_in_if(node: cst.If, path: list[Step]) -> Iterator[tuple[cst.Raise, list[Step]]]:
-    yield from raises_in(node.body.body, [*path, Branch(node.test, True)])
-    otherwise = [*path, Branch(node.test, False)]
-    if isinstance(node.orelse, cst.If):
-        yield from _raises_in_if(node.orelse, otherwise)
-    elif isinstance(node.orelse, cst.Else):
-        yield from raises_in(node.orelse.body.body, otherwise)
-
-
-def raised_class(node: cst.Raise, classes: Sequence[str]) -> str | None:
-    """`ValueError`, `ValueError(...)`, `builtins.ValueError(...)` -> `ValueError`."""
-    exc = node.exc
-    if isinstance(exc, cst.Call):
-        exc = exc.func
-    name = None
-    if isinstance(exc, cst.Name):
-        name = exc.value
-    elif (
-        isinstance(exc, cst.Attribute)
-        and isinstance(exc.value, cst.Name)
-        and exc.value.value == "builtins"
-    ):
-        name = exc.attr.value
-    return name if name in classes else None
-
-
 def function_source(lines: list[str], fn: Function) -> str:
     """The function as written, decorators included, its indentation removed."""
     prefix = lines[fn.def_line - 1][: fn.indent]
@@ -554,8 +498,8 @@ def _function_facts(
     module = snippet.module
     found = [
         (node, steps, error_class)
-        for node, steps in raises_in(snippet.function.body.body, [])
-        if (error_class := raised_class(node, rules.error_classes)) is not None
+        for node, steps in statements_in(cst.Raise, snippet.function.body.body)
+        if (error_class := raised_class(node)) in rules.error_classes
     ]
     # the pre-pass saw the same raises in the same order, with their lines
     known_lines = sorted(fn.raise_lines) if len(fn.raise_lines) == len(found) else None
