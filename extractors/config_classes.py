@@ -12,7 +12,10 @@ import ast
 import inspect
 from collections.abc import Iterator, Mapping
 
+from extractors.classes import config_kind
+from extractors.facts import Rules
 from extractors.settings_model import (
+    ClassKind,
     ConfigClass,
     ConfigField,
     Import,
@@ -25,11 +28,7 @@ from extractors.syntax.code_line import code_on_one_line
 from extractors.syntax.names import dotted, last_name
 from extractors.syntax.walk import own_statements
 
-# decorators that make a class a dataclass, and other decorators of config classes
-_DATACLASS = frozenset({"dataclass"})
-_CONFIG_DECORATORS = frozenset({"config", "configclass", "define", "frozen", "mutable"})
-_CONFIG_DOTTED = frozenset({"attr.s", "attr.attrs", "attrs.define", "attrs.frozen"})
-_PYDANTIC_BASES = frozenset({"BaseModel", "BaseSettings", "RootModel"})
+# an Enum's members are the values a setting of its type accepts
 _ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
 _PROPERTY = frozenset({"property", "cached_property"})
 # `Field(...)` of pydantic, `field(...)` of dataclasses, attrs' `field`/`ib`
@@ -197,11 +196,12 @@ def constant_of(stmt: ast.stmt) -> tuple[str, list[str] | str] | None:
 
 
 def module_facts(
-    tree: ast.Module, lines: list[str]
+    tree: ast.Module, lines: list[str], rules: Rules
 ) -> tuple[
     list[Import], dict[str, list[str]], dict[str, list[str]], dict[str, str], list[ConfigClass]
 ]:
-    """(imports, Literal aliases, constant lists, constant texts, classes) of a module."""
+    """(imports, Literal aliases, constant lists, constant texts, classes) of a module;
+    `rules` say what makes a configuration class."""
     imports: list[Import] = []
     aliases: dict[str, list[str]] = {}
     constants: dict[str, list[str]] = {}
@@ -216,55 +216,55 @@ def module_facts(
                 texts[name] = value
             else:
                 constants[name] = value
-    return imports, aliases, constants, texts, classes_of(tree.body, lines, "")
+    return imports, aliases, constants, texts, classes_of(tree.body, lines, "", rules)
 
 
 # --- classes ---------------------------------------------------------------------------------
 
 
-def classes_of(body: list[ast.stmt], lines: list[str], prefix: str) -> list[ConfigClass]:
+def classes_of(
+    body: list[ast.stmt], lines: list[str], prefix: str, rules: Rules
+) -> list[ConfigClass]:
     """The classes of a body that hold anything the join can use, nested classes too."""
     found: list[ConfigClass] = []
     for stmt in module_statements(body):
         if isinstance(stmt, ast.ClassDef):
             qualname = prefix + stmt.name
-            facts = class_facts(stmt, lines, qualname)
+            facts = class_facts(stmt, lines, qualname, rules)
             if facts.kind != "plain" or facts.bases or facts.properties or facts.attributes:
                 found.append(facts)
-            found += classes_of(stmt.body, lines, qualname + ".")
+            found += classes_of(stmt.body, lines, qualname + ".", rules)
     return found
 
 
-def class_kind(node: ast.ClassDef, has_fields: bool) -> str:
+def class_kind(node: ast.ClassDef, has_fields: bool, rules: Rules) -> ClassKind:
+    """Why a class counts: an Enum, a configuration class by `rules` (classes.config_kind),
+    else its annotated attributes, else nothing (`plain`)."""
     bases = {
-        last_name(base.value if isinstance(base, ast.Subscript) else base) for base in node.bases
+        last_name(base.value if isinstance(base, ast.Subscript) else base) or ""
+        for base in node.bases
     }
-    decorators = [
-        dotted(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list
-    ]
     if bases & _ENUM_BASES:
         return "enum"
-    if any(d.rsplit(".", 1)[-1] in _DATACLASS for d in decorators):
-        return "dataclass"
-    if any(d.rsplit(".", 1)[-1] in _CONFIG_DECORATORS or d in _CONFIG_DOTTED for d in decorators):
-        return "config"
-    if bases & _PYDANTIC_BASES:
-        return "pydantic"
+    decorators = [last_name(d) or "" for d in node.decorator_list]
+    kind = config_kind(decorators, bases, rules)
+    if kind is not None:
+        return kind
     return "annotated" if has_fields else "plain"
 
 
-def class_facts(node: ast.ClassDef, lines: list[str], qualname: str) -> ConfigClass:
+def class_facts(node: ast.ClassDef, lines: list[str], qualname: str, rules: Rules) -> ConfigClass:
     bases = []
     for base in node.bases:
         name = dotted(base.value if isinstance(base, ast.Subscript) else base)
         if name is not None and name != "object":
             bases.append(name)
-    enum = class_kind(node, False) == "enum"
+    enum = class_kind(node, False, rules) == "enum"
     fields = [] if enum else fields_of(node.body, lines)
     return ConfigClass(
         name=node.name,
         qualname=qualname,
-        kind=class_kind(node, bool(fields)),
+        kind=class_kind(node, bool(fields), rules),
         bases=bases,
         fields=fields,
         properties=properties_of(node.body),

@@ -14,9 +14,11 @@ from collections.abc import Mapping
 
 from extractors.arguments import flags_of
 from extractors.config_classes import module_facts
+from extractors.facts import Rules
 from extractors.references import scope_of
 from extractors.settings_model import FileSettings, Outline
 
+DEFAULT_RULES = Rules()
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # as Python numbers lines (not str.splitlines)
 _CLASS_NAME = re.compile(rb"class[ \t]+([A-Za-z_]\w*)")
 # the idioms by which a flag names the config field it sets (extractors/arguments.py)
@@ -44,14 +46,16 @@ def file_settings(
     source: str,
     tree: ast.Module | None = None,
     validators: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None,
+    rules: Rules = DEFAULT_RULES,
 ) -> FileSettings:
     """The settings facts of one file; `tree` is its parse when the caller has it (the
     site pass often does), `validators` the trees of its validators by qualname, whose
-    scopes are then kept too. Raises SyntaxError (or ValueError) when the text is no Python."""
+    scopes are then kept too; `rules` (the configured ones, not a file's) say what makes a
+    configuration class. Raises SyntaxError (or ValueError) when the text is no Python."""
     if tree is None:
         tree = ast.parse(source)
     lines = _LINE_BREAK.split(source)
-    imports, aliases, constants, texts, classes = module_facts(tree, lines)
+    imports, aliases, constants, texts, classes = module_facts(tree, lines, rules)
     flags = flags_of(tree, lines, texts) if "add_argument" in source else []
     return FileSettings(
         imports=imports,

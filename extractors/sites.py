@@ -62,7 +62,7 @@ def extract_file(
     before are not parsed again; the result is the same as without one. `classes` is the
     file's `scan_file` when the caller has it already.
     """
-    return analyse_file(path, text, rules, memo, classes, settings=False)[0]
+    return analyse_file(path, text, rules, memo, classes)[0]
 
 
 def analyse_file(
@@ -72,12 +72,13 @@ def analyse_file(
     memo: Memo | None = None,
     classes: FileClasses | None = None,
     *,
-    settings: bool = True,
+    facts_rules: Rules | None = None,
 ) -> tuple[FileExtraction, FileSettings | None]:
-    """`extract_file`, and (with `settings`) the file's settings facts when finding its sites
+    """`extract_file`, and (with `facts_rules`, the configured rules the settings facts
+    are made under, not the file's) the file's settings facts when finding its sites
     parsed the whole file (they cost little more then) or the file builds a parser whose
     flags name their fields; None otherwise, or when they cannot be made."""
-    parsed: list[_Parsed] | None = [] if settings else None
+    parsed: list[_Parsed] | None = [] if facts_rules is not None else None
     try:
         extraction = FileExtraction(
             filePath=path, sites=_extract(path, text, rules, memo, classes, parsed)
@@ -92,12 +93,13 @@ def analyse_file(
         reason = f"extractor error: {type(exc).__name__}: {exc}".splitlines()[0]
         return FileExtraction(filePath=path, skipped=reason), None
     try:
-        if parsed:
+        if parsed and facts_rules is not None:
             whole = parsed[0]
-            return extraction, file_settings(whole.source, whole.tree, whole.validators)
+            facts = file_settings(whole.source, whole.tree, whole.validators, facts_rules)
+            return extraction, facts
         data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-        if parsed is not None and links_flags(data):  # its flags are wanted in any case
-            return extraction, file_settings(decode(text))
+        if facts_rules is not None and links_flags(data):  # its flags are wanted in any case
+            return extraction, file_settings(decode(text), rules=facts_rules)
     except Exception:  # facts only add to sites; a file they fail on keeps its sites
         pass
     return extraction, None

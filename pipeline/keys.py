@@ -39,10 +39,12 @@ def analysis_token(rules: Rules) -> str:
     return memo_token(rules)
 
 
-def settings_token() -> str:
+def settings_token(rules: Rules) -> str:
     """The per-blob settings cache key's second half: changes whenever the settings facts of
-    an unchanged file can (they depend on no rule)."""
-    return _sha256(f"settings\0{SETTINGS_VERSION}")
+    an unchanged file can (of the rules, only what makes a configuration class counts)."""
+    return _sha256(
+        dumps_key("settings", SETTINGS_VERSION, rules.config_decorators, rules.config_bases)
+    )
 
 
 def explanation_key(

@@ -43,11 +43,11 @@ class FileAnalysis:
         store_path: Path | None,
         expected: int,
         file_timeout: float,
-        settings: bool = True,
+        facts_rules: Rules | None = None,
     ) -> None:
         self._size = 1 if expected < _ONE_WORKER_BELOW else workers or os.cpu_count() or 1
         self._store_path, self._file_timeout = store_path, file_timeout
-        self._settings = settings
+        self._facts_rules = facts_rules  # settings facts are made under these (None: none)
         self._pool = self._new_pool() if expected else None
         self.facts: dict[str, FileSettings] = {}  # blob -> settings facts the workers made
         self._items: list[Work] = []  # read, not yet handed to a worker
@@ -61,7 +61,10 @@ class FileAnalysis:
 
     def _new_pool(self) -> WorkerPool:
         return WorkerPool(
-            self._size, self._store_path, file_timeout=self._file_timeout, settings=self._settings
+            self._size,
+            self._store_path,
+            file_timeout=self._file_timeout,
+            facts_rules=self._facts_rules,
         )
 
     def __enter__(self) -> FileAnalysis:

@@ -100,11 +100,12 @@ def extract_snapshot(
     answer, analyse it, place the sites in the tree; then the settings join."""
     repo = snapshot.require_repo()
     plan = _plan(snapshot, rules, store, include, exclude)
-    tree_facts = TreeFacts(snapshot, store) if settings else None
+    tree_facts = TreeFacts(snapshot, store, rules) if settings else None
     store_path = store.path if store is not None else None
+    facts_rules = rules if settings else None
     # Workers are forked before the blob reader and the progress display start threads;
     # they analyse the first files while the rest are still being read.
-    with FileAnalysis(workers, store_path, plan.expected, file_timeout, settings) as analysis:
+    with FileAnalysis(workers, store_path, plan.expected, file_timeout, facts_rules) as analysis:
         results, stats = _analyse(plan, snapshot, rules, store, analysis, tree_facts, console)
         raws, skipped = _place(plan, results, snapshot.path_prefix)
         found = (

@@ -93,9 +93,10 @@ def paused_gc() -> Iterator[None]:
         gc.collect(0)
 
 
-def settings_facts_of(data: bytes) -> FileSettings:
-    """A file's settings facts; none for a file too big for the extractor, one that is not
-    Python, or one a bug of ours fails on (facts only add to sites)."""
+def settings_facts_of(data: bytes, rules: Rules) -> FileSettings:
+    """A file's settings facts under the configured `rules`; none for a file too big for
+    the extractor, one that is not Python, or one a bug of ours fails on (facts only add to
+    sites)."""
     from extractors.limits import size_problem
     from extractors.settings import file_settings
     from extractors.sites import decode
@@ -103,28 +104,34 @@ def settings_facts_of(data: bytes) -> FileSettings:
     if size_problem(len(data)) is not None:
         return FileSettings()
     try:
-        return file_settings(decode(data))
+        return file_settings(decode(data), rules=rules)
     except Exception:
         return FileSettings()
 
 
 def analyse(
-    items: Sequence[Work], memo: MemoReader | None, settings: bool = True
+    items: Sequence[Work], memo: MemoReader | None, facts_rules: Rules | None = None
 ) -> list[tuple[FileExtraction | None, FileSettings | None]]:
     """The analyses of these files in this process (a bug of ours stays one file), with
-    their settings facts when asked for (and `FactsWork` gets only those)."""
+    their settings facts made under `facts_rules` (None: no facts; `FactsWork` gets only
+    facts, under the default rules then)."""
     from extractors.sites import analyse_file
 
     results: list[tuple[FileExtraction | None, FileSettings | None]] = []
     for work in items:
         with paused_gc():
             if isinstance(work, FactsWork):
-                results.append((None, settings_facts_of(work.data)))
+                results.append((None, settings_facts_of(work.data, facts_rules or Rules())))
                 continue
             try:
                 results.append(
                     analyse_file(
-                        work.path, work.data, work.rules, memo, work.classes, settings=settings
+                        work.path,
+                        work.data,
+                        work.rules,
+                        memo,
+                        work.classes,
+                        facts_rules=facts_rules,
                     )
                 )
             except Exception as exc:  # analyse_file must not raise
@@ -162,9 +169,10 @@ class WorkerPool:
         *,
         file_timeout: float = FILE_TIMEOUT,
         memory_budget: int = MEMORY_BUDGET,
-        settings: bool = True,
+        facts_rules: Rules | None = None,
     ) -> None:
-        self._settings = settings  # whether files' settings facts are made beside their sites
+        # the configured rules files' settings facts are made under (None: no facts)
+        self._facts_rules = facts_rules
         self._size = size
         self._store_path = store_path
         self._file_timeout = file_timeout
@@ -302,7 +310,7 @@ class WorkerPool:
                 self._store_path,
                 os.getpid(),
                 self._memory_budget,
-                self._settings,
+                self._facts_rules,
             ),
         )
         process.start()
@@ -329,7 +337,7 @@ def _serve(
     store_path: Path | None,
     parent: int,
     memory_budget: int,
-    settings: bool = True,
+    facts_rules: Rules | None = None,
 ) -> None:
     """A worker's life: batches in, one answer per file out, until told to stop or the
     parent is gone."""
@@ -350,7 +358,7 @@ def _serve(
         if batch is None:
             return
         for item in batch:
-            ((extraction, facts),) = analyse([item], memo, settings)
+            ((extraction, facts),) = analyse([item], memo, facts_rules)
             try:
                 conn.send((extraction, facts, memo.take() if memo is not None else []))
             except OSError:

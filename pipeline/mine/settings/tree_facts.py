@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
-from extractors.facts import RaiseSite
+from extractors.facts import RaiseSite, Rules
 from extractors.settings import outline_of
 from extractors.settings_model import FileSettings, Outline
 from pipeline.dataset.models import Setting
@@ -35,19 +35,24 @@ class FactsMaker(Protocol):
 
 
 class MadeHere:
-    """Facts made in this process, one file after the other."""
+    """Facts made in this process, one file after the other, under `rules`."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
 
     def make_facts(self, read: Sequence[tuple[str, bytes]]) -> dict[str, FileSettings]:
-        return {blob: settings_facts_of(data) for blob, data in read}
+        return {blob: settings_facts_of(data, self.rules) for blob, data in read}
 
 
 class TreeFacts:
-    """Outlines and settings facts of one snapshot's `.py` files, by blob."""
+    """Outlines and settings facts of one snapshot's `.py` files, by blob, made under the
+    configured `rules` (what makes a configuration class)."""
 
-    def __init__(self, snapshot: Snapshot, store: Store | None) -> None:
+    def __init__(self, snapshot: Snapshot, store: Store | None, rules: Rules) -> None:
         self._snapshot = snapshot
         self._store = store
-        self._token = settings_token()
+        self._rules = rules
+        self._token = settings_token(rules)
         self.blob_of = {f.path: f.blob for f in snapshot.files if f.path.endswith(".py")}
         self._blobs = set(self.blob_of.values())
         stored = store.get_settings(self._blobs, self._token) if store is not None else {}
@@ -76,7 +81,7 @@ class TreeFacts:
         """The settings of each site (given with its tree path): `made` are the facts the
         site pass made, by blob; what else the join asks for is made by `maker` (here, in
         this process, without one). What was made is stored."""
-        maker = maker or MadeHere()
+        maker = maker or MadeHere(self._rules)
         for blob, facts in (made or {}).items():
             self._add(blob, facts)
         self._complete_outlines(maker)
