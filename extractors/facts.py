@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import hashlib
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -83,12 +81,6 @@ class Rules(BaseModel):
     def cache_token(self) -> str:
         """A stable text that changes whenever a rule does (part of cache keys)."""
         return self.model_dump_json()
-
-
-@functools.lru_cache(maxsize=64)
-def memo_token(rules: Rules) -> str:
-    """The part of every memo key that changes whenever the extractor or a rule does."""
-    return hashlib.sha256(f"{EXTRACTOR_VERSION}\0{rules.cache_token()}".encode()).hexdigest()
 
 
 class RaiseSite(BaseModel):

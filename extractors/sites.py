@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import hashlib
 import io
 import json
 import re
@@ -26,10 +25,11 @@ from extractors.classes import (
     rules_for_file,
     scan_file,
 )
-from extractors.facts import FileExtraction, Memo, RaiseSite, Rules, ValidatorKind, memo_token
+from extractors.facts import FileExtraction, Memo, RaiseSite, Rules, ValidatorKind
 from extractors.functions import Function, function_table
 from extractors.guards import GuardFinder
 from extractors.helpers import HelperTable, ValidatorHelpers
+from extractors.keys import function_key, memo_token
 from extractors.limits import depth_problem, size_problem
 from extractors.messages import Message, message_of_args
 from extractors.segments import SegmentTable
@@ -475,14 +475,7 @@ def _remembered_facts(
     """
     written = "\n".join(lines[fn.start - 1 : fn.end])
     called = helpers.texts(lines, written) if helpers is not None else []
-    key = (
-        "function:"
-        + hashlib.sha256(
-            "\0".join([memo_token(rules), fn.qualname, kind, written, *called]).encode(
-                "utf-8", "surrogatepass"
-            )
-        ).hexdigest()
-    )
+    key = function_key(rules, fn.qualname, kind, written, called)
     entry = memo.get(key)
     if entry is not None:
         return [_Facts(*row) for row in json.loads(entry)]

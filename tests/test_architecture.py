@@ -125,3 +125,18 @@ def test_the_syntax_toolkit_keeps_libcst_to_one_module():
     assert not any(
         target == "extractors.syntax.cst_tree" for module in toolkit for target in GRAPH[module]
     )
+
+
+def test_every_hash_is_made_in_a_keys_module():
+    # docs/architecture.md: every key vmine hashes sits in pipeline/keys.py, or, for the
+    # extractor's memo (extractors/ never imports pipeline/), in extractors/keys.py
+    hashing = sorted(
+        module
+        for module, path in MODULES.items()
+        if any(
+            isinstance(node, ast.Import | ast.ImportFrom)
+            and "hashlib" in [alias.name for alias in node.names] + [getattr(node, "module", "")]
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        )
+    )
+    assert hashing == ["extractors.keys", "pipeline.keys"]

@@ -141,7 +141,7 @@ def command_prompt_version(version: str, command: str | None) -> str:
 class Explainer(Protocol):
     provider: str  # 'offline' | 'openai'
     model: str  # 'offline' for the offline explainer
-    prompt_version: str  # 'offline-1', 'explain-v1', ... (part of the cache key)
+    prompt_version: str  # offline.PROMPT_VERSION, a prompt's version (part of the cache key)
     # Whether an explanation depends on the whole function (the offline explainer counts its
     # other checks), not only on what the site means: it decides the cache key.
     reads_whole_function: bool
