@@ -183,23 +183,7 @@ def _analyse(
     """Every blob's analysis (blob -> extraction; blobs with nothing to find left out): the
     store's, else made by the workers, which store them as they arrive."""
     paths_of = plan.paths_of
-
-    def hand_over(blob: str, data: bytes, rules: Rules, token: str) -> bool:
-        """Give a read blob to the workers when it may hold sites; False when it cannot."""
-        if not _raises_one_of(data, rules):
-            return False
-        context = (rules, plan.scans[blob])
-        analysis.add(blob, paths_of[blob][0], data, len(paths_of[blob]), context, token)
-        return True
-
-    read: dict[str, bytes] = {}
-    for blob, data in snapshot.read_blobs(plan.new):
-        read[blob] = data
-        plan.scans[blob] = facts = scan_blob(data)
-        plan.own_of[blob] = own = rules_for_file(rules, facts)
-        wanted = tree_facts is not None and tree_facts.note(blob, data)
-        if not hand_over(blob, data, own, analysis_token(own)) and wanted:
-            analysis.add_facts(blob, data)  # a parser: the settings join starts from it
+    read = _read_new(plan, snapshot, rules, analysis, tree_facts)
     if plan.new:
         store_classes(store, plan.scans, plan.new)
         plan.rules_of = TreeClasses(plan.scans).rules_by_blob(rules)
@@ -227,7 +211,7 @@ def _analyse(
     for blob, data in _contents(snapshot, unknown, read):
         if tree_facts is not None:
             tree_facts.note(blob, data)
-        if not hand_over(blob, data, rules_of[blob], token_of[blob]):
+        if not _hand_over(plan, analysis, blob, data, rules_of[blob], token_of[blob]):
             plain.append(blob)
     read.clear()
     analysis.submit()
@@ -244,6 +228,37 @@ def _analyse(
         # Stored chunk by chunk, so an interrupted run keeps what it finished.
         analysed = analysis.collect(tracker, store)
     return {**{b: e for b, e in known.items() if e is not None}, **analysed}, stats
+
+
+def _read_new(
+    plan: _Plan,
+    snapshot: Snapshot,
+    rules: Rules,
+    analysis: FileAnalysis,
+    tree_facts: TreeFacts | None,
+) -> dict[str, bytes]:
+    """The blobs whose scan the store lacks, read: scanned, and handed to the workers under
+    the rules their own classes give (a parser with no site, for its settings facts)."""
+    read: dict[str, bytes] = {}
+    for blob, data in snapshot.read_blobs(plan.new):
+        read[blob] = data
+        plan.scans[blob] = facts = scan_blob(data)
+        plan.own_of[blob] = own = rules_for_file(rules, facts)
+        wanted = tree_facts is not None and tree_facts.note(blob, data)
+        if not _hand_over(plan, analysis, blob, data, own, analysis_token(own)) and wanted:
+            analysis.add_facts(blob, data)  # a parser: the settings join starts from it
+    return read
+
+
+def _hand_over(
+    plan: _Plan, analysis: FileAnalysis, blob: str, data: bytes, rules: Rules, token: str
+) -> bool:
+    """Give a read blob to the workers when it may hold sites; False when it cannot."""
+    if not _raises_one_of(data, rules):
+        return False
+    paths = plan.paths_of[blob]
+    analysis.add(blob, paths[0], data, len(paths), (rules, plan.scans[blob]), token)
+    return True
 
 
 def _place(
