@@ -43,6 +43,7 @@ SECTIONS = (
     "hostile",
     "ecosystem",
     "settings",
+    "history",
 )
 MAX_RATIO = 0.25
 MAX_RSS = 1024**3

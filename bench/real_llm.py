@@ -35,11 +35,11 @@ from extractors.facts import Rules  # noqa: E402
 from extractors.sites import extract_file  # noqa: E402
 from pipeline.console import Console  # noqa: E402
 from pipeline.dataset.models import Site  # noqa: E402
-from pipeline.explainers.base import ExplainRequest, ExplainResult  # noqa: E402
+from pipeline.explainers.base import Explainer, ExplainRequest, ExplainResult  # noqa: E402
+from pipeline.explainers.fallback import fallback_for  # noqa: E402
 from pipeline.explainers.grounding import RepoGrounding  # noqa: E402
 from pipeline.explainers.llm import LLMExplainer  # noqa: E402
 from pipeline.mine.enrich import FALLBACK, enrich  # noqa: E402
-from pipeline.mine.run import offline_fallback  # noqa: E402
 from pipeline.store import Store  # noqa: E402
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -116,7 +116,7 @@ def contains(needles) -> set[str]:
     return {needle for needle in needles if any(needle in text for text in FIXTURE.values())}
 
 
-class Recording:
+class Recording(Explainer):
     """The explainer, keeping each site's result for the figures."""
 
     def __init__(self, inner: LLMExplainer) -> None:
@@ -126,6 +126,7 @@ class Recording:
             inner.model,
             inner.prompt_version,
         )
+        self.reads_whole_function = inner.reads_whole_function
         self.results: list[ExplainResult] = []
         self.seconds: list[float] = []
 
@@ -145,6 +146,13 @@ class Recording:
             flush=True,
         )
         return result
+
+    @property
+    def profile(self):
+        return self.inner.profile
+
+    def remember_with(self, memory) -> None:
+        self.inner.remember_with(memory)
 
     def estimate_tokens(self, request):
         return self.inner.estimate_tokens(request)
@@ -181,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         tempfile.TemporaryDirectory(prefix="vmine-real-llm-") as tmp,
         Store(Path(tmp) / "store.sqlite") as store,
     ):
-        explainer.remember_with(store)
+        recording.remember_with(store)
         outcome = enrich(
             sites,
             recording,
@@ -189,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
             RepoGrounding(contains),
             concurrency=1,
             console=Console("plain", sys.stderr),
-            fallback=offline_fallback,
+            fallback=fallback_for(explainer),
         )
     seconds = time.monotonic() - started
     results = recording.results

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 
 from pipeline import __version__
+from pipeline.exits import Exit
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -21,7 +26,7 @@ def main() -> None:
 class InputError(click.ClickException):
     """A problem with the user's input: one line on stderr, exit code 2."""
 
-    exit_code = 2
+    exit_code = Exit.INPUT
 
     def __init__(self, message: str) -> None:
         from pipeline.console import printable
@@ -57,22 +62,111 @@ def _path_problem(error: OSError, path: Path | None = None) -> str:
     return f"{where}{error.strerror or error}; pass a directory you can write to"
 
 
-def _release_options(command):
-    """`--tag-format` and `--path-prefix`, shared by `run` and `extract`."""
-    command = click.option(
-        "--path-prefix",
-        metavar="DIR/",
-        help="For a pypi: SOURCE, the folder of the GitHub tree that holds the release's "
-        "files (default: found from the sdist's layout and the project URL, e.g. src/).",
-    )(command)
-    return click.option(
-        "--tag-format",
-        "tag",
-        metavar="FORMAT",
-        help="For a pypi: SOURCE, the release's GitHub tag that githubUrl pins, with "
-        "{version} for the version (default: v{version}; e.g. {version}, or "
-        "langchain-core=={version}).",
-    )(command)
+# The errors a command turns into one line on stderr and exit 2, and how that line reads
+# (`hint`: what the command's options offer against a cache file SQLite cannot use). Named,
+# not imported: a command imports only the modules it uses (start-up time), and an error
+# whose module was never imported cannot have been raised. OSError, the widest, is last.
+_INPUT_ERRORS: tuple[tuple[str, str, Callable[[Any, str], str]], ...] = (
+    ("pipeline.source.snapshot", "SourceError", lambda error, hint: _one_line(error)),
+    ("pipeline.mine.run", "RunError", lambda error, hint: _one_line(error)),
+    ("pipeline.mine.config", "ConfigError", lambda error, hint: _one_line(error)),
+    ("pydantic", "ValidationError", lambda error, hint: _one_line(error)),
+    ("pipeline.dataset.writer", "DatasetBusy", lambda error, hint: _one_line(error)),
+    ("pipeline.explainers.base", "BatchError", lambda error, hint: _one_line(error)),
+    ("pipeline.diff.sides", "DiffInputError", lambda error, hint: _one_line(error)),
+    ("pipeline.site.command", "RenderError", lambda error, hint: str(error)),
+    ("pipeline.history.releases", "HistoryError", lambda error, hint: _one_line(error)),
+    ("pipeline.export.tables", "ExportError", lambda error, hint: _one_line(error)),
+    ("pipeline.store", "StoreError", _store_problem),
+    # an output or cache path that cannot be written
+    ("builtins", "OSError", lambda error, hint: _path_problem(error)),
+)
+
+
+def _input_error_line(error: Exception, hint: str) -> str | None:
+    """The one line `_INPUT_ERRORS` gives `error`, or None when it is none of them (a bug:
+    its traceback is worth more than a line)."""
+    for module, name, line in _INPUT_ERRORS:
+        kind = getattr(sys.modules.get(module), name, None)
+        if kind is not None and isinstance(error, kind):
+            return line(error, hint)
+    return None
+
+
+@contextmanager
+def _user_errors(
+    hint: str = "pass --cache-dir DIR",
+    console: Any = None,
+    interrupted: str | None = None,
+) -> Iterator[None]:
+    """A command's body: an error the user can fix becomes one line and exit 2 (see
+    `_INPUT_ERRORS`); with `interrupted`, Ctrl-C prints it and exits 130."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if interrupted is None or console is None:
+            raise
+        console.line(interrupted)
+        raise SystemExit(Exit.SIGINT) from None
+    except click.ClickException:
+        raise
+    except Exception as error:
+        line = _input_error_line(error, hint)
+        if line is None:
+            raise
+        raise InputError(line) from None
+
+
+# -- options more than one command takes, declared once ------------------------------------
+
+
+def _source_options(command):
+    """`--rev`, `--repo-name` and the release options `--tag-format` and `--path-prefix`,
+    shared by `run` and `extract`."""
+    for option in reversed(
+        (
+            click.option(
+                "--rev",
+                help="Commit SHA (full or abbreviated), tag or branch to analyse (default: HEAD).",
+            ),
+            click.option(
+                "--repo-name",
+                help="OWNER/NAME of the repository; needed when the origin is not a GitHub "
+                "URL (for a pypi: SOURCE, when its metadata names no GitHub repository).",
+            ),
+            click.option(
+                "--tag-format",
+                "tag",
+                metavar="FORMAT",
+                help="For a pypi: SOURCE, the release's GitHub tag that githubUrl pins, with "
+                "{version} for the version (default: v{version}; e.g. {version}, or "
+                "langchain-core=={version}).",
+            ),
+            click.option(
+                "--path-prefix",
+                metavar="DIR/",
+                help="For a pypi: SOURCE, the folder of the GitHub tree that holds the "
+                "release's files (default: found from the sdist's layout and the project "
+                "URL, e.g. src/).",
+            ),
+        )
+    ):
+        command = option(command)
+    return command
+
+
+_cache_dir_option = click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Cache directory for git mirrors, releases and store.sqlite (default: "
+    "$VMINE_CACHE_DIR, else the user cache directory).",
+)
+_ci_option = click.option(
+    "--ci",
+    is_flag=True,
+    help="Batch mode (also when CI=true): plain progress lines, and annotations and a "
+    "job summary under GitHub Actions.",
+)
 
 
 @main.command("run", short_help="Mine SOURCE, or the targets of a pipeline.toml, into a dataset.")
@@ -84,13 +178,7 @@ def _release_options(command):
     help="Mine the targets of this pipeline.toml (all, or the TARGETs named) "
     "instead of one SOURCE.",
 )
-@click.option("--rev", help="Commit, tag or branch to analyse (default: HEAD).")
-@click.option(
-    "--repo-name",
-    help="OWNER/NAME of the repository when its origin is not GitHub "
-    "(for a pypi: SOURCE, when its metadata names no GitHub repository).",
-)
-@_release_options
+@_source_options
 @click.option(
     "-o",
     "--out",
@@ -175,12 +263,7 @@ def _release_options(command):
     type=click.Path(dir_okay=False, path_type=Path),
     help="SQLite cache file (default: store.sqlite in the cache directory).",
 )
-@click.option(
-    "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Cache directory for mirrors and the store (default: $VMINE_CACHE_DIR, "
-    "else the user cache directory).",
-)
+@_cache_dir_option
 @click.option(
     "--dataset-version",
     help="Pin the datasetVersion timestamp (YYYY-MM-DDTHH:MM:SS.mmmZ) instead of the current time.",
@@ -190,7 +273,7 @@ def _release_options(command):
     help="The entry point users run, e.g. 'vllm serve MODEL': example "
     "fixes start their command lines with it (pipeline.toml: a target's command).",
 )
-@click.option("--ci", is_flag=True, help="Plain progress lines (also when CI=true).")
+@_ci_option
 def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **options) -> None:
     """Mine SOURCE (a path, git URL, OWNER/NAME or pypi:NAME==VERSION) into explained records
     under OUT/OWNER/NAME/SHA/. The dataset is written whole beside the old one and swapped in,
@@ -199,19 +282,12 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
     offline explainer, 2 usage or input error (also: another run is writing the same
     output), 3 a budget ran out (rerun to resume), 130/143 interrupted (what finished is
     written and cached)."""
-    from pydantic import ValidationError
-
     from pipeline.console import Console
-    from pipeline.dataset.writer import DatasetBusy
-    from pipeline.explainers.base import BatchError
-    from pipeline.mine.config import ConfigError
-    from pipeline.mine.run import RunError, RunOptions, run_dataset
-    from pipeline.source import SourceError
-    from pipeline.store import StoreError
+    from pipeline.mine.run import RunOptions, run_dataset
 
     console = Console.detect(ci or None)
     overrides = {key: value for key, value in options.items() if value is not None}
-    try:
+    with _user_errors("pass --cache PATH", console, interrupted="interrupted"):
         if config_path is not None:
             from pipeline.mine.targets import run_targets
 
@@ -220,30 +296,12 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
             if len(args) != 1:
                 raise click.UsageError("give exactly one SOURCE (or --config FILE [TARGET...])")
             code = run_dataset(RunOptions(source=args[0], **overrides), console).exit_code
-    except (SourceError, RunError, ConfigError, ValidationError, DatasetBusy, BatchError) as error:
-        raise InputError(_one_line(error)) from None
-    except StoreError as error:
-        raise InputError(_store_problem(error, "pass --cache PATH")) from None
-    except OSError as error:  # an output or cache path that cannot be written
-        raise InputError(_path_problem(error)) from None
-    except KeyboardInterrupt:
-        console.line("interrupted")
-        code = 130
     raise SystemExit(code)
 
 
 @main.command("extract", short_help="Print the raise sites of SOURCE as JSON Lines.")
 @click.argument("source")
-@click.option(
-    "--rev", help="Commit SHA (full or abbreviated), tag or branch to analyse (default: HEAD)."
-)
-@click.option(
-    "--repo-name",
-    help="OWNER/NAME written into each site; needed when the "
-    "origin is not a GitHub URL (for a pypi: SOURCE, when its metadata names no "
-    "GitHub repository).",
-)
-@_release_options
+@_source_options
 @click.option(
     "-o",
     "--output",
@@ -253,12 +311,7 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
     "regular file is replaced atomically; a device, FIFO or symlink is written "
     "into.",
 )
-@click.option(
-    "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Cache directory for git mirrors, releases and store.sqlite (default: "
-    "$VMINE_CACHE_DIR, else the user cache directory).",
-)
+@_cache_dir_option
 @click.option(
     "--no-cache",
     is_flag=True,
@@ -286,7 +339,7 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
     type=click.IntRange(min=1),
     help="Processes that analyse files (default: the number of CPUs).",
 )
-@click.option("--ci", is_flag=True, help="Plain progress lines (also when CI=true).")
+@_ci_option
 def extract_command(
     source: str,
     rev: str | None,
@@ -311,11 +364,13 @@ def extract_command(
     2 usage or input error, 130 interrupted (files analysed so far stay cached)."""
     from pipeline.console import Console
     from pipeline.mine.extract import run_extract
-    from pipeline.source import SourceError
-    from pipeline.store import StoreError
 
     console = Console.detect(ci or None)
-    try:
+    with _user_errors(
+        "pass --no-cache or --cache-dir DIR",
+        console,
+        interrupted="interrupted: analyses finished so far are cached; rerun to resume",
+    ):
         code, text = run_extract(
             source,
             rev,
@@ -331,15 +386,6 @@ def extract_command(
             exclude=list(exclude),
             workers=workers,
         )
-    except SourceError as error:
-        raise InputError(_one_line(error)) from None
-    except StoreError as error:
-        raise InputError(_store_problem(error, "pass --no-cache or --cache-dir DIR")) from None
-    except OSError as error:  # a cache directory or output file that cannot be written
-        raise InputError(_path_problem(error)) from None
-    except KeyboardInterrupt:
-        console.line("interrupted: analyses finished so far are cached; rerun to resume")
-        raise SystemExit(130) from None
     if text is not None:
         click.echo(text, nl=False)
     raise SystemExit(code)
@@ -363,29 +409,20 @@ def schema_command(kind: str) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "markdown", "json"]),
+    type=click.Choice(["text", "markdown", "json", "sarif"]),
     default="text",
     show_default=True,
     help="text for a terminal, markdown for a pull-request comment or job summary, "
-    "json for programs (shape in docs/diff.md).",
+    "json for programs (shape in docs/diff.md), sarif (2.1.0) for GitHub code scanning: "
+    "a result per added, reworded or changed error at its line in NEW.",
 )
 @click.option(
     "--exit-code",
     is_flag=True,
     help="Exit with 1 when anything was added, removed, reworded, moved or changed.",
 )
-@click.option(
-    "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Cache directory for mirrors and the store, when OLD or NEW is extracted "
-    "(default: $VMINE_CACHE_DIR, else the user cache directory).",
-)
-@click.option(
-    "--ci",
-    is_flag=True,
-    help="Batch mode (also when CI=true): plain lines, and "
-    "annotations and a job summary under GitHub Actions.",
-)
+@_cache_dir_option
+@_ci_option
 def diff_command(
     old: str, new: str, fmt: str, exit_code: bool, cache_dir: Path | None, ci: bool
 ) -> None:
@@ -396,24 +433,15 @@ def diff_command(
     when something differs, 2 usage or input error."""
     from pipeline.console import Console
     from pipeline.diff.command import run_diff
-    from pipeline.diff.sides import DiffInputError
-    from pipeline.source import SourceError
-    from pipeline.store import StoreError
 
     console = Console.detect(ci or None)
     color = console.colours_stdout()
-    try:
+    with _user_errors("pass --cache-dir DIR"):
         output, diff = run_diff(
             old, new, fmt=fmt, console=console, color=color, cache_dir=cache_dir
         )
-    except (DiffInputError, SourceError) as error:
-        raise InputError(_one_line(error)) from None
-    except StoreError as error:
-        raise InputError(_store_problem(error, "pass --cache-dir DIR")) from None
-    except OSError as error:  # a cache directory that cannot be written
-        raise InputError(_path_problem(error)) from None
     click.echo(output, nl=False, color=color)
-    raise SystemExit(1 if exit_code and diff.differs else 0)
+    raise SystemExit(Exit.PROBLEMS if exit_code and diff.differs else Exit.OK)
 
 
 # A message often starts with `--` (`--use-x requires ...`): take it as MESSAGE, not an option.
@@ -498,14 +526,123 @@ def explain_command(
 def render_command(dataset: Path, fmt: str, out_dir: Path) -> None:
     """Render the dataset in DATASET (a folder holding manifest.json, or one dataset under
     it) as Markdown pages or a static HTML site."""
-    from pipeline.site.command import RenderError, render
+    from pipeline.site.command import render
 
-    try:
+    with _user_errors():
         written = render(dataset, fmt, out_dir)
-    except RenderError as error:
-        raise InputError(str(error)) from None
-    except OSError as error:  # an output directory that cannot be written
-        raise InputError(_path_problem(error)) from None
     from pipeline.console import printable
 
     click.echo(printable(f"wrote {len(written)} files to {out_dir}"))
+
+
+@main.command(
+    "history",
+    short_help="Trace every error of SOURCE across its releases.",
+    options_metavar="--releases R1 [R2 ...] [OPTIONS]",
+)
+@click.argument("source")
+@click.argument("more_releases", nargs=-1, metavar="")
+@click.option(
+    "--releases",
+    "releases",
+    multiple=True,
+    metavar="R1 [R2 ...]",
+    help="The releases, oldest first: versions for a pypi:NAME SOURCE (or a range "
+    "FIRST..LAST of its published versions, e.g. 0.28.0..0.33.0), else commits or tags.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+    help="text for a terminal, markdown for a page or job summary, json for programs "
+    "(shape in docs/history.md).",
+)
+@click.option(
+    "--match",
+    "match",
+    metavar="TEXT",
+    help="Only the errors whose message, function or file contains TEXT (any case).",
+)
+@_cache_dir_option
+@_ci_option
+def history_command(
+    source: str,
+    more_releases: tuple[str, ...],
+    releases: tuple[str, ...],
+    fmt: str,
+    match: str | None,
+    cache_dir: Path | None,
+    ci: bool,
+) -> None:
+    """Give each error of SOURCE its timeline across releases: where it was first and last
+    seen, and the releases where it was reworded, moved or changed (its guards, pattern or
+    settings). SOURCE is pypi:NAME (releases are versions) or a path, git URL or OWNER/NAME
+    (releases are commits or tags). Each release is extracted once, without explanations;
+    the per-file cache makes each release after the first pay only for what it changed.
+    Exit codes: 0 done, 2 usage or input error, 130 interrupted."""
+    from pipeline.console import Console
+    from pipeline.history.command import run_history
+
+    if more_releases and not releases:
+        raise click.UsageError("name the releases after --releases: --releases R1 R2 ...")
+    console = Console.detect(ci or None)
+    interrupted = "interrupted: releases extracted so far are cached; rerun to resume"
+    with _user_errors("pass --cache-dir DIR", console, interrupted=interrupted):
+        output, _ = run_history(
+            source,
+            [*releases, *more_releases],
+            fmt=fmt,
+            match=match,
+            cache_dir=cache_dir,
+            console=console,
+        )
+    click.echo(output, nl=False)
+
+
+@main.command("export", short_help="Write datasets as a Hugging Face dataset (Parquet and a card).")
+@click.argument("datasets", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["hf"]),
+    default="hf",
+    show_default=True,
+    help="hf: Parquet files (the records, and the index with settings and verification as "
+    "nested columns) and a README.md dataset card with the Hub's YAML header.",
+)
+@click.option(
+    "-o",
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder to write into (created if missing; other files in it, such as a clone's "
+    ".git, are left alone).",
+)
+@click.option(
+    "--license",
+    "license_id",
+    default="unknown",
+    show_default=True,
+    help="The license id the card declares (a Hub license id, e.g. apache-2.0).",
+)
+@click.option(
+    "--name",
+    metavar="OWNER/NAME",
+    help="The dataset's name on the Hub, for the card's loading example.",
+)
+def export_command(
+    datasets: tuple[Path, ...], fmt: str, out_dir: Path, license_id: str, name: str | None
+) -> None:
+    """Export each DATASET (a dataset folder, or a folder holding several, e.g. every release
+    mined under output/vllm-project/vllm) as one Hugging Face dataset: a `records` and an
+    `index` table with a `release` column, and a dataset card. Needs pyarrow
+    (pip install 'vmine[export]'). Exit codes: 0 done, 2 usage or input error."""
+    from pipeline.console import Console
+    from pipeline.export.command import export_hf
+
+    console = Console.detect(None)
+    with _user_errors():
+        export_hf(list(datasets), out_dir, license_id=license_id, name=name, console=console)

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from pipeline.cli import main
 from pipeline.console import Console, detect_mode
+from pipeline.explainers.base import Explainer
 from tests.conftest import make_git_repo
 from tests.test_diff import NEW_SHA, NEW_SITES, OLD_SHA, OLD_SITES, write_fixture_dataset
 
@@ -255,7 +256,7 @@ def test_example_workflow_schedules_caches_uploads_and_comments_the_diff():
     assert "gh pr comment" in scripts
 
 
-class ScriptedExplainer:
+class ScriptedExplainer(Explainer):
     """Fails the swap_space site; explains the others with a grounding warning."""
 
     provider, model, prompt_version = "scripted", "scripted", "scripted-1"

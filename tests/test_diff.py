@@ -571,3 +571,75 @@ def test_cli_reports_a_broken_dataset_in_one_line(two_datasets):
     assert result.exit_code == 2
     assert result.stderr.startswith(f"Error: OLD {old}: {old}/index.jsonl:1: ")
     assert len(result.stderr.splitlines()) == 1
+
+
+def _num_tokens(cls: str, field: str, default: str, flags: tuple[str, ...]) -> Setting:
+    """One of the two settings a property with two branches reads under one expr."""
+    return Setting(
+        expr="self.num_speculative_tokens",
+        cls=cls,
+        field=field,
+        type="int | None",
+        default=default,
+        choices=None,
+        doc=None,
+        flags=list(flags),
+    )
+
+
+SPEC_TOKENS = _num_tokens("SpeculativeConfig", "num_speculative_tokens", "None", ("--spec-k",))
+LOOKAHEAD = _num_tokens("SchedulerConfig", "num_lookahead_slots", "0", ())
+
+
+@pytest.mark.parametrize(
+    "new",
+    [[SPEC_TOKENS, LOOKAHEAD], [LOOKAHEAD, SPEC_TOKENS]],
+    ids=["same order", "other order"],
+)
+def test_two_settings_of_one_expr_pair_by_their_field(new, tmp_path):
+    old = [SPEC_TOKENS, LOOKAHEAD]
+    diff = diff_error_sets(_read(old, OLD_SHA), _read(new, NEW_SHA))
+    assert (diff.changes, diff.unchanged) == ((), 1)
+
+
+def test_a_dataset_with_two_settings_of_one_expr_against_itself_has_no_change(tmp_path):
+    site = raise_site("SpecConfig.__post_init__", "k must be positive", line=30)
+    path = write_fixture_dataset(tmp_path / "d", OLD_SHA, [site])
+    index = path / "index.jsonl"
+    line = json.loads(index.read_text())
+    line["settings"] = [
+        setting.model_dump(mode="json", by_alias=True) for setting in (SPEC_TOKENS, LOOKAHEAD)
+    ]
+    index.write_text(json.dumps(line) + "\n")
+    result = CliRunner().invoke(main, ["diff", str(path), str(path), "--exit-code"])
+    assert (result.exit_code, result.output.splitlines()[-1]) == (
+        0,
+        "0 added, 0 removed, 0 reworded, 0 moved, 0 changed, 1 unchanged",
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "changed"),
+    [
+        # one of the two fields gained a flag: that one is the change, the other is not
+        (
+            [SPEC_TOKENS, LOOKAHEAD],
+            [SPEC_TOKENS, LOOKAHEAD.model_copy(update={"flags": ["--lookahead"]})],
+            ["self.num_speculative_tokens: flags (none) -> --lookahead"],
+        ),
+        # the field moved to another class, one setting of the expr on each side: paired
+        (
+            [SPEC_TOKENS],
+            [SPEC_TOKENS.model_copy(update={"cls": "DraftConfig", "default": "1"})],
+            ["self.num_speculative_tokens: default None -> 1"],
+        ),
+        # two settings become one other: no telling which it was, so nothing is compared
+        ([SPEC_TOKENS, LOOKAHEAD], [SPEC_TOKENS.model_copy(update={"field": "k"})], []),
+    ],
+)
+def test_settings_of_one_expr_pair_as_the_case_table_says(old, new, changed):
+    from pipeline.diff.report import setting_note
+
+    diff = diff_error_sets(_read(old, OLD_SHA), _read(new, NEW_SHA))
+    notes = [setting_note(item) for change in diff.changes for item in change.settings]
+    assert notes == changed

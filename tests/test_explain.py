@@ -444,6 +444,7 @@ def test_json_prints_the_matching_envelopes(output: Path) -> None:
                 "shown": True,
             }
         ],
+        "history": None,  # one release searched: no history to tell
     }
 
 

@@ -59,12 +59,15 @@ def test_the_release_whose_wording_matches_is_named(releases: Path) -> None:
     code, lines = _explain(
         "ValueError: gpu_memory_utilization must be in (0, 1], got 1.5.", "--dataset", str(releases)
     )
-    assert (code, lines[:3]) == (
+    assert (code, lines[:4]) == (
         0,
         [
             "Match: message pattern, 93% of the message is literal text.",
             "Releases holding this record: serve==0.1.0 (1 of 2 datasets of acme/serve searched); "
             "shown: serve==0.1.0.",
+            # the pasted wording is the old one: the page says when it changed
+            "History: present since serve==0.1.0 (the oldest release searched); reworded in "
+            "serve==0.2.0.",
             "",
         ],
     )
@@ -75,13 +78,15 @@ def test_drifted_wording_names_the_closest_release_and_what_differs(releases: Pa
         "gpu_memory_utilization must be in (0, 1], got 1.5. (this flag also controls CPU memory)"
     )
     code, lines = _explain(pasted, "--dataset", str(releases))
-    assert (code, lines[:4]) == (
+    assert (code, lines[:5]) == (
         0,
         [
             "Match: approximate, wording differs; the record explains 100% of your message.",
             'Wording: your message lacks "reservation when --cpu-offload-gb is set"; it may come '
             "from another release.",
             "Closest wording, in serve==0.2.0 (1 of 2 datasets of acme/serve searched); shown: "
+            "serve==0.2.0.",
+            "History: present since serve==0.1.0 (the oldest release searched); reworded in "
             "serve==0.2.0.",
             "",
         ],
@@ -135,6 +140,17 @@ def test_json_carries_the_releases_and_the_wording(releases: Path) -> None:
                 "shown": True,
             }
         ],
+        "history": {
+            "firstSeen": "serve==0.1.0",
+            "lastSeen": "serve==0.2.0",
+            "presentIn": ["serve==0.1.0", "serve==0.2.0"],
+            "removedIn": None,
+            "rewordedIn": ["serve==0.2.0"],
+            "movedIn": [],
+            "changedIn": [],
+            "settingsChangedIn": [],
+            "releasesSearched": ["serve==0.1.0", "serve==0.2.0"],
+        },
     }
     assert line["envelope"]["record"]["id"] == GPU_NEW.id
 

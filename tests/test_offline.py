@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from pipeline.dataset.models import Explanation, Site, github_url
-from pipeline.explainers.base import ExplainRequest
+from pipeline.explainers.base import ExplainRequest, Grounding
 from pipeline.explainers.grounding import RepoGrounding
 from pipeline.explainers.offline import PROMPT_VERSION, OfflineExplainer, explain_site
 from pipeline.explainers.offline.checks import fragments, holes, longest_fragment
@@ -578,7 +578,7 @@ def test_each_operator_gets_its_negation_solution_and_boundary(
 
 
 def test_explainer_runs_grounding_and_reports_its_identity():
-    class Recording:
+    class Recording(Grounding):
         def __init__(self):
             self.seen = []
 

@@ -16,7 +16,14 @@ from pipeline.cli import main
 from pipeline.console import Console
 from pipeline.dataset.models import Setting
 from pipeline.dataset.reader import load_dataset
-from pipeline.explainers.base import ExplainRequest, ExplainResult, NoGrounding, Usage
+from pipeline.explainers.base import (
+    Explainer,
+    ExplainRequest,
+    ExplainResult,
+    Grounding,
+    NoGrounding,
+    Usage,
+)
 from pipeline.keys import dumps_key, explanation_key, record_id, site_meaning
 from pipeline.mine.enrich import GIVE_UP_AFTER, enrich, plan
 from pipeline.mine.run import RunOptions, run_dataset
@@ -33,7 +40,7 @@ SITES = [
 ]
 
 
-class CountingExplainer:
+class CountingExplainer(Explainer):
     """A deterministic explainer that records its calls and reports one HTTP request each."""
 
     provider = "test"
@@ -70,7 +77,7 @@ class CountingExplainer:
         return (len(request.site.errorMessage), 100)
 
 
-class FlagGrounding:
+class FlagGrounding(Grounding):
     def check(self, explanation, settings=()):
         return ["exampleFix: flag --max-batch does not occur in the repository"]
 
@@ -155,6 +162,29 @@ def test_warm_cache_makes_no_calls_and_keeps_the_first_analysis_time(store):
     assert {rid: c.analyzed_at for rid, c in second.explanations.items()} == {
         rid: c.analyzed_at for rid, c in first.explanations.items()
     }
+
+
+def test_the_progress_counts_sites_as_the_records_do(store):
+    # Two files hold the same check: one answer explains both sites (one key).
+    twin = make_site(
+        "host must not be empty", file_path="engine/copy.py", qualname="ServerConfig.validate"
+    )
+    run_enrich(store, CountingExplainer(), sites=SITES[:2])  # two sites cached
+    stream = io.StringIO()
+    explainer = CountingExplainer()
+    outcome = run_enrich(store, explainer, sites=[*SITES, twin], console=Console("plain", stream))
+    assert len(explainer.calls) == 3 and outcome.cache_hits == 2
+    assert len(outcome.explanations) == 6
+    lines = [line for line in stream.getvalue().splitlines() if line.startswith("explain: ")]
+    assert lines[0].startswith("explain: 2/6 ") and lines[-1].startswith("explain: 6/6 ")
+
+
+def test_the_explainer_contract_has_defaults_for_an_explainer_without_a_server(store):
+    explainer = CountingExplainer()
+    assert explainer.profile is None
+    assert explainer.remember_with(store) is None
+    assert asyncio.run(explainer.aclose()) is None
+    assert FlagGrounding().prefetch([make_explanation()]) is None
 
 
 def test_failure_is_reported_and_retried_on_the_next_run(store):
@@ -329,7 +359,7 @@ def test_error_caused_by_the_interrupt_leaves_the_site_pending_not_failed(store)
 def test_interrupt_while_rechecking_cached_answers_keeps_them_all(store):
     run_enrich(store, CountingExplainer(), sites=SITES[:3])
 
-    class InterruptedGrounding:
+    class InterruptedGrounding(Grounding):
         checked = 0
 
         def check(self, explanation, settings=()):

@@ -21,7 +21,7 @@ or GitHub annotations.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import ClassVar, Literal
@@ -43,7 +43,7 @@ MEANING_FIELDS = ("messagePattern", "guards", "settings")
 
 @dataclass(frozen=True)
 class SettingChange:
-    """A setting both records read (the same `expr`) whose accepted values, default or flags
+    """A setting both records read (the same `expr`, see `pair_settings`) whose accepted values, default or flags
     differ: `facts` names which, in SETTING_FACTS order."""
 
     old: Setting
@@ -59,18 +59,56 @@ def setting_changes(old: IndexEntry, new: IndexEntry) -> list[SettingChange]:
     """The settings read on both sides that a user now sets differently. A setting only one
     side reads is not one: which settings a site resolves follows from its guards (compared
     on their own), and a dataset of an older vmine has none at all."""
-    before = {setting.expr: setting for setting in old.settings}
     found = []
-    for setting in new.settings:
-        was = before.get(setting.expr)
-        if was is None:
-            continue
+    for was, setting in pair_settings(old.settings, new.settings):
         facts = tuple(
             name for name in SETTING_FACTS if getattr(was, name) != getattr(setting, name)
         )
         if facts:
             found.append(SettingChange(was, setting, facts))
     return found
+
+
+def pair_settings(old: Sequence[Setting], new: Sequence[Setting]) -> list[tuple[Setting, Setting]]:
+    """The settings two records both read, paired. One expr can resolve to several settings
+    (a property whose branches return different fields), so a setting is what its expr reads
+    *and* where that resolves:
+
+    | old                | new                        | paired                         |
+    |--------------------|----------------------------|--------------------------------|
+    | e -> A.x           | e -> A.x                   | A.x with A.x                   |
+    | e -> A.x, e -> B.y | e -> B.y, e -> A.x         | A.x with A.x, B.y with B.y     |
+    | e -> A.x           | e -> C.x (the field moved) | A.x with C.x: one left on each |
+    | e -> A.x, e -> B.y | e -> C.z                   | none: no telling which it was  |
+
+    First by (expr, class, field), then what is left of an expr when each side has exactly
+    one setting of it left."""
+    waiting: dict[tuple, list[Setting]] = {}
+    for setting in old:
+        waiting.setdefault(_resolved(setting), []).append(setting)
+    pairs, left_new = [], []
+    for setting in new:
+        candidates = waiting.get(_resolved(setting))
+        if candidates:
+            pairs.append((candidates.pop(0), setting))
+        else:
+            left_new.append(setting)
+    left_old: dict[str, list[Setting]] = {}
+    for candidates in waiting.values():
+        for setting in candidates:
+            left_old.setdefault(setting.expr, []).append(setting)
+    new_by_expr: dict[str, list[Setting]] = {}
+    for setting in left_new:
+        new_by_expr.setdefault(setting.expr, []).append(setting)
+    for expr, settings in new_by_expr.items():
+        before = left_old.get(expr, [])
+        if len(settings) == 1 and len(before) == 1:
+            pairs.append((before[0], settings[0]))
+    return pairs
+
+
+def _resolved(setting: Setting) -> tuple:
+    return (setting.expr, setting.cls, setting.field)
 
 
 @dataclass(frozen=True)
@@ -184,6 +222,9 @@ class DatasetDiff:
     new: ErrorSet
     changes: tuple[Change, ...]
     unchanged: int
+    # The records that did not change, as (old, new) pairs (`unchanged` counts them); the
+    # history of a release series follows an error through them.
+    same: tuple[tuple[IndexEntry, IndexEntry], ...] = field(default=(), repr=False)
 
     def count(self, kind: ChangeKind) -> int:
         return sum(1 for change in self.changes if change.kind == kind)
@@ -267,7 +308,7 @@ def diff_error_sets(old: ErrorSet, new: ErrorSet) -> DatasetDiff:
     changes: list[Change] = [Added(None, entry) for entry in left_new]
     changes += [Removed(entry, None) for entry in left_old]
     changes += [Reworded(a, b, similarity=ratio) for a, b, ratio in reworded]
-    unchanged = 0
+    kept = []
     for a, b in same + relocated:
         pair = Changed(a, b)
         if any(name in pair.fields for name in MEANING_FIELDS):
@@ -275,6 +316,8 @@ def diff_error_sets(old: ErrorSet, new: ErrorSet) -> DatasetDiff:
         elif pair.moved:
             changes.append(Moved(a, b))
         else:
-            unchanged += 1
+            kept.append((a, b))
     changes.sort(key=Change.sort_key)
-    return DatasetDiff(old=old, new=new, changes=tuple(changes), unchanged=unchanged)
+    return DatasetDiff(
+        old=old, new=new, changes=tuple(changes), unchanged=len(kept), same=tuple(kept)
+    )

@@ -7,6 +7,7 @@ from pathlib import Path
 from pipeline.console import Console
 from pipeline.diff.changes import DatasetDiff, ErrorSet, diff_error_sets
 from pipeline.diff.report import annotation, render, render_markdown
+from pipeline.diff.sarif import render_sarif
 from pipeline.diff.sides import extract_side, is_dataset_spec, load_dataset_side
 
 
@@ -19,7 +20,8 @@ def run_diff(
     color: bool = False,
     cache_dir: Path | None = None,
 ) -> tuple[str, DatasetDiff]:
-    """What `vmine diff` does: read both sides, diff, render; under GitHub Actions also
+    """What `vmine diff` does: read both sides, diff, render (`fmt`: text, markdown, json
+    or sarif); under GitHub Actions also
     annotate each change (moves aside) and append the Markdown report to the job summary."""
     sides: dict[str, ErrorSet] = {}
     # Datasets first: an extracted side whose repository has no GitHub origin (a release,
@@ -39,4 +41,6 @@ def run_diff(
             if change.kind != "moved":
                 console.annotate(annotation(change))
         console.step_summary(render_markdown(diff))
+    if fmt == "sarif":
+        return render_sarif(diff), diff
     return render(diff, fmt, color=color), diff

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 from pipeline.dataset.models import Explanation, Setting, Site
+from pipeline.explainers.server import ServerProfile
 
 __all__ = [
     "BatchError",
@@ -18,6 +19,7 @@ __all__ = [
     "Explainer",
     "Grounding",
     "NoGrounding",
+    "ServerMemory",
     "Usage",
     "command_prompt_version",
 ]
@@ -46,9 +48,8 @@ class Usage(BaseModel):
 
 @runtime_checkable
 class Grounding(Protocol):
-    """Checks an explanation against the repository it talks about. An implementation may
-    also define `prefetch(explanations: list[Explanation]) -> None`, which enrichment calls
-    with every cached explanation before checking them, so repository lookups are batched."""
+    """Checks an explanation against the repository it talks about. A class that subclasses
+    it gets the default `prefetch` (nothing to look up ahead)."""
 
     def check(self, explanation: Explanation, settings: Sequence[Setting] = ()) -> list[str]:
         """Violations, one line each (code that does not parse, a `--flag` the repository
@@ -56,8 +57,14 @@ class Grounding(Protocol):
         empty when the explanation is grounded."""
         ...
 
+    def prefetch(self, items: Iterable[Explanation | str]) -> None:
+        """Look up at once what checking these explanations (or texts) will need, so that
+        the `check`s that follow find it cached: enrichment calls it with every cached
+        explanation before checking them, so repository lookups are batched."""
+        return None
 
-class NoGrounding:
+
+class NoGrounding(Grounding):
     """A grounding that finds nothing wrong (tests, dry runs)."""
 
     def check(self, explanation: Explanation, settings: Sequence[Setting] = ()) -> list[str]:
@@ -103,7 +110,7 @@ class ExplainRequest:
 
 
 @dataclass(frozen=True)
-class SiteGrounding:
+class SiteGrounding(Grounding):
     """A grounding bound to one site: its checks also look at the values given to the
     site's flags (`settings`), for callers that pass only an explanation."""
 
@@ -113,13 +120,18 @@ class SiteGrounding:
     def check(self, explanation: Explanation, settings: Sequence[Setting] = ()) -> list[str]:
         return self.grounding.check(explanation, settings or self.settings)
 
+    def prefetch(self, items: Iterable[Explanation | str]) -> None:
+        self.grounding.prefetch(items)
+
 
 @dataclass(frozen=True)
 class ExplainResult:
     """What one `explain` call produced. Exactly one of `explanation` and `error` is set;
     `usage` counts every HTTP request made for it, retries and repairs included.
     `grounding_warnings` are what is still wrong with the explanation (enrichment replaces
-    those fields by the offline explainer's); `out_of_budget` says the budget stopped it."""
+    those fields by the offline explainer's); `out_of_budget` says the budget stopped it;
+    `unreachable` says the server could not be reached at all (the connection refused, a
+    host name that does not resolve), so no other site can be explained either."""
 
     explanation: Explanation | None
     error: str | None = None
@@ -129,6 +141,7 @@ class ExplainResult:
     dropped_keys: int = 0  # unknown keys dropped from the answers
     fixed_values: int = 0  # fences unwrapped, enums and nulls normalised
     out_of_budget: bool = False
+    unreachable: bool = False
 
 
 def command_prompt_version(version: str, command: str | None) -> str:
@@ -137,14 +150,29 @@ def command_prompt_version(version: str, command: str | None) -> str:
     return f"{version}; command: {command}" if command else version
 
 
+class ServerMemory(Protocol):
+    """Where what an explainer learnt of its server is kept between runs (the Store)."""
+
+    def get_server_profile(self, base_url: str, model: str) -> ServerProfile | None: ...
+
+    def put_server_profile(self, base_url: str, model: str, profile: ServerProfile) -> None: ...
+
+
 @runtime_checkable
 class Explainer(Protocol):
+    """What enrichment and the run call on an explainer. A class that subclasses it gets
+    the defaults of an explainer that talks to no server: no profile, nothing to remember
+    and nothing to close."""
+
     provider: str  # 'offline' | 'openai'
     model: str  # 'offline' for the offline explainer
-    prompt_version: str  # offline.PROMPT_VERSION, a prompt's version (part of the cache key)
+    prompt_version: str  # 'offline-4', 'explain-v2', ... (part of the cache key)
     # Whether an explanation depends on the whole function (the offline explainer counts its
     # other checks), not only on what the site means: it decides the cache key.
     reads_whole_function: bool
+    # The request shape negotiated with the server (response format, output limits,
+    # streaming), which the manifest reports; None for an explainer without a server.
+    profile: ServerProfile | None = None
 
     async def explain(self, request: ExplainRequest) -> ExplainResult:
         """Explain one site. Never raises for a per-site problem: returns `error` instead."""
@@ -154,3 +182,13 @@ class Explainer(Protocol):
         """(input, output) tokens one request would cost, for `--dry-run` (chars / 4 of the
         prompt; the offline explainer returns (0, 0))."""
         ...
+
+    def remember_with(self, memory: ServerMemory) -> None:
+        """Start from what `memory` remembers of the server, and remember there what is
+        learnt of it (called once, before the first `explain`)."""
+        return None
+
+    async def aclose(self) -> None:
+        """Release what the explainer holds (an HTTP client), inside the event loop that
+        used it (called once the sites are explained)."""
+        return None

@@ -7,6 +7,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from pipeline.dataset.models import Explanation, Setting
+from pipeline.explainers.base import Grounding
 from pipeline.explainers.flags import find_flags, flag_pairs, snake_name
 
 CODE_FIELDS = ("validationCode", "typeGuard", "tryCatchPattern")
@@ -71,7 +72,7 @@ def choice_violations(explanation: Explanation, settings: Sequence[Setting]) -> 
     return violations
 
 
-class RepoGrounding:
+class RepoGrounding(Grounding):
     """Grounds explanations in one repository at one commit, given a lookup that tells which
     strings occur in any of its files (`Snapshot.contains`); each string is looked up once.
 

@@ -17,7 +17,7 @@ import os
 import random
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import openai
 
@@ -26,8 +26,10 @@ from pipeline.dataset.models import Site
 from pipeline.explainers.answers import response_format_param, schema_note
 from pipeline.explainers.base import (
     Budget,
+    Explainer,
     ExplainRequest,
     ExplainResult,
+    ServerMemory,
     Usage,
     command_prompt_version,
 )
@@ -69,18 +71,10 @@ class _OutOfBudget(Exception):
     """The budget refused the next request."""
 
 
-class ServerMemory(Protocol):
-    """Where negotiated server profiles are kept between runs (the Store)."""
-
-    def get_server_profile(self, base_url: str, model: str) -> ServerProfile | None: ...
-
-    def put_server_profile(self, base_url: str, model: str, profile: ServerProfile) -> None: ...
-
-
 # -- the explainer -------------------------------------------------------------------------
 
 
-class LLMExplainer:
+class LLMExplainer(Explainer):
     """Explains sites with a chat model behind any OpenAI-compatible `base_url`."""
 
     provider = "openai"

@@ -11,6 +11,7 @@ from extractors.patterns import shown_message
 from pipeline.console import printable as console_printable
 from pipeline.dataset.models import Envelope, IndexEntry
 from pipeline.lookup.match import Lookup, Match
+from pipeline.lookup.past import record_past
 from pipeline.site.pages import (
     SETTINGS_HEADING,
     numbered_excerpt,
@@ -76,6 +77,9 @@ def format_lookup(found: Lookup) -> str:
         if best.kind == "reworded" and best.wording is not None:
             head.append(_wording_note(best))
         head += _releases_note(best, found)
+        past = record_past(best, found.datasets)
+        if past is not None and _eventful(past[1]):
+            head.append(f"History: {past[0]}.")
         others = len(found.matches) - 1
         if others and best.kind != "reworded":
             head.append(
@@ -149,6 +153,19 @@ def _releases_note(match: Match, found: Lookup) -> list[str]:
     ]
 
 
+def _eventful(facts: dict) -> bool:
+    """Whether the history says more than the releases note: something happened to the
+    record, or it is younger than the oldest release searched."""
+    changed = ("rewordedIn", "movedIn", "changedIn", "removedIn")
+    return any(facts[key] for key in changed) or facts["firstSeen"] != facts["releasesSearched"][0]
+
+
+def _past_facts(match: Match, found: Lookup) -> dict | None:
+    """The record's history among the releases searched (null with fewer than two)."""
+    past = record_past(match, found.datasets)
+    return past[1] if past is not None else None
+
+
 def _notes(found: Lookup) -> list[str]:
     return [f"Note: {note}" for note in found.notes]
 
@@ -182,6 +199,7 @@ def format_json(found: Lookup, show_all: bool) -> str:
                 }
                 for d in match.releases
             ],
+            "history": _past_facts(match, found),
         }
         envelope = json.loads(match.dataset.envelope(entry.id).model_dump_json())
         line = json.dumps({"match": described, "envelope": envelope}, ensure_ascii=False)

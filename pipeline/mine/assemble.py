@@ -84,8 +84,7 @@ def distinct(sites: list[Site]) -> tuple[list[Site], list[SiteProblem]]:
 
 def _response_format(explainer: Explainer) -> str | None:
     """The response format an LLM explainer settled on (None for the offline explainer)."""
-    profile = getattr(explainer, "profile", None)
-    return None if profile is None else profile.response_format
+    return None if explainer.profile is None else explainer.profile.response_format
 
 
 def build_manifest(

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from pipeline.dataset.models import Site
-from pipeline.explainers.base import BatchError, ExplainRequest, Grounding, SiteGrounding, Usage
+from pipeline.explainers.base import BatchError, ExplainRequest, Grounding, Usage
 from pipeline.explainers.batch import BatchAPI, BatchState, read_results, request_line
 from pipeline.explainers.conversation import Conversation, Outcome
 from pipeline.explainers.llm import LLMExplainer
@@ -79,13 +79,14 @@ def write_request_file(
     return len(lines), sum(len(group) for key, group in keyed.items() if key in cached)
 
 
-def batch_runner(options: BatchOptions) -> Callable[[Misses], Awaitable[None]]:
-    """What enrich runs on its misses instead of asking the server request by request."""
+def batch_runner(
+    options: BatchOptions, explainer: LLMExplainer
+) -> Callable[[Misses], Awaitable[None]]:
+    """What enrich runs on its misses instead of asking the server request by request;
+    `explainer` builds the requests (it is the run's explainer)."""
 
     async def run(work: Misses) -> None:
-        if not isinstance(work.explainer, LLMExplainer):
-            raise BatchError("batches need the openai explainer (--llm openai)")
-        rounds = _Rounds(work, work.explainer)
+        rounds = _Rounds(work, explainer)
         if options.mode == "results":
             assert options.path is not None
             rounds.ingest_file(Path(options.path))
@@ -131,11 +132,11 @@ class _Rounds:
     # -- the Batch API -----------------------------------------------------------------
 
     async def through_api(self, poll_seconds: float) -> None:
-        explainer, store, outcome = self.explainer, self.work.store, self.work.outcome
+        explainer, store = self.explainer, self.work.store
         api = BatchAPI(explainer.base_url, explainer.api_key, explainer.timeout)
         resumed = self._resumable()
         while resumed or self.todo:
-            if outcome.interrupted_by is not None:
+            if self.work.interrupted:
                 break
             if resumed:
                 batch_id, carried = resumed.pop(0)
@@ -197,7 +198,7 @@ class _Rounds:
         """The requests of the keys with one to send, as far as the budget goes."""
         lines: dict[str, tuple[str, dict]] = {}
         for key in sorted(self.todo):
-            if self.work.budget.start() is None:
+            if not self.work.grant():
                 break
             body = self.explainer.request_body(self.conversations[key].messages)
             lines[custom_id(key, self.rounds[key])] = (key, body)
@@ -220,16 +221,13 @@ class _Rounds:
     async def _follow(
         self, api: BatchAPI, batch_id: str, total: int, poll_seconds: float
     ) -> BatchState | None:
-        outcome = self.work.outcome
         with self.work.console.progress(f"batch {batch_id}", total) as tracker:
 
             def progress(state: BatchState) -> None:
                 if state.done > tracker.done:
                     tracker.advance(state.done - tracker.done, status=state.status)
 
-            return await api.follow(
-                batch_id, poll_seconds, progress, lambda: outcome.interrupted_by is not None
-            )
+            return await api.follow(batch_id, poll_seconds, progress, lambda: self.work.interrupted)
 
     # -- answers -----------------------------------------------------------------------
 
@@ -254,10 +252,9 @@ class _Rounds:
         usage = self.usage[key]
         usage.prompt_tokens += result.prompt_tokens
         usage.completion_tokens += result.completion_tokens
-        self.work.budget.tokens += result.prompt_tokens + result.completion_tokens
-        grounding = SiteGrounding(self.work.grounding, self.work.sites[key][0].settings)
+        self.work.count_tokens(result.prompt_tokens + result.completion_tokens)
         moved, settled = conversation.advance(
-            result.content, grounding, cut=result.finish_reason == "length"
+            result.content, self.work.site_grounding(key), cut=result.finish_reason == "length"
         )
         self.conversations[key] = moved
         if settled is not None:
@@ -288,6 +285,4 @@ class _Rounds:
         """Keys not settled when the work stops (the budget, a signal) stay pending; what
         their requests cost so far is counted."""
         left = set(self.conversations)
-        for key in left:
-            self.work.outcome.usage = self.work.outcome.usage + self.usage[key]
-        self.work.leave_pending(left)
+        self.work.leave_pending(left, sum((self.usage[key] for key in left), Usage()))

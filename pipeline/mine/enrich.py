@@ -10,25 +10,28 @@ grounding are replaced by the offline explainer's versions of them."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import signal
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from pipeline.console import Console
-from pipeline.dataset.models import Explanation, Site, now_timestamp
+from pipeline.dataset.models import Site, now_timestamp
+from pipeline.exits import SIGNAL_EXIT
 from pipeline.explainers.base import (
+    Budget,
     Explainer,
     ExplainRequest,
     ExplainResult,
     Grounding,
+    SiteGrounding,
     Usage,
 )
-from pipeline.explainers.fallback import replace_fields
+from pipeline.explainers.fallback import Fallback, replace_fields
 from pipeline.keys import explanation_key, record_id
 from pipeline.store import CachedExplanation, Store
 
-_SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 # Seconds the requests in flight at a first SIGINT/SIGTERM get to finish before they are
 # cancelled (they are already paid for); a second signal cancels them at once.
 GRACE_SECONDS = 5.0
@@ -36,9 +39,6 @@ GRACE_SECONDS = 5.0
 # (a wrong URL, key or model): without it a dead server costs every site its full retries.
 GIVE_UP_AFTER = 3
 FALLBACK = "offline-fallback"  # `explainedBy` of a record the fallback wrote
-
-# The offline explanation of a site, given the other sites of its function.
-Fallback = Callable[[Site, list[Site]], Explanation]
 
 
 @dataclass
@@ -59,10 +59,11 @@ class EnrichOutcome:
     fixed_values: int = 0
     interrupted_by: int | None = None  # the signal number that stopped the run
     gave_up: str | None = None  # why the explainer was given up on, if it was
+    unreachable: bool = False  # given up on at once: its server could not be reached
 
     @property
     def exit_code_for_signal(self) -> int | None:
-        return None if self.interrupted_by is None else _SIGNAL_EXIT[self.interrupted_by]
+        return None if self.interrupted_by is None else SIGNAL_EXIT[self.interrupted_by]
 
 
 @dataclass(frozen=True)
@@ -219,10 +220,9 @@ def enrich(
     with _Interruption(outcome, grace) as interruption:
         # Cached answers are checked again: an explanation may not hold in a newer commit.
         # A grounding may look up what all of them need in one go (not one lookup each).
-        prefetch = getattr(grounding, "prefetch", None)
-        if prefetch is not None and hits:
+        if hits:
             try:
-                prefetch([cached.explanation for cached in hits.values()])
+                grounding.prefetch([cached.explanation for cached in hits.values()])
             except Exception:
                 if outcome.interrupted_by is None:
                     raise
@@ -247,16 +247,16 @@ def enrich(
                 explainer,
                 store,
                 grounding,
-                outcome,
-                keep,
                 console,
-                interruption,
-                _Budget(max_requests, max_tokens),
+                outcome=outcome,
+                keep=keep,
+                interruption=interruption,
+                budget=_Budget(max_requests, max_tokens),
+                total_sites=len(sites),
+                cached_sites=outcome.cache_hits,
             )
-            if explain_misses is None:
-                asyncio.run(_explain_misses(work, max(1, concurrency)))
-            else:
-                asyncio.run(explain_misses(work))
+            explain = explain_misses or functools.partial(_explain_misses, concurrency=concurrency)
+            asyncio.run(_explaining(work, explain))
         if fallback is not None:
             keep.fall_back_all([site for group in misses.values() for site in group])
     return outcome
@@ -328,32 +328,68 @@ class _Keeper:
                 outcome.grounding_warnings[rid] = warnings
 
 
-@dataclass
 class Misses:
     """The sites the cache could not answer (by explanation key), with what explaining them
-    needs; `settle` books one key's result."""
+    needs: what a way of explaining them (request by request here, a Batch API in
+    pipeline/mine/batch.py) asks of enrichment and books with it."""
 
-    sites: dict[str, list[Site]]
-    siblings: dict[str, list[Site]]
-    explainer: Explainer
-    store: Store
-    grounding: Grounding
-    outcome: EnrichOutcome
-    keep: _Keeper
-    console: Console
-    interruption: _Interruption
-    budget: _Budget
+    def __init__(
+        self,
+        sites: dict[str, list[Site]],
+        siblings: dict[str, list[Site]],
+        explainer: Explainer,
+        store: Store,
+        grounding: Grounding,
+        console: Console,
+        *,
+        outcome: EnrichOutcome,
+        keep: _Keeper,
+        interruption: _Interruption,
+        budget: _Budget,
+        total_sites: int = 0,
+        cached_sites: int = 0,
+    ) -> None:
+        self.sites = sites
+        # for progress: the sites of the run, and those of them the cache answered
+        self.total_sites = total_sites or sum(len(group) for group in sites.values())
+        self.cached_sites = cached_sites
+        self.siblings = siblings
+        self.explainer = explainer
+        self.store = store
+        self.grounding = grounding
+        self.console = console
+        self._outcome = outcome
+        self._keep = keep
+        self._interruption = interruption
+        self._budget = budget
 
-    def request(self, key: str, budget: _SiteBudget | None = None) -> ExplainRequest:
+    @property
+    def interrupted(self) -> bool:
+        """Whether a signal stopped the run: start nothing more."""
+        return self._outcome.interrupted_by is not None
+
+    def request(self, key: str, budget: Budget | None = None) -> ExplainRequest:
         site = self.sites[key][0]
         if budget is None:
             return ExplainRequest(site, self.siblings[record_id(site)], self.grounding)
         return ExplainRequest(site, self.siblings[record_id(site)], self.grounding, budget)
 
+    def site_grounding(self, key: str) -> SiteGrounding:
+        """The grounding bound to the settings of a key's sites (they read the same ones)."""
+        return SiteGrounding(self.grounding, self.sites[key][0].settings)
+
+    def grant(self) -> bool:
+        """Leave from the run's budget for one request; False once it is spent."""
+        return self._budget.start() is not None
+
+    def count_tokens(self, tokens: int) -> None:
+        """Tokens an answer used, for `--max-tokens`."""
+        self._budget.tokens += tokens
+
     def settle(self, key: str, result: ExplainResult) -> bool:
         """Book a result: an answer is cached and kept, a failure noted; False when the site
         stays pending (stopped by the budget, or most likely by the signal's doing)."""
-        outcome = self.outcome
+        outcome = self._outcome
         outcome.usage = outcome.usage + result.usage
         outcome.repairs += result.repairs
         outcome.dropped_keys += result.dropped_keys
@@ -372,18 +408,35 @@ class Misses:
         )
         self.store.put_explanation(key, cached)
         for site in group:
-            self.keep.answer(site, cached, list(result.grounding_warnings))
+            self._keep.answer(site, cached, list(result.grounding_warnings))
         return True
 
-    def leave_pending(self, keys: set[str]) -> None:
+    def leave_pending(self, keys: set[str], usage: Usage | None = None) -> None:
+        """The sites of `keys` stay pending (a rerun asks for them); `usage` is what their
+        requests cost so far."""
+        if usage is not None:
+            self._outcome.usage = self._outcome.usage + usage
         for key in self.sites:
             if key in keys:
-                self.outcome.pending.extend(record_id(site) for site in self.sites[key])
+                self._outcome.pending.extend(record_id(site) for site in self.sites[key])
 
 
-async def _explain_misses(work: Misses, concurrency: int) -> None:
-    outcome, budget = work.outcome, work.budget
-    semaphore = asyncio.Semaphore(concurrency)
+async def _explaining(work: Misses, explain: Callable[[Misses], Awaitable[None]]) -> None:
+    """Explain the misses, then let the explainer release its HTTP client inside the loop
+    that created it."""
+    try:
+        await explain(work)
+    finally:
+        try:
+            await work.explainer.aclose()
+        except Exception:  # closing is best effort; the answers are already cached
+            pass
+
+
+async def _explain_misses(work: Misses, concurrency: int = 8) -> None:
+    """Each miss through `explainer.explain`, `concurrency` at a time."""
+    outcome, budget = work._outcome, work._budget
+    semaphore = asyncio.Semaphore(max(1, concurrency))
     unfinished = set(work.sites)
     failed_in_a_row = 0
     explained_any = False
@@ -395,7 +448,11 @@ async def _explain_misses(work: Misses, concurrency: int) -> None:
         unfinished.discard(key)
         if result.explanation is None:
             failed_in_a_row += 1
-            if not explained_any and failed_in_a_row >= GIVE_UP_AFTER and not outcome.gave_up:
+            if outcome.gave_up:
+                return
+            if result.unreachable:  # no other site can get through either
+                outcome.gave_up, outcome.unreachable = result.error, True
+            elif not explained_any and failed_in_a_row >= GIVE_UP_AFTER:
                 outcome.gave_up = (
                     f"the first {failed_in_a_row} sites all failed, the last with: "
                     f"{(result.error or 'no explanation').rstrip('.')}"
@@ -403,7 +460,11 @@ async def _explain_misses(work: Misses, concurrency: int) -> None:
             return
         failed_in_a_row, explained_any = 0, True
 
-    with work.console.progress("explain", len(work.sites), "tokens") as tracker:
+    # The bar counts sites, as the records do: those the cache answered are done already,
+    # and the sites of one key (they mean the same) are explained by one answer.
+    with work.console.progress("explain", work.total_sites, "tokens") as tracker:
+        if work.cached_sites:
+            tracker.advance(work.cached_sites, tokens=0)
 
         async def one(key: str) -> None:
             async with semaphore:
@@ -423,15 +484,16 @@ async def _explain_misses(work: Misses, concurrency: int) -> None:
                 budget.finish(allowance, result.usage)
                 record(key, result)
                 used = outcome.usage
-                tracker.advance(1, tokens=used.prompt_tokens + used.completion_tokens)
+                tracker.advance(
+                    len(work.sites[key]), tokens=used.prompt_tokens + used.completion_tokens
+                )
 
         tasks = [asyncio.ensure_future(one(key)) for key in work.sites]
-        work.interruption.watch(tasks)
+        work._interruption.watch(tasks)
         try:
             results = await asyncio.gather(*tasks, return_exceptions=True)
         finally:
-            work.interruption.watch([])
-            await _close(work.explainer)
+            work._interruption.watch([])
         # Cancellation is how an interrupt ends a task; anything else (the cache file
         # failing, say) must not pass for a pending site.
         for result in results:
@@ -459,7 +521,7 @@ class _Interruption:
         self._previous: dict[int, object] = {}
 
     def __enter__(self) -> _Interruption:
-        for signum in _SIGNAL_EXIT:
+        for signum in SIGNAL_EXIT:
             try:
                 self._previous[signum] = signal.signal(signum, self._handle)
             except ValueError:  # not the main thread
@@ -489,13 +551,3 @@ class _Interruption:
     def _cancel(self) -> None:
         for task in self._tasks:
             task.cancel()
-
-
-async def _close(explainer: Explainer) -> None:
-    """Let an explainer release its HTTP client inside the loop that created it."""
-    close = getattr(explainer, "aclose", None)
-    if close is not None:
-        try:
-            await close()
-        except Exception:  # closing is best effort; the answers are already cached
-            pass

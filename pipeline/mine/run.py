@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 import os
 from collections import Counter
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,14 +17,16 @@ from pipeline.dataset.layout import dataset_dir
 from pipeline.dataset.manifest import (
     Manifest,
 )
-from pipeline.dataset.models import Explanation, Site, Timestamp, now_timestamp
+from pipeline.dataset.models import Site, Timestamp, now_timestamp
 from pipeline.dataset.writer import (
     dataset_lock,
     has_complete_dataset,
     is_complete,
     write_dataset,
 )
+from pipeline.exits import Exit
 from pipeline.explainers.base import Explainer
+from pipeline.explainers.fallback import fallback_for
 from pipeline.explainers.grounding import RepoGrounding
 from pipeline.mine.assemble import assemble, build_manifest, distinct
 from pipeline.mine.enrich import EnrichOutcome, enrich, plan
@@ -33,7 +34,9 @@ from pipeline.mine.extract import extract_snapshot
 from pipeline.source import Snapshot, open_source, resolve_cache_dir
 from pipeline.store import Store, default_store_path
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_BUDGET = 0, 1, 2, 3
+if TYPE_CHECKING:  # the openai explainer is imported only when it is used
+    from pipeline.explainers.llm import LLMExplainer
+
 _SAME_REASON_LINES = 5  # sites warned of one by one for one fallback reason
 DEFAULT_MODEL = "gpt-4o-mini"
 REQUEST_TIMEOUT = 120.0
@@ -122,11 +125,7 @@ def run_dataset(
     cache_dir = resolve_cache_dir(options.cache_dir)
     batching = check_batch_options(options)
     explainer = explainer or choose_explainer(options)
-    if batching and explainer.provider == "offline":
-        raise RunError(
-            "--batch, --batch-file and --batch-results need the openai explainer: "
-            "pass --llm openai (and --model)"
-        )
+    batcher = batch_explainer(explainer) if batching else None
     if not options.dry_run and not options.batch_file:  # fail before the work, not after it
         Path(options.out_dir).mkdir(parents=True, exist_ok=True)
     snapshot = open_source(
@@ -143,7 +142,7 @@ def run_dataset(
     with ExitStack() as held:
         if not options.dry_run:  # a second run on the same output stops here, in one line
             held.enter_context(dataset_lock(root))
-        return _mine(options, snapshot, root, explainer, cache_dir, console)
+        return _mine(options, snapshot, root, explainer, batcher, cache_dir, console)
 
 
 def _mine(
@@ -151,13 +150,13 @@ def _mine(
     snapshot: Snapshot,
     root: Path,
     explainer: Explainer,
+    batcher: LLMExplainer | None,
     cache_dir: Path,
     console: Console,
 ) -> RunOutcome:
+    """`batcher` is the explainer again when the run batches (`batch_explainer`)."""
     with Store(options.cache or default_store_path(cache_dir)) as store:
-        remember = getattr(explainer, "remember_with", None)
-        if remember is not None:  # an LLM explainer starts from what it learnt of the server
-            remember(store)
+        explainer.remember_with(store)  # an LLM explainer starts from what it learnt
         extraction = extract_snapshot(
             snapshot,
             options.rules,
@@ -174,12 +173,12 @@ def _mine(
                 f"{estimate.to_request} to request with {explainer.provider}/{explainer.model} "
                 f"(about {estimate.input_tokens} input + {estimate.output_tokens} output tokens)"
             )
-            return RunOutcome(EXIT_OK, None, None)
+            return RunOutcome(Exit.OK, None, None)
         sites, clashes = distinct(extraction.sites)
-        if options.batch_file is not None:
-            return write_batch_file(options, sites, explainer, store, grounding, console)
+        if batcher is not None and options.batch_file is not None:
+            return write_batch_file(options, sites, batcher, store, grounding, console)
         runner = None
-        if options.batch or options.batch_results is not None:
+        if batcher is not None:
             from pipeline.mine.batch import BatchOptions, batch_runner
 
             runner = batch_runner(
@@ -187,7 +186,8 @@ def _mine(
                     "results" if options.batch_results else "api",
                     options.batch_results,
                     options.batch_poll,
-                )
+                ),
+                batcher,
             )
         enriched = enrich(
             sites,
@@ -198,9 +198,7 @@ def _mine(
             max_requests=options.max_requests,
             max_tokens=options.max_tokens,
             console=console,
-            fallback=None
-            if explainer.provider == "offline"
-            else functools.partial(offline_fallback, command=options.command),
+            fallback=fallback_for(explainer, options.command),
             explain_misses=runner,
         )
 
@@ -246,19 +244,30 @@ def check_batch_options(options: RunOptions) -> bool:
     return bool(given)
 
 
+def batch_explainer(explainer: Explainer) -> LLMExplainer:
+    """The explainer batches are built with: the openai one (RunError for any other)."""
+    from pipeline.explainers.llm import LLMExplainer
+
+    if not isinstance(explainer, LLMExplainer):
+        raise RunError(
+            "--batch, --batch-file and --batch-results need the openai explainer: "
+            "pass --llm openai (and --model)"
+        )
+    return explainer
+
+
 def write_batch_file(
     options: RunOptions,
     sites: list[Site],
-    explainer: Explainer,
+    explainer: LLMExplainer,
     store: Store,
     grounding: RepoGrounding,
     console: Console,
 ) -> RunOutcome:
     """`--batch-file`: the requests of the sites the cache cannot answer, and nothing else."""
-    from pipeline.explainers.llm import LLMExplainer
     from pipeline.mine.batch import write_request_file
 
-    assert isinstance(explainer, LLMExplainer) and options.batch_file is not None
+    assert options.batch_file is not None
     written, cached = write_request_file(
         sites, explainer, store, grounding, options.batch_file, options.max_requests
     )
@@ -268,14 +277,7 @@ def write_batch_file(
         f"{options.batch_file} -o results.jsonl --model {explainer.model}), then rerun with "
         "--batch-results results.jsonl"
     )
-    return RunOutcome(EXIT_OK, None, None)
-
-
-def offline_fallback(site: Site, siblings: list[Site], command: str | None = None) -> Explanation:
-    """What the offline explainer says, for a site the LLM gave no usable answer for."""
-    from pipeline.explainers.offline.explainer import explain_site
-
-    return explain_site(site, siblings, command)
+    return RunOutcome(Exit.OK, None, None)
 
 
 def exit_code(manifest: Manifest, outcome: EnrichOutcome) -> int:
@@ -285,13 +287,13 @@ def exit_code(manifest: Manifest, outcome: EnrichOutcome) -> int:
     if outcome.exit_code_for_signal is not None:
         return outcome.exit_code_for_signal
     if outcome.gave_up is not None:
-        return EXIT_USAGE
+        return Exit.INPUT
     if manifest.counts.pending:
-        return EXIT_BUDGET
+        return Exit.BUDGET
     counts = manifest.counts
     if counts.skippedFiles or counts.failedSites or counts.fallbacks:
-        return EXIT_PROBLEMS
-    return EXIT_OK
+        return Exit.PROBLEMS
+    return Exit.OK
 
 
 def report(

@@ -11,6 +11,7 @@ from typing import Any
 from extractors.facts import Rules
 from pipeline.console import Console
 from pipeline.dataset.writer import DatasetBusy
+from pipeline.exits import Exit
 from pipeline.mine.config import ConfigError, PipelineConfig, Target, load_config
 from pipeline.source import SourceError
 from pipeline.source.git import git_env, run_git
@@ -18,7 +19,7 @@ from pipeline.store import StoreError
 
 # Exit codes from best to worst: a target that could not be mined at all (2) is worse than
 # one whose budget ran out (3), which is worse than one with skipped files (1).
-_SEVERITY = {0: 0, 1: 1, 3: 2, 2: 3}
+_SEVERITY = {Exit.OK: 0, Exit.PROBLEMS: 1, Exit.BUDGET: 2, Exit.INPUT: 3}
 
 # Config keys that are `RunOptions` fields under another name.
 _OPTION_NAMES = {"out": "out_dir"}
@@ -105,7 +106,7 @@ def run_target(
     console: Console,
     runner: Callable | None = None,
 ) -> TargetResult:
-    """Mine one target; exit code 2 with one line when it cannot be mined at all."""
+    """Mine one target; exit code 2 (Exit.INPUT) with one line when it cannot be mined at all."""
     from pipeline.mine.run import RunOptions, run_dataset
 
     runner = runner or run_dataset
@@ -115,11 +116,11 @@ def run_target(
         return TargetResult(name, outcome.exit_code, target.source_url, outcome.dataset_dir)
     except (DatasetBusy, StoreError) as error:
         console.line(f"target {name}: error: {error}")
-        return TargetResult(name, 2, target.source_url)
+        return TargetResult(name, Exit.INPUT, target.source_url)
     except SourceError as error:
         if target.release is None or remote_reachable(target.source_url):
             console.line(f"target {name}: error: {error}")
-            return TargetResult(name, 2, target.source_url)
+            return TargetResult(name, Exit.INPUT, target.source_url)
     console.line(
         f"target {name}: {target.source_url} cannot be reached; "
         f"mining the release {target.release} (tag {target.release_tag}) instead"
@@ -130,7 +131,7 @@ def run_target(
         return TargetResult(name, outcome.exit_code, release, outcome.dataset_dir)
     except (SourceError, DatasetBusy, StoreError) as error:
         console.line(f"target {name}: error: {error}")
-        return TargetResult(name, 2, release)
+        return TargetResult(name, Exit.INPUT, release)
 
 
 def summary_markdown(results: Sequence[TargetResult]) -> str:

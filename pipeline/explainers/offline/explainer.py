@@ -11,7 +11,12 @@ from collections.abc import Sequence
 
 from extractors import ops
 from pipeline.dataset.models import Explanation, Setting, Site
-from pipeline.explainers.base import ExplainRequest, ExplainResult, command_prompt_version
+from pipeline.explainers.base import (
+    Explainer,
+    ExplainRequest,
+    ExplainResult,
+    command_prompt_version,
+)
 from pipeline.explainers.flags import find_flags, flag_values
 from pipeline.explainers.offline.checks import (
     Check,
@@ -56,7 +61,7 @@ _MAX_SOLUTIONS = 5
 _PATH_NOISE = {"src", "python", "lib", "__init__", "__main__"}  # path parts that make no tag
 
 
-class OfflineExplainer:
+class OfflineExplainer(Explainer):
     """Explains sites without a model: same input, same output, no network.
 
     `command` is the target's entry point (`vllm serve MODEL`), which example fixes start

@@ -1,0 +1,1 @@
+"""`vmine export`: datasets as the files their consumers load (a Hugging Face dataset)."""

@@ -1,0 +1,1 @@
+"""`vmine history`: the timeline of every error across a series of releases."""
