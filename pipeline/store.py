@@ -174,7 +174,7 @@ class Store:
             self._insert_memo(memo)
             self._db.commit()
 
-    # -- per-blob settings facts (pipeline/mine/settings_facts.py) -----------------------
+    # -- per-blob settings facts (pipeline/mine/settings/tree_facts.py) -----------------------
 
     @_guarded
     def get_settings(
