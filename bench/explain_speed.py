@@ -411,7 +411,7 @@ def hostile() -> list[str]:
 def quality(samples: int) -> list[str]:
     """Leave each function out and paste its messages: nothing else may match by wording.
     Cut, word-dropped and typo'd messages: how often their record comes first."""
-    from pipeline.lookup.fragments import placeholders
+    from extractors.patterns import runtime_parts
     from pipeline.lookup.index import IndexedDataset
 
     datasets = [index_dataset(root) for root in vllm_releases()]
@@ -423,7 +423,7 @@ def quality(samples: int) -> list[str]:
         return (p.raw["filePath"], p.raw["qualname"])
 
     def render(message: str) -> str:
-        for hole in placeholders(message):
+        for hole in runtime_parts(message):
             message = message.replace(hole, rng.choice(["7", "'fp8'", "None", "auto"]), 1)
         return message
 

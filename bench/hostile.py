@@ -1,4 +1,4 @@
-"""The hostile inputs of issue 12, each run as its own `vmine` process with a time limit, with
+"""The hostile inputs of issues 12 and 17, each run as its own `vmine` process with a time limit, with
 its wall time and the peak RSS of its process tree (vmine and its workers together, or the
 largest single process's own peak if higher). Run by `make
 bench`, or alone: `.venv/bin/python bench/hostile.py [--only NAME]`.
@@ -8,10 +8,14 @@ bench`, or alone: `.venv/bin/python bench/hostile.py [--only NAME]`.
 - explain: the pastes of bench/explain_speed.py (patterns with six holes against 2,400 and
   20,000 characters, a planted `(.|\\s)*X`, 10 MB pastes, a 200 KB pydantic item);
 - run: an OpenAI-compatible server (tests/llm_server.py) that trickles its answer one byte
-  every 5 seconds, with `--timeout 10`;
+  every 5 seconds, with `--timeout 10`; one whose answer escapes a lone surrogate and a NUL;
+  one whose answer is a 306 KB gzip body, or a 658-byte `gzip, gzip` body, that inflates to
+  300 MB (streamed and not); a `--base-url` nobody listens on;
 - issue 17: `pypi:` releases whose build backend leaves a marker (sdist only, and with a
   wheel beside it), an sdist with a symlinked folder, a wheel holding a 1 GiB file and one
-  of 250 files just under 4 MiB, two releases that once shared a cache entry; pipeline.toml
+  of 250 files just under 4 MiB, lmdeploy 0.18.0's real wheel (a 346 MiB compiled library;
+  downloaded once into bench/.cache/safety/), two releases that once shared a cache entry;
+  pipeline.toml
   tag formats, 5,000 nested arrays and `timeout = inf`; a FIFO in a dataset's records/
   (render, diff); a file name holding a newline and HTML; render onto a full disk and a
   cache on one (a small tmpfs, when run as root); a git tree holding `../evil.py`; a
@@ -701,6 +705,74 @@ SAFETY_CASES = [
 SCALE_CASE = Case("extract: 50,000 sites in one repository", 300.0, scale)
 
 
+def _run(tmp: Path, base_url: str, *more: str) -> Outcome:
+    """`vmine run --llm openai` of a one-site repository against `base_url`."""
+    repo = make_git_repo(tmp / "repo", {"pkg/config.py": _check(1)})
+    return measure(
+        [
+            "run",
+            str(repo),
+            "--repo-name",
+            "acme/hostile",
+            "--llm",
+            "openai",
+            "--base-url",
+            base_url,
+            "--model",
+            "m",
+            "--cache-dir",
+            str(tmp / "cache"),
+            "-o",
+            str(tmp / "out"),
+            "--ci",
+            *more,
+        ],
+        limit=120.0,
+        env={"OPENAI_API_KEY": "bench"},
+    )
+
+
+def _said(outcome: Outcome, code: int, line: str) -> str | None:
+    """None when the run exited `code`, said `line` and printed no traceback."""
+    if "Traceback" in outcome.stderr:
+        return "a traceback: " + outcome.stderr.strip()[-200:]
+    if outcome.code != code or line not in outcome.stderr:
+        return f"exit {outcome.code}, expected {code} and {line!r}: {outcome.stderr[-300:]}"
+    return None
+
+
+def surrogate_answer(tmp: Path) -> tuple[Outcome, str | None]:
+    from tests.llm_server import FakeLLM
+
+    with FakeLLM() as server:
+        server.fail("surrogate", times=1000)
+        outcome = _run(tmp, server.base_url)
+    return outcome, _said(outcome, 0, "explained by: openai 1;")
+
+
+def inflating_answer(fault: str, streams: bool) -> Callable[[Path], tuple[Outcome, str | None]]:
+    def run(tmp: Path) -> tuple[Outcome, str | None]:
+        from tests.llm_server import FakeLLM
+
+        with FakeLLM(streams=streams) as server:
+            server.fail(fault, times=1000, huge_bytes=300 * 2**20)
+            outcome = _run(tmp, server.base_url)
+        # every request dropped at the bound, then the offline record
+        return outcome, _said(outcome, 1, "the response is larger than 2048 KiB")
+
+    return run
+
+
+def nobody_listening(tmp: Path) -> tuple[Outcome, str | None]:
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on once the probe is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    outcome = _run(tmp, f"http://127.0.0.1:{port}/v1")
+    return outcome, _said(outcome, 2, "connection refused")
+
+
 CASES = [
     Case("extract: if of 10,000 and-terms, 200 files", 30.0, and_terms_among(200)),
     Case("extract: if of 10,000 and-terms, 3 files", 30.0, and_terms_among(3)),
@@ -718,6 +790,17 @@ CASES = [
         )
     ),
     Case("run: server trickling 1 byte / 5 s, --timeout 10", 60.0, trickling_server),
+    Case("run: answer escaping a lone surrogate and a NUL", 30.0, surrogate_answer),
+    *(
+        Case(
+            f"run: {size} {fault.replace('_', ' ')} -> 300 MB, {how}",
+            30.0,
+            inflating_answer(fault, how == "streamed"),
+        )
+        for fault, size in (("gzip_bomb", "306 KB"), ("gzip_gzip", "658 B"))
+        for how in ("streamed", "one body")
+    ),
+    Case("run: --base-url nobody listens on", 30.0, nobody_listening),
     *SAFETY_CASES,
     SCALE_CASE,
 ]

@@ -17,7 +17,8 @@ enrichment `vmine run` uses, with a fresh cache, and prints how the model did:
 
 A local llama.cpp server (`llama-server -m model.gguf --port 8765`, or llama-cpp-python's
 `python -m llama_cpp.server --model model.gguf --port 8765`) serves one request at a time on
-CPU: expect 30-60 s per answer from a 0.5B model, and pass a --timeout to match.
+CPU: expect 30-175 s per answer from a 0.5B model. Answers are streamed, so the defaults
+(600 s in all, 120 s without a token) hold a slow model that is still sending tokens.
 """
 
 from __future__ import annotations
@@ -35,7 +36,13 @@ from extractors.facts import Rules  # noqa: E402
 from extractors.sites import extract_file  # noqa: E402
 from pipeline.console import Console  # noqa: E402
 from pipeline.dataset.models import Site  # noqa: E402
-from pipeline.explainers.base import Explainer, ExplainRequest, ExplainResult  # noqa: E402
+from pipeline.explainers.base import (  # noqa: E402
+    IDLE_TIMEOUT,
+    REQUEST_TIMEOUT,
+    Explainer,
+    ExplainRequest,
+    ExplainResult,
+)
 from pipeline.explainers.fallback import fallback_for  # noqa: E402
 from pipeline.explainers.grounding import RepoGrounding  # noqa: E402
 from pipeline.explainers.llm import LLMExplainer  # noqa: E402
@@ -165,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--model", required=True)
-    parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--timeout", type=float, default=REQUEST_TIMEOUT, help="in all")
+    parser.add_argument("--idle-timeout", type=float, default=IDLE_TIMEOUT, help="without a token")
     parser.add_argument(
         "--response-format", default="auto", choices=["auto", "json_schema", "json_object"]
     )
@@ -180,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         args.base_url,
         concurrency=1,
         timeout=args.timeout,
+        idle_timeout=args.idle_timeout,
         response_format=args.response_format,
     )
     recording = Recording(explainer)
@@ -226,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     for warning in warnings:
         print(f"    {warning[:160]}")
     print(
-        f"  response format: {explainer.profile.response_format}; unknown keys dropped: "
+        f"  response format: {explainer.profile.response_format}; streaming: "
+        f"{explainer.profile.stream}; unknown keys dropped: "
         f"{outcome.dropped_keys}; values fixed: {outcome.fixed_values}; repairs asked: "
         f"{outcome.repairs}"
     )

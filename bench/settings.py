@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.runner import run_offline, vmine  # noqa: E402
 from bench.trees import ensure_trees  # noqa: E402
+from extractors.facts import Rules  # noqa: E402
 from pipeline.keys import settings_token  # noqa: E402
 
 GOALS = {"vLLM 0.33.0": (0.70, 0.60), "SGLang 0.5.10.post1": (0.85, 0.75)}
@@ -67,7 +68,7 @@ def parser_flags(store: Path) -> set[str]:
     with sqlite3.connect(store) as db:
         rows = db.execute(
             "SELECT settings FROM blob_settings WHERE token = ? AND settings IS NOT NULL",
-            (settings_token(),),
+            (settings_token(Rules()),),
         ).fetchall()
     for (text,) in rows:
         for flag in json.loads(text).get("flags", []):

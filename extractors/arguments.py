@@ -17,9 +17,10 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from extractors.config_classes import dotted, last_name, literal_list, segment
-from extractors.functions import own_statements
+from extractors.config_classes import literal_list, segment
 from extractors.settings_model import FieldRef, Flag
+from extractors.syntax.names import dotted, last_name
+from extractors.syntax.walk import own_statements
 
 _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match)
 _SKIPPED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # scopes of their own

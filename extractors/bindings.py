@@ -13,13 +13,10 @@ it (`self._check(errors)`) gets an unknown run of items at its end.
 
 from __future__ import annotations
 
-import dataclasses
-import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import libcst as cst
 
-from extractors.guards import Block, Step
 from extractors.messages import (
     Choice,
     Helpers,
@@ -33,8 +30,8 @@ from extractors.messages import (
     merge_values,
 )
 from extractors.parts import extension, repeated, unknown_items
+from extractors.syntax.cst_tree import Block, Step, children, own_nodes
 
-_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # Past these sizes a bound value is no longer followed (its name reads as a Hole): a
 # message is not made of more, and merging ever larger values would make a validator with
 # thousands of branches slow.
@@ -525,43 +522,6 @@ def _reads(node: cst.CSTNode, name: str) -> bool:
     return found
 
 
-def own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """`node` and everything under it that is not inside a nested def, class or lambda, in
-    source order (parents first)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        if current is node or not isinstance(current, _SCOPES):
-            stack.extend(reversed(_children(current)))
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}
-# fields that hold only layout (whitespace, brackets, commas, comments), never a name
-_LAYOUT = re.compile(
-    r"whitespace|^(?:lpar|rpar|comma|semicolon|leading_lines|header|footer"
-    r"|lines_after_decorators|newline|lbracket|rbracket|lbrace|rbrace)$"
-)
-
-
-def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """A node's children in order, read from its fields (libcst's `children` runs a
-    visitor that rebuilds the node: many times slower)."""
-    names = _FIELDS.get(type(node))
-    if names is None:
-        names = _FIELDS[type(node)] = tuple(
-            f.name for f in dataclasses.fields(node) if not _LAYOUT.search(f.name)
-        )
-    found: list[cst.CSTNode] = []
-    for name in names:
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            found.append(value)
-        elif isinstance(value, (list, tuple)):
-            found.extend(v for v in value if isinstance(v, cst.CSTNode))
-    return found
-
-
 # What is worked out about a function's nodes, shared by the lookups of its raises, by
 # (question, id of the node) -> (the node, so its id stays its own, and the answer).
 Facts = dict[tuple[str, int], tuple]
@@ -599,7 +559,7 @@ def _shape(node: cst.CSTNode, shapes: Facts) -> tuple[cst.CSTNode, bool, bool]:
     assigns = isinstance(node, _BINDING)
     calls = isinstance(node, cst.Call)
     if not isinstance(node, (cst.FunctionDef, cst.ClassDef)):  # scopes of their own
-        for child in _children(node):
+        for child in children(node):
             _, child_assigns, child_calls = _shape(child, shapes)
             assigns, calls = assigns or child_assigns, calls or child_calls
     shape = (node, assigns, calls)
@@ -665,4 +625,4 @@ class BindingsWalk:
         return here.lookup
 
 
-__all__ = ["Bindings", "BindingsWalk", "ends_in_exit", "own_nodes"]
+__all__ = ["Bindings", "BindingsWalk", "ends_in_exit"]

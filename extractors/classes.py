@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from extractors.facts import Rules
 
@@ -321,6 +322,24 @@ def has_config_name(name: str, rules: Rules) -> bool:
     return name.endswith(rules.config_suffixes)
 
 
+ConfigKind = Literal["dataclass", "config", "pydantic"]
+
+
+def config_kind(decorators: Iterable[str], bases: Iterable[str], rules: Rules) -> ConfigKind | None:
+    """What makes a class statement a configuration class by itself, the one rule (names
+    are last dotted names): a decorator of `rules.config_decorators` (`dataclass`, told
+    apart, else `config`) or a base of `rules.config_bases` (`pydantic`); None when neither
+    does (its name or a base of the repository still may, see `Hierarchy`)."""
+    decorated = set(decorators).intersection(rules.config_decorators)
+    if "dataclass" in decorated:
+        return "dataclass"
+    if decorated:
+        return "config"
+    if set(bases).intersection(rules.config_bases):
+        return "pydantic"
+    return None
+
+
 class Hierarchy:
     """The base and decorator names of every class name over a set of `class` statements (a
     file's or a whole tree's); several statements of one name are taken together."""
@@ -355,7 +374,7 @@ class Hierarchy:
         named = {
             name
             for name in self.bases
-            if has_config_name(name, rules) or self.decorators[name] & set(rules.config_decorators)
+            if has_config_name(name, rules) or config_kind(self.decorators[name], (), rules)
         }
         roots = (
             named

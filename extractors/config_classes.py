@@ -12,9 +12,10 @@ import ast
 import inspect
 from collections.abc import Iterator, Mapping
 
-from extractors.functions import own_statements
-from extractors.one_line import one_line
+from extractors.classes import config_kind
+from extractors.facts import Rules
 from extractors.settings_model import (
+    ClassKind,
     ConfigClass,
     ConfigField,
     Import,
@@ -22,45 +23,21 @@ from extractors.settings_model import (
     TypeRef,
     first_sentence,
 )
+from extractors.syntax.annotations import members, subscript_head, subscript_items
+from extractors.syntax.code_line import code_on_one_line
+from extractors.syntax.names import dotted, last_name
+from extractors.syntax.walk import own_statements
 
-# decorators that make a class a dataclass, and other decorators of config classes
-_DATACLASS = frozenset({"dataclass"})
-_CONFIG_DECORATORS = frozenset({"config", "configclass", "define", "frozen", "mutable"})
-_CONFIG_DOTTED = frozenset({"attr.s", "attr.attrs", "attrs.define", "attrs.frozen"})
-_PYDANTIC_BASES = frozenset({"BaseModel", "BaseSettings", "RootModel"})
+# an Enum's members are the values a setting of its type accepts
 _ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
 _PROPERTY = frozenset({"property", "cached_property"})
 # `Field(...)` of pydantic, `field(...)` of dataclasses, attrs' `field`/`ib`
 _FIELD_CALLS = frozenset({"Field", "field", "ib", "attrib"})
-# wrappers whose first argument is the type itself
-_WRAPPERS = frozenset(
-    {"Optional", "Annotated", "ClassVar", "Final", "InitVar", "Required", "NotRequired", "ReadOnly"}
-)
 # comments after a field that are tool directives, not its doc
 _DIRECTIVES = ("type:", "noqa", "pragma", "pyright:", "mypy:", "fmt:", "pylint:", "isort:")
 _NESTING = (ast.If, ast.Try, ast.With)  # module-level blocks whose statements still count
 _TRY_STAR = getattr(ast, "TryStar", ast.Try)
 _TYPE_ALIAS = getattr(ast, "TypeAlias", None)  # `type X = ...`, Python 3.12+
-
-
-def dotted(node: ast.AST) -> str | None:
-    """`a.b.c` -> "a.b.c"; None for anything but a dotted name."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
-def last_name(node: ast.AST) -> str | None:
-    """The last part of a dotted name or of a call's callee (`pydantic.Field(...)` -> Field)."""
-    if isinstance(node, ast.Call):
-        node = node.func
-    name = dotted(node)
-    return name.rsplit(".", 1)[-1] if name else None
 
 
 def segment(lines: list[str], node: ast.AST) -> str:
@@ -72,12 +49,12 @@ def segment(lines: list[str], node: ast.AST) -> str:
     if first == last:
         text = lines[first].encode()[start:end].decode(errors="replace")
         if not any(mark in text for mark in ("#", "\\", "  ", "\t")):
-            return text  # already as one_line writes it (tokenizing is the slow part)
+            return text  # already as code_on_one_line writes it (tokenizing is the slow part)
     else:
         head = lines[first].encode()[start:].decode(errors="replace")
         tail = lines[last].encode()[:end].decode(errors="replace")
         text = "\n".join([head, *lines[first + 1 : last], tail])
-    return one_line(text)
+    return code_on_one_line(text)
 
 
 def literal_value(node: ast.AST) -> str | None:
@@ -108,56 +85,35 @@ def literal_list(node: ast.AST) -> list[str] | None:
 
 def type_ref(node: ast.AST | None, aliases: Mapping[str, list[str]] | None = None) -> TypeRef:
     """What an annotation says: its member names and Literal values, `None` and the
-    wrappers taken off. A member that is neither a name nor a Literal counts as `?`, so the
-    join never takes the Literal values for the only ones accepted. A name of one of
-    `aliases` (the module's Literal aliases so far) stands for its values."""
+    wrappers taken off (`extractors/syntax/annotations.py`). A member that is neither a
+    name nor a Literal counts as `?`, so the join never takes the Literal values for the
+    only ones accepted. A name of one of `aliases` (the module's Literal aliases so far)
+    stands for its values."""
     names: list[str] = []
     literals: list[str] = []
     known = aliases or {}
-
-    def visit(node: ast.AST, depth: int = 0) -> None:
-        if depth > 8:
+    for member in members(node) if node is not None else ():
+        if member is None:
             names.append("?")
-        elif isinstance(node, ast.Constant) and node.value is None:
-            pass
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            try:  # a string annotation: `"VllmConfig"`, `"Literal['a']"`
-                visit(ast.parse(node.value.strip(), mode="eval").body, depth + 1)
-            except SyntaxError:
-                names.append("?")
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-            visit(node.left, depth + 1)
-            visit(node.right, depth + 1)
-        elif isinstance(node, ast.Subscript):
-            head = dotted(node.value)
-            last = head.rsplit(".", 1)[-1] if head else None
-            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-            if last == "Literal":
-                for item in items:
-                    if isinstance(item, ast.Constant) and item.value is None:
-                        continue
-                    if isinstance(item, ast.Name) and item.id in known:
-                        literals.extend(known[item.id])  # `Literal[KVProducer, KVConsumer]`
-                        continue
-                    value = literal_value(item)
-                    literals.append(value) if value is not None else names.append("?")
-            elif last == "Union":
-                for item in items:
-                    visit(item, depth + 1)
-            elif last in _WRAPPERS:
-                visit(items[0], depth + 1)
-            else:
-                names.append(head or "?")
-        elif (name := dotted(node)) is not None:
+        elif isinstance(member, ast.Subscript):
+            if subscript_head(member) != "Literal":
+                names.append(dotted(member.value) or "?")  # a generic by its head
+                continue
+            for item in subscript_items(member):
+                if isinstance(item, ast.Constant) and item.value is None:
+                    continue
+                if isinstance(item, ast.Name) and item.id in known:
+                    literals.extend(known[item.id])  # `Literal[KVProducer, KVConsumer]`
+                    continue
+                value = literal_value(item)
+                literals.append(value) if value is not None else names.append("?")
+        elif (name := dotted(member)) is not None:
             if name in known:
                 literals.extend(known[name])
             else:
                 names.append(name)
         else:
             names.append("?")
-
-    if node is not None:
-        visit(node)
     return TypeRef(names=list(dict.fromkeys(names)), literals=list(dict.fromkeys(literals)))
 
 
@@ -240,11 +196,12 @@ def constant_of(stmt: ast.stmt) -> tuple[str, list[str] | str] | None:
 
 
 def module_facts(
-    tree: ast.Module, lines: list[str]
+    tree: ast.Module, lines: list[str], rules: Rules
 ) -> tuple[
     list[Import], dict[str, list[str]], dict[str, list[str]], dict[str, str], list[ConfigClass]
 ]:
-    """(imports, Literal aliases, constant lists, constant texts, classes) of a module."""
+    """(imports, Literal aliases, constant lists, constant texts, classes) of a module;
+    `rules` say what makes a configuration class."""
     imports: list[Import] = []
     aliases: dict[str, list[str]] = {}
     constants: dict[str, list[str]] = {}
@@ -259,55 +216,55 @@ def module_facts(
                 texts[name] = value
             else:
                 constants[name] = value
-    return imports, aliases, constants, texts, classes_of(tree.body, lines, "")
+    return imports, aliases, constants, texts, classes_of(tree.body, lines, "", rules)
 
 
 # --- classes ---------------------------------------------------------------------------------
 
 
-def classes_of(body: list[ast.stmt], lines: list[str], prefix: str) -> list[ConfigClass]:
+def classes_of(
+    body: list[ast.stmt], lines: list[str], prefix: str, rules: Rules
+) -> list[ConfigClass]:
     """The classes of a body that hold anything the join can use, nested classes too."""
     found: list[ConfigClass] = []
     for stmt in module_statements(body):
         if isinstance(stmt, ast.ClassDef):
             qualname = prefix + stmt.name
-            facts = class_facts(stmt, lines, qualname)
+            facts = class_facts(stmt, lines, qualname, rules)
             if facts.kind != "plain" or facts.bases or facts.properties or facts.attributes:
                 found.append(facts)
-            found += classes_of(stmt.body, lines, qualname + ".")
+            found += classes_of(stmt.body, lines, qualname + ".", rules)
     return found
 
 
-def class_kind(node: ast.ClassDef, has_fields: bool) -> str:
+def class_kind(node: ast.ClassDef, has_fields: bool, rules: Rules) -> ClassKind:
+    """Why a class counts: an Enum, a configuration class by `rules` (classes.config_kind),
+    else its annotated attributes, else nothing (`plain`)."""
     bases = {
-        last_name(base.value if isinstance(base, ast.Subscript) else base) for base in node.bases
+        last_name(base.value if isinstance(base, ast.Subscript) else base) or ""
+        for base in node.bases
     }
-    decorators = [
-        dotted(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list
-    ]
     if bases & _ENUM_BASES:
         return "enum"
-    if any(d.rsplit(".", 1)[-1] in _DATACLASS for d in decorators):
-        return "dataclass"
-    if any(d.rsplit(".", 1)[-1] in _CONFIG_DECORATORS or d in _CONFIG_DOTTED for d in decorators):
-        return "config"
-    if bases & _PYDANTIC_BASES:
-        return "pydantic"
+    decorators = [last_name(d) or "" for d in node.decorator_list]
+    kind = config_kind(decorators, bases, rules)
+    if kind is not None:
+        return kind
     return "annotated" if has_fields else "plain"
 
 
-def class_facts(node: ast.ClassDef, lines: list[str], qualname: str) -> ConfigClass:
+def class_facts(node: ast.ClassDef, lines: list[str], qualname: str, rules: Rules) -> ConfigClass:
     bases = []
     for base in node.bases:
         name = dotted(base.value if isinstance(base, ast.Subscript) else base)
         if name is not None and name != "object":
             bases.append(name)
-    enum = class_kind(node, False) == "enum"
+    enum = class_kind(node, False, rules) == "enum"
     fields = [] if enum else fields_of(node.body, lines)
     return ConfigClass(
         name=node.name,
         qualname=qualname,
-        kind=class_kind(node, bool(fields)),
+        kind=class_kind(node, bool(fields), rules),
         bases=bases,
         fields=fields,
         properties=properties_of(node.body),

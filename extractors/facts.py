@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import hashlib
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,7 +22,10 @@ MessageStatus = Literal["literal", "template", "partial", "unresolved"]
 # 6: `init` validators, the wider name rule, `post_init`, calls followed through class
 # names, super(), properties and annotated members, and the file's own error subclasses;
 # guards for nested early exits, `continue`, loop headers, without duplicates; priorChecks.
-EXTRACTOR_VERSION = "6"
+# 7: one syntax toolkit: an annotation's class is read as the settings facts read it
+# (`Union[X, None]`, `ClassVar[X]`, ... name X), and configuration classes are those of
+# the Rules alone (attrs' and vLLM's decorators are in `config_decorators`).
+EXTRACTOR_VERSION = "7"
 
 
 class Memo(Protocol):
@@ -51,9 +52,11 @@ class Rules(BaseModel):
     name_pattern: str = r"^_*(validate|verify|check)(_|$)|^_*assert_|_(validation|checks?)$"
     error_classes: tuple[str, ...] = ("ValueError",)
     follow_calls: bool = True
-    # `init`: these methods of configuration classes, which are the classes named with one
-    # of the suffixes, decorated with one of the decorators, deriving from one of the bases,
-    # or deriving from a configuration class of the repository
+    # What makes a configuration class (extractors/classes.py `config_kind`, the one rule):
+    # a name with one of the suffixes, one of the decorators (by its last dotted name:
+    # dataclasses, vLLM's `@config`, attrs' `@define`/`@frozen`/`@attr.s`), one of the bases
+    # (pydantic's), or deriving from a configuration class of the repository. The `init`
+    # rule takes these methods of such classes; the settings facts read their fields.
     init_methods: tuple[str, ...] = ("__init__",)
     config_suffixes: tuple[str, ...] = (
         "Config",
@@ -63,18 +66,21 @@ class Rules(BaseModel):
         "Params",
         "Settings",
     )
-    config_decorators: tuple[str, ...] = ("dataclass",)
+    config_decorators: tuple[str, ...] = (
+        "dataclass",
+        "config",
+        "configclass",
+        "define",
+        "frozen",
+        "mutable",
+        "attrs",
+        "s",
+    )
     config_bases: tuple[str, ...] = ("BaseModel", "BaseSettings", "RootModel")
 
     def cache_token(self) -> str:
         """A stable text that changes whenever a rule does (part of cache keys)."""
         return self.model_dump_json()
-
-
-@functools.lru_cache(maxsize=64)
-def memo_token(rules: Rules) -> str:
-    """The part of every memo key that changes whenever the extractor or a rule does."""
-    return hashlib.sha256(f"{EXTRACTOR_VERSION}\0{rules.cache_token()}".encode()).hexdigest()
 
 
 class RaiseSite(BaseModel):

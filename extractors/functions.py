@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from extractors.syntax.names import decorator_name, raised_class
+from extractors.syntax.walk import own_nodes, own_statements
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 @dataclass(frozen=True)
@@ -151,63 +153,6 @@ def _is_self_member(node: ast.expr) -> bool:
         and isinstance(node.value, ast.Name)
         and node.value.id == "self"
     )
-
-
-def decorator_name(node: ast.expr) -> str | None:
-    """`field_validator`, `pydantic.field_validator(...)` -> `field_validator`."""
-    if isinstance(node, ast.Call):
-        node = node.func
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return None
-
-
-def raised_class(node: ast.Raise) -> str | None:
-    """The class a `raise` names: `ValueError`, `builtins.ValueError(...)` -> `ValueError`.
-
-    Only forms that certainly name a class count; `raise err` of a variable does not.
-    """
-    exc = node.exc
-    if isinstance(exc, ast.Call):
-        exc = exc.func
-    if isinstance(exc, ast.Name):
-        return exc.id
-    if (
-        isinstance(exc, ast.Attribute)
-        and isinstance(exc.value, ast.Name)
-        and exc.value.id == "builtins"
-    ):
-        return exc.attr
-    return None
-
-
-def own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """Every node under `body` that belongs to its scope (nested defs, classes and lambdas
-    are yielded themselves but not entered)."""
-    stack: list[ast.AST] = list(reversed(body))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, _SCOPES):
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
-
-
-def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """Every statement under `body` in source order, not entering nested defs or classes."""
-    for stmt in body:
-        yield stmt
-        if isinstance(stmt, _SCOPES):
-            continue
-        for name in ("body", "orelse", "finalbody"):
-            block = getattr(stmt, name, None)
-            if block:
-                yield from own_statements(block)
-        for handler in getattr(stmt, "handlers", ()):
-            yield from own_statements(handler.body)
-        for case in getattr(stmt, "cases", ()):
-            yield from own_statements(case.body)
 
 
 def function_table(

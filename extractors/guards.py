@@ -9,26 +9,8 @@ from typing import NamedTuple
 import libcst as cst
 
 from extractors import ops
-from extractors.one_line import one_line
-
-
-@dataclass(frozen=True)
-class Block:
-    """A step of the path to a raise: it sits in (or under) `statements[index]`."""
-
-    statements: Sequence[cst.CSTNode]
-    index: int
-
-
-@dataclass(frozen=True)
-class Branch:
-    """A step of the path to a raise: it runs only when `test` is true (`holds`) or false."""
-
-    test: cst.BaseExpression
-    holds: bool
-
-
-Step = Block | Branch
+from extractors.syntax.code_line import code_on_one_line
+from extractors.syntax.cst_tree import Block, Branch, Step
 
 # expressions that read fine after a bare `not`
 _ATOMS = (
@@ -54,13 +36,13 @@ _OR, _AND, _NOT, _TIGHT = 0, 1, 2, 3
 
 def condition(test: cst.BaseExpression, module: cst.Module) -> str:
     """A condition as it reads in the source, on one line."""
-    return one_line(module.code_for_node(test))
+    return code_on_one_line(module.code_for_node(test))
 
 
 def negate(test: cst.BaseExpression, module: cst.Module) -> str:
     """The readable negation of a condition: `a != b` -> `a == b`, `not x` -> `x`,
     `a and b` -> `not a or not b` when each side negates simply, else `not (a and b)`."""
-    return one_line(_negate(test, module)[0])
+    return code_on_one_line(_negate(test, module)[0])
 
 
 def _bare(node: cst.BaseExpression, module: cst.Module) -> str:
@@ -241,7 +223,7 @@ def _loop_header(
     """`x in xs` for a `for` loop whose body holds the raise (not its `else`)."""
     if not isinstance(statement, cst.For) or inner is not statement.body.body:
         return None
-    target = one_line(module.code_for_node(statement.target))
+    target = code_on_one_line(module.code_for_node(statement.target))
     if isinstance(statement.target, cst.Tuple) and not statement.target.lpar:
         target = f"({target})"
     return f"{target} in {condition(statement.iter, module)}"

@@ -11,15 +11,15 @@ not followed (one level). Several returns are a choice between them.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
 
-from extractors.bindings import BindingsWalk, ends_in_exit, own_nodes
+from extractors.bindings import BindingsWalk, ends_in_exit
 from extractors.functions import Function
-from extractors.guards import Block, Step
 from extractors.messages import Items, Reader, Value, merge_values, value_of
+from extractors.syntax.cst_tree import RETURNS_ORDER, own_nodes, statements_in
 
 # a function's parsed source: the def and the module that holds it (for source text)
 Parse = Callable[[Function], tuple[cst.FunctionDef, cst.Module]]
@@ -78,7 +78,7 @@ class HelperTable:
             self._shape[fn.qualname] = (
                 not generator
                 and ends_in_exit(function.body.body)
-                and all(_may_be_text(node.value) for node, _ in _returns_in(function.body.body, []))
+                and all(_may_be_text(node.value) for node, _ in _returns(function))
             )
         return self._shape[fn.qualname]
 
@@ -180,7 +180,7 @@ class ValidatorHelpers:
 
         results = []
         walk = BindingsWalk(module, None, parameter, renames)  # the returns in source order
-        for node, path in _returns_in(function.body.body, []):
+        for node, path in _returns(function):
             if node.value is None:
                 return None  # `return` alone: None is no message
             lookup = walk.lookup_at(path)
@@ -281,32 +281,6 @@ def _is_generator(function: cst.FunctionDef) -> bool:
     return any(isinstance(node, (cst.Yield, cst.Await)) for node in own_nodes(function.body))
 
 
-def _returns_in(
-    statements: Sequence[cst.CSTNode], path: list[Step]
-) -> Iterator[tuple[cst.Return, list[Step]]]:
-    """Every `return` of a block in source order with its path, not entering nested defs."""
-    for index, statement in enumerate(statements):
-        here = [*path, Block(statements, index)]
-        if isinstance(statement, cst.SimpleStatementLine):
-            yield from _returns_in(statement.body, here)
-        elif isinstance(statement, cst.Return):
-            yield statement, here
-        elif isinstance(statement, cst.If):
-            current: cst.If | cst.Else | None = statement
-            while isinstance(current, cst.If):
-                yield from _returns_in(current.body.body, here)
-                current = current.orelse
-            if current is not None:
-                yield from _returns_in(current.body.body, here)
-        elif isinstance(statement, (cst.For, cst.While, cst.Try, cst.TryStar, cst.With)):
-            blocks = [statement.body.body]
-            for part in ("orelse", "finalbody"):
-                extra = getattr(statement, part, None)
-                if extra is not None:
-                    blocks.append(extra.body.body)
-            blocks += [handler.body.body for handler in getattr(statement, "handlers", ())]
-            for block in blocks:
-                yield from _returns_in(block, here)
-        elif isinstance(statement, cst.Match):
-            for case in statement.cases:
-                yield from _returns_in(case.body.body, here)
+def _returns(function: cst.FunctionDef):
+    """Every `return` of a helper with its path, in the order its message lists them."""
+    return statements_in(cst.Return, function.body.body, try_order=RETURNS_ORDER)

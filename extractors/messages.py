@@ -29,7 +29,6 @@ from typing import Protocol
 
 import libcst as cst
 
-from extractors.one_line import one_line as join_lines
 from extractors.parts import (
     EMPTY,
     Choice,
@@ -49,6 +48,7 @@ from extractors.parts import (
     unknown_items,
 )
 from extractors.parts import literal as _literal
+from extractors.syntax.code_line import code_on_one_line
 
 __all__ = [
     "Choice",
@@ -67,7 +67,7 @@ __all__ = [
     "message_of",
     "message_of_args",
     "value_of",
-    "one_line",
+    "hole_source",
     "merge_values",
 ]
 
@@ -248,7 +248,7 @@ class Reader:
     def source(self, node: cst.CSTNode) -> str:
         if self.renames:
             node = node.visit(_Renamer(self.renames))
-        return one_line(self.module.code_for_node(node))
+        return hole_source(self.module.code_for_node(node))
 
     def arg_source(self, arg: cst.Arg) -> str:
         keyword = f"{arg.keyword.value}=" if arg.keyword is not None else ""
@@ -648,7 +648,7 @@ def decode_escapes(text: str) -> str:
     return _ESCAPE.sub(decode, text) if "\\" in text else text
 
 
-def one_line(source: str) -> str:
+def hole_source(source: str) -> str:
     """Expression source as a Hole writes it: a single line exactly as written, several
     lines joined into one with their outer parentheses kept."""
-    return source if "\n" not in source else join_lines(source, unwrap=False)
+    return source if "\n" not in source else code_on_one_line(source, unwrap=False)

@@ -179,9 +179,9 @@ def shown_message(message: str) -> str:
     return "".join(text for _, text in tokens)
 
 
-def placeholders(message: str) -> list[str]:
+def runtime_parts(message: str) -> list[str]:
     """The run-time parts of an errorMessage as written, in order (`{n}`, `{?a|b}`); doubled
-    braces are literal text, not placeholders."""
+    braces are literal text, not parts."""
     return [text for hole, text in _tokens(message) if hole]
 
 

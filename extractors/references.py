@@ -1,7 +1,7 @@
 """What a site reads and what its names stand for: the attribute chains of its guards and
 message placeholders (`self.cache_config.mamba_cache_mode`), and the bindings of its function
 (the receiver, parameters annotated with a class, a local `cfg = self.x`, a field
-validator's value). The join (`pipeline/mine/settings.py`) resolves them to settings.
+validator's value). The join (`pipeline/mine/settings/`) resolves them to settings.
 """
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ import functools
 import textwrap
 from collections import Counter
 
-from extractors.config_classes import dotted, last_name, type_ref
+from extractors.config_classes import type_ref
+from extractors.patterns import runtime_parts
 from extractors.settings_model import Binding, FunctionScope, Reference
+from extractors.syntax.names import dotted, last_name
 
 _FIELD_VALIDATORS = frozenset({"field_validator", "validator"})
 # an unannotated parameter of this name holds what a parser of the same file parsed
@@ -54,35 +56,21 @@ def _parse(expr: str) -> ast.expr | None:
         return None
 
 
-def placeholders(message: str) -> list[str]:
-    """The `{expr}` parts of an errorMessage, conversion and format spec taken off
-    (`{cfg.mode!r:>10}` -> `cfg.mode`); doubled braces are literal text, and the pieces a
-    message may hold (`{? (equivalent to {x})}`, `{* {name}}`) are searched for theirs.
-    Parts that are no expression are left out."""
+def part_expressions(message: str) -> list[str]:
+    """The expressions of an errorMessage's run-time parts, in order, conversion and format
+    spec taken off (`{cfg.mode!r:>10}` -> `cfg.mode`); the pieces a message may hold
+    (`{? (equivalent to {x})}`, `{* {name}}`) are searched for theirs. Parts that are no
+    expression are left out, and so is a part that never closes. The brace grammar is
+    `extractors.patterns.runtime_parts`'."""
     found: list[str] = []
-    index, size = 0, len(message)
-    while index < size:
-        char = message[index]
-        if message.startswith(("{{", "}}"), index):
-            index += 2
-            continue
-        if char != "{":
-            index += 1
-            continue
-        depth, end = 0, index
-        while end < size:
-            depth += {"{": 1, "}": -1}.get(message[end], 0)
-            if depth == 0:
-                break
-            end += 1
-        if end >= size:  # unbalanced: the rest is text
-            break
-        body = message[index + 1 : end]
+    for part in runtime_parts(message):
+        if not part.endswith("}"):
+            continue  # unbalanced: the rest is text
+        body = part[1:-1]
         if body[:1] in ("?", "*"):
-            found += placeholders(body[1:])
+            found += part_expressions(body[1:])
         elif (expr := _expression_part(body)) is not None:
             found.append(expr)
-        index = end + 1
     return found
 
 
@@ -105,7 +93,7 @@ def _references_of(text: str) -> tuple[Reference, ...]:
 def references(guards: list[str], message: str) -> list[Reference]:
     """The chains and names a site reads in its guards and its message, first seen first."""
     found: list[Reference] = []
-    for text in [*guards, *placeholders(message)]:
+    for text in [*guards, *part_expressions(message)]:
         found += _references_of(text)
     return list(dict.fromkeys(found))
 

@@ -12,7 +12,6 @@ elsewhere in the file leaves the segment's entry usable, with its lines shifted.
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 
 from extractors.facts import Memo
 from extractors.functions import Calls, Function, function_table
+from extractors.keys import segment_key
 
 _DEF_START = ("@", "def ", "async def ", "class ")
 _CODE_START = re.compile(r"[A-Za-z_]")
@@ -237,9 +237,7 @@ def _first_line(node: ast.stmt) -> int:
 
 
 def _key(token: str, segment: Segment) -> str:
-    where = "member" if segment.owner is not None else "top"
-    text = f"{token}\0{where}\0{segment.text}"
-    return "segment:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return segment_key(token, segment.owner is not None, segment.text)
 
 
 def _renamed(name: str | None, old: str, new: str) -> str | None:

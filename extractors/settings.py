@@ -1,6 +1,6 @@
 """The settings facts of one file: its config classes and fields, its command-line flags, the
 names it imports, and the Literal aliases and constant lists that say which values a setting
-accepts. Source text in, facts out; `pipeline/mine/settings.py` joins them across a tree.
+accepts. Source text in, facts out; `pipeline/mine/settings/` joins them across a tree.
 
 `outline_of` is the part that costs next to nothing (a byte scan): the class names a file
 defines and whether it builds a parser, kept for every file so the join knows where to look.
@@ -14,9 +14,11 @@ from collections.abc import Mapping
 
 from extractors.arguments import flags_of
 from extractors.config_classes import module_facts
+from extractors.facts import Rules
 from extractors.references import scope_of
 from extractors.settings_model import FileSettings, Outline
 
+DEFAULT_RULES = Rules()
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # as Python numbers lines (not str.splitlines)
 _CLASS_NAME = re.compile(rb"class[ \t]+([A-Za-z_]\w*)")
 # the idioms by which a flag names the config field it sets (extractors/arguments.py)
@@ -44,14 +46,16 @@ def file_settings(
     source: str,
     tree: ast.Module | None = None,
     validators: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None,
+    rules: Rules = DEFAULT_RULES,
 ) -> FileSettings:
     """The settings facts of one file; `tree` is its parse when the caller has it (the
     site pass often does), `validators` the trees of its validators by qualname, whose
-    scopes are then kept too. Raises SyntaxError (or ValueError) when the text is no Python."""
+    scopes are then kept too; `rules` (the configured ones, not a file's) say what makes a
+    configuration class. Raises SyntaxError (or ValueError) when the text is no Python."""
     if tree is None:
         tree = ast.parse(source)
     lines = _LINE_BREAK.split(source)
-    imports, aliases, constants, texts, classes = module_facts(tree, lines)
+    imports, aliases, constants, texts, classes = module_facts(tree, lines, rules)
     flags = flags_of(tree, lines, texts) if "add_argument" in source else []
     return FileSettings(
         imports=imports,

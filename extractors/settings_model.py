@@ -11,7 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # Bumped whenever a change here or in the modules below can change the facts of an
 # unchanged file; the per-blob settings cache is keyed by it.
-SETTINGS_VERSION = "2"
+# 3: configuration classes are those of the Rules (extractors/classes.py config_kind).
+SETTINGS_VERSION = "3"
 
 # why a class counts: its decorator, its base, or only that it has annotated attributes
 ClassKind = Literal["dataclass", "config", "pydantic", "enum", "annotated", "plain"]

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import ast
 import functools
-import hashlib
 import io
 import json
 import re
 import tokenize
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -26,15 +25,17 @@ from extractors.classes import (
     rules_for_file,
     scan_file,
 )
-from extractors.facts import FileExtraction, Memo, RaiseSite, Rules, ValidatorKind, memo_token
+from extractors.facts import FileExtraction, Memo, RaiseSite, Rules, ValidatorKind
 from extractors.functions import Function, function_table
-from extractors.guards import Block, Branch, GuardFinder, Step
+from extractors.guards import GuardFinder
 from extractors.helpers import HelperTable, ValidatorHelpers
+from extractors.keys import function_key, memo_token
 from extractors.limits import depth_problem, size_problem
 from extractors.messages import Message, message_of_args
 from extractors.segments import SegmentTable
 from extractors.settings import file_settings, links_flags
 from extractors.settings_model import FileSettings
+from extractors.syntax.cst_tree import raised_class, statements_in
 from extractors.validators import find_validators
 
 # sourceCode shows this many lines either side of the raise
@@ -61,7 +62,7 @@ def extract_file(
     before are not parsed again; the result is the same as without one. `classes` is the
     file's `scan_file` when the caller has it already.
     """
-    return analyse_file(path, text, rules, memo, classes, settings=False)[0]
+    return analyse_file(path, text, rules, memo, classes)[0]
 
 
 def analyse_file(
@@ -71,12 +72,13 @@ def analyse_file(
     memo: Memo | None = None,
     classes: FileClasses | None = None,
     *,
-    settings: bool = True,
+    facts_rules: Rules | None = None,
 ) -> tuple[FileExtraction, FileSettings | None]:
-    """`extract_file`, and (with `settings`) the file's settings facts when finding its sites
+    """`extract_file`, and (with `facts_rules`, the configured rules the settings facts
+    are made under, not the file's) the file's settings facts when finding its sites
     parsed the whole file (they cost little more then) or the file builds a parser whose
     flags name their fields; None otherwise, or when they cannot be made."""
-    parsed: list[_Parsed] | None = [] if settings else None
+    parsed: list[_Parsed] | None = [] if facts_rules is not None else None
     try:
         extraction = FileExtraction(
             filePath=path, sites=_extract(path, text, rules, memo, classes, parsed)
@@ -91,12 +93,13 @@ def analyse_file(
         reason = f"extractor error: {type(exc).__name__}: {exc}".splitlines()[0]
         return FileExtraction(filePath=path, skipped=reason), None
     try:
-        if parsed:
+        if parsed and facts_rules is not None:
             whole = parsed[0]
-            return extraction, file_settings(whole.source, whole.tree, whole.validators)
+            facts = file_settings(whole.source, whole.tree, whole.validators, facts_rules)
+            return extraction, facts
         data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-        if parsed is not None and links_flags(data):  # its flags are wanted in any case
-            return extraction, file_settings(decode(text))
+        if facts_rules is not None and links_flags(data):  # its flags are wanted in any case
+            return extraction, file_settings(decode(text), rules=facts_rules)
     except Exception:  # facts only add to sites; a file they fail on keeps its sites
         pass
     return extraction, None
@@ -383,63 +386,6 @@ def _def_at(wrapper: MetadataWrapper, def_line: int) -> cst.FunctionDef | None:
     return None
 
 
-def raises_in(
-    statements: Sequence[cst.CSTNode], path: list[Step]
-) -> Iterator[tuple[cst.Raise, list[Step]]]:
-    """Every `raise` of a block in source order with its path, not entering nested defs."""
-    for index, statement in enumerate(statements):
-        here = [*path, Block(statements, index)]
-        if isinstance(statement, cst.SimpleStatementLine):
-            yield from raises_in(statement.body, here)
-        elif isinstance(statement, cst.Raise):
-            yield statement, here
-        elif isinstance(statement, cst.If):
-            yield from _raises_in_if(statement, here)
-        elif isinstance(statement, (cst.For, cst.While)):
-            yield from raises_in(statement.body.body, here)
-            if statement.orelse is not None:
-                yield from raises_in(statement.orelse.body.body, here)
-        elif isinstance(statement, (cst.Try, cst.TryStar)):
-            yield from raises_in(statement.body.body, here)
-            for handler in statement.handlers:
-                yield from raises_in(handler.body.body, here)
-            for part in (statement.orelse, statement.finalbody):
-                if part is not None:
-                    yield from raises_in(part.body.body, here)
-        elif isinstance(statement, cst.With):
-            yield from raises_in(statement.body.body, here)
-        elif isinstance(statement, cst.Match):
-            for case in statement.cases:
-                yield from raises_in(case.body.body, here)
-        # nested defs and classes are scopes of their own
-
-
-def _raises_in_if(node: cst.If, path: list[Step]) -> Iterator[tuple[cst.Raise, list[Step]]]:
-    yield from raises_in(node.body.body, [*path, Branch(node.test, True)])
-    otherwise = [*path, Branch(node.test, False)]
-    if isinstance(node.orelse, cst.If):
-        yield from _raises_in_if(node.orelse, otherwise)
-    elif isinstance(node.orelse, cst.Else):
-        yield from raises_in(node.orelse.body.body, otherwise)
-
-
-def raised_class(node: cst.Raise, classes: Sequence[str]) -> str | None:
-    """`ValueError`, `ValueError(...)`, `builtins.ValueError(...)` -> `ValueError`."""
-    exc = node.exc
-    if isinstance(exc, cst.Call):
-        exc = exc.func
-    name = None
-    if isinstance(exc, cst.Name):
-        name = exc.value
-    elif (
-        isinstance(exc, cst.Attribute)
-        and isinstance(exc.value, cst.Name)
-        and exc.value.value == "builtins"
-    ):
-        name = exc.attr.value
-    return name if name in classes else None
-
-
 def function_source(lines: list[str], fn: Function) -> str:
     """The function as written, decorators included, its indentation removed."""
     prefix = lines[fn.def_line - 1][: fn.indent]
@@ -529,14 +475,7 @@ def _remembered_facts(
     """
     written = "\n".join(lines[fn.start - 1 : fn.end])
     called = helpers.texts(lines, written) if helpers is not None else []
-    key = (
-        "function:"
-        + hashlib.sha256(
-            "\0".join([memo_token(rules), fn.qualname, kind, written, *called]).encode(
-                "utf-8", "surrogatepass"
-            )
-        ).hexdigest()
-    )
+    key = function_key(rules, fn.qualname, kind, written, called)
     entry = memo.get(key)
     if entry is not None:
         return [_Facts(*row) for row in json.loads(entry)]
@@ -554,8 +493,8 @@ def _function_facts(
     module = snippet.module
     found = [
         (node, steps, error_class)
-        for node, steps in raises_in(snippet.function.body.body, [])
-        if (error_class := raised_class(node, rules.error_classes)) is not None
+        for node, steps in statements_in(cst.Raise, snippet.function.body.body)
+        if (error_class := raised_class(node)) in rules.error_classes
     ]
     # the pre-pass saw the same raises in the same order, with their lines
     known_lines = sorted(fn.raise_lines) if len(fn.raise_lines) == len(found) else None

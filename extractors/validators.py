@@ -10,15 +10,12 @@ from collections.abc import Callable, Iterator, Sequence
 from extractors.classes import ClassFact, Hierarchy
 from extractors.facts import Rules, ValidatorKind
 from extractors.functions import Function
+from extractors.syntax.annotations import annotated_class
 
 # class name -> its body's `attribute: Annotation` statements
 Annotations = Callable[[str], Sequence[tuple[str, str]]]
 # a read of one of these is a call of the getter
 _PROPERTIES = ("property", "cached_property")
-_OPTIONAL = re.compile(r"^(?:typing\.)?Optional\[(.*)\]$", re.DOTALL)
-_ANNOTATED = re.compile(r"^(?:typing\.)?Annotated\[([^,\[\]]*),.*\]$", re.DOTALL)
-_NONE_ARM = re.compile(r"^None\s*\|\s*|\s*\|\s*None$")
-_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
 
 
 def direct_kind(
@@ -39,19 +36,6 @@ def direct_kind(
     if name_pattern.search(fn.name):
         return "name"
     return None
-
-
-def annotated_class(annotation: str) -> str | None:
-    """The one class an annotation names: `ModelConfig`, `Optional[ModelConfig]`,
-    `"ModelConfig | None"`, `config.ModelConfig` -> `ModelConfig`; containers -> None."""
-    text = annotation.strip().strip("\"'").strip()
-    for _ in range(3):
-        unwrapped = _ANNOTATED.sub(r"\1", _OPTIONAL.sub(r"\1", text))
-        unwrapped = _NONE_ARM.sub("", unwrapped.strip()).strip().strip("\"'")
-        if unwrapped == text:
-            break
-        text = unwrapped
-    return _last(text) if _NAME.match(text) else None
 
 
 def _last(qualname: str) -> str:

@@ -218,7 +218,15 @@ _ci_option = click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
     metavar="SECONDS",
-    help="Time limit of each LLM request, its whole answer included (default: 120).",
+    help="Time limit of each LLM request in all, its whole answer included (default: 600).",
+)
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Longest an LLM request may wait for the next token of its streamed answer, the "
+    "first one included (default: 120): a slow model still sending tokens is not stuck. A "
+    "server that does not stream has only --timeout.",
 )
 @click.option(
     "--response-format",
@@ -284,8 +292,8 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
     and a run that leaves sites unexplained keeps a complete dataset already there.
     Exit codes: 0 done, 1 some files skipped, sites failed or records fell back to the
     offline explainer, 2 usage or input error (also: another run is writing the same
-    output), 3 a budget ran out (rerun to resume), 130/143 interrupted (what finished is
-    written and cached)."""
+    output, or --llm openai and the server refused the connection), 3 a budget ran out
+    (rerun to resume), 130/143 interrupted (what finished is written and cached)."""
     from pipeline.console import Console
     from pipeline.mine.run import RunOptions, run_dataset
 

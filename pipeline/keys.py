@@ -1,6 +1,8 @@
-"""Every key vmine hashes, in one place: the per-file analysis token, a record's `id` and
-`slug`, and the cache key of an explanation. None of them holds a line number or a commit,
-so moving code keeps ids, slugs and cached answers."""
+"""Every key vmine hashes, in one place (the extractor's memo keys are in
+`extractors/keys.py`, since `extractors/` never imports `pipeline/`): the per-file analysis
+and settings tokens, a record's `id` and `slug`, the cache key of an explanation, and the
+name of a remote's mirror. None of the first ones holds a line number or a commit, so
+moving code keeps ids, slugs and cached answers."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from extractors.facts import Rules, memo_token
+from extractors.facts import Rules
+from extractors.keys import memo_token
 from extractors.meaning import raise_line, raise_meaning
 from extractors.patterns import literal_text
 from extractors.settings_model import SETTINGS_VERSION
@@ -33,16 +36,23 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def url_digest(url: str) -> str:
+    """12 hex digits over a remote's exact URL: its mirror's name in the cache."""
+    return _sha256(url)[:12]
+
+
 def analysis_token(rules: Rules) -> str:
     """The per-blob cache key's second half: changes whenever the extractor or a rule does
     (the same token the extractor's own memo keys carry)."""
     return memo_token(rules)
 
 
-def settings_token() -> str:
+def settings_token(rules: Rules) -> str:
     """The per-blob settings cache key's second half: changes whenever the settings facts of
-    an unchanged file can (they depend on no rule)."""
-    return _sha256(f"settings\0{SETTINGS_VERSION}")
+    an unchanged file can (of the rules, only what makes a configuration class counts)."""
+    return _sha256(
+        dumps_key("settings", SETTINGS_VERSION, rules.config_decorators, rules.config_bases)
+    )
 
 
 def explanation_key(

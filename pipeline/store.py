@@ -186,7 +186,7 @@ class Store:
             self._insert_memo(memo)
             self._db.commit()
 
-    # -- per-blob settings facts (pipeline/mine/settings_facts.py) -----------------------
+    # -- per-blob settings facts (pipeline/mine/settings/tree_facts.py) -----------------------
 
     @_guarded
     def get_settings(
@@ -317,7 +317,7 @@ class Store:
         if row is None:
             return None
         try:
-            return ServerProfile.model_validate_json(row[0])
+            return ServerProfile.remembered(row[0])
         except ValueError:  # written by another vmine: learn it again
             return None
 

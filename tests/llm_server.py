@@ -9,8 +9,16 @@ with a 400 or a 500, extra keys, fenced code fields, null or a list where a stri
 capitalised enums, code that does not parse, a field 50,000 characters long, an answer cut
 off at the output limit); and what
 broken or hostile servers do (a body trickled a byte at a time, a huge body, a 200 that is
-an HTML page). Every request is recorded (arrival time, body, what was served) so tests
-assert exact counts.
+an HTML page, an answer escaping a lone surrogate and a NUL, a compressed body that inflates
+to hundreds of MB: once gzipped, or gzipped twice). Every request is recorded (arrival
+time, body, what was served) so tests assert exact counts.
+
+A request with `stream: true` gets its answer as server-sent events, as vLLM and llama.cpp
+send them: chat-completion chunks of `stream_chunk_chars` characters, the finish reason,
+a last chunk with the token counts when `stream_options.include_usage` asks, then
+`data: [DONE]`. Streaming faults: a slow model (a chunk every `trickle_seconds`), silence
+in the middle of the stream, a stream that never ends, a server that refuses `stream` or `stream_options` (a 400), one that ignores `stream`
+and sends one JSON body, one that sends no token counts, an event that is not JSON.
 
 It also serves the Files and Batch APIs (`/v1/files`, `/v1/batches`): an uploaded JSONL of
 chat-completion requests becomes a batch that moves one status on at each retrieve
@@ -26,11 +34,14 @@ from __future__ import annotations
 
 import argparse
 import email.policy
+import gzip
 import json
 import re
 import signal
+import sys
 import threading
 import time
+import zlib
 from dataclasses import dataclass, field
 from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -57,6 +68,17 @@ FaultKind = Literal[
     "huge",
     "not_json",
     "cut_off",
+    "surrogate",
+    "gzip_bomb",
+    "gzip_gzip",
+    "slow_stream",
+    "silent_mid_stream",
+    "endless_stream",
+    "reject_stream",
+    "reject_stream_options",
+    "ignore_stream",
+    "no_usage",
+    "broken_stream",
 ]
 FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 
@@ -68,9 +90,20 @@ LLAMA_CPP_FORMAT_ERROR = (
     "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n"
     "  Input should be 'text' or 'json_object' [type=literal_error, input_value='json_schema']"
 )
-# Faults that refuse the request's shape: they match only requests that ask for json_schema.
+# Faults that refuse the request's shape: they match only requests that ask for json_schema,
+# for `stream`, or for `stream_options`.
 _FORMAT_FAULTS = ("reject_schema_400", "reject_schema_500")
+_STREAM_FAULTS = (
+    "reject_stream",
+    "slow_stream",
+    "silent_mid_stream",
+    "endless_stream",
+    "ignore_stream",
+    "broken_stream",
+)
 LONG_FIELD_CHARS = 50_000
+# What a `surrogate` answer's documentation holds: JSON escapes of a lone surrogate and a NUL.
+SURROGATE_TEXT = "bad \ud800 text \u0000 end"
 _FACTS = re.compile(r"(`{3,})json\n(.*?)\n\1", re.DOTALL)
 
 
@@ -85,8 +118,8 @@ class Fault:
     times: int = 1
     retry_after: str = "1"  # the `Retry-After` header of a rate_limit answer
     stall_seconds: float = 5.0
-    trickle_seconds: float = 0.5  # between two bytes of a trickled answer
-    huge_bytes: int = 64 * 1024 * 1024  # the size of a huge answer
+    trickle_seconds: float = 0.5  # between two bytes of a trickled answer, or two chunks
+    huge_bytes: int = 64 * 1024 * 1024  # the size of a huge answer, or of a bomb inflated
 
     def matches(self, number: int, facts: dict[str, Any], body: dict[str, Any]) -> bool:
         if self.times <= 0:
@@ -94,6 +127,10 @@ class Fault:
         if self.request is not None and self.request != number:
             return False
         if self.kind in _FORMAT_FAULTS and _format_type(body) != "json_schema":
+            return False
+        if self.kind in _STREAM_FAULTS and body.get("stream") is not True:
+            return False
+        if self.kind == "reject_stream_options" and "stream_options" not in body:
             return False
         return self.site is None or (
             self.site == facts.get("qualname") or self.site in str(facts.get("errorMessage"))
@@ -193,6 +230,11 @@ class Reply:
     content_type: str = "application/json"
     trickle_seconds: float | None = None
     stream_bytes: int | None = None
+    events: list[bytes] | None = None  # server-sent events, each sent as it is ready
+    event_seconds: float = 0.0  # before each event (a slow model)
+    silence_after: int | None = None  # events sent before a silence of `silence_seconds`
+    silence_seconds: float = 0.0
+    endless_seconds: float | None = None  # after the events, a chunk this often, forever
 
 
 @dataclass
@@ -249,8 +291,18 @@ _BATCH_STEPS = ("validating", "in_progress", "finalizing")
 class FakeLLM:
     """The server: `start()` it (or use it as a context manager), read `base_url`."""
 
-    def __init__(self, latency_ms: float = 0.0, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        latency_ms: float = 0.0,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        stream_chunk_chars: int = 256,
+        streams: bool = True,
+    ) -> None:
         self.latency = latency_ms / 1000.0
+        self.stream_chunk_chars = stream_chunk_chars
+        self.streams = streams  # False: `stream` is ignored, every answer is one JSON body
+        self._bombs: dict[tuple[int, int, bytes], bytes] = {}  # the last one made
         self.faults: list[Fault] = []
         self._requests: list[ServedRequest] = []
         self._lock = threading.Lock()
@@ -380,14 +432,53 @@ class FakeLLM:
             return Reply(200, raw=page, content_type="text/html")
         if kind == "huge":
             return Reply(200, stream_bytes=fault.huge_bytes)
+        if kind == "reject_stream":
+            return Reply(400, _error("stream is not supported", "invalid_request_error"))
+        if kind == "reject_stream_options":
+            return Reply(
+                400,
+                _error(
+                    "Unrecognized request argument supplied: stream_options",
+                    "invalid_request_error",
+                ),
+            )
+        if kind == "broken_stream":
+            return Reply(
+                200, raw=b'data: {"id": "x", "choices": [\n\n', content_type="text/event-stream"
+            )
         if kind == "stall":
             self._stopping.wait(fault.stall_seconds)
         content = json.dumps(self._explanation(kind, facts_of(served.user)))
+        if kind == "surrogate":  # json.dumps escapes the backslashes: undo it for these
+            content = content.replace(json.dumps(SURROGATE_TEXT)[1:-1], SURROGATE_TEXT)
         finish = "stop"
         if kind in ("malformed", "cut_off"):
             content = content[:60]  # cut mid-string
             finish = "length" if kind == "cut_off" else finish
         prompt_chars = sum(len(m.get("content", "")) for m in served.messages)
+        streamed = (
+            self.streams
+            and served.body.get("stream") is True
+            and kind not in ("trickle", "ignore_stream")
+        )
+        if streamed:
+            usage_asked = (served.body.get("stream_options") or {}).get("include_usage")
+            events = self._events(served, content, finish, prompt_chars, usage_asked)
+            if kind in ("no_usage",):
+                events = [event for event in events if b'"usage": {' not in event]
+            reply = Reply(200, content_type="text/event-stream", events=events)
+            if kind == "slow_stream":
+                reply.event_seconds = fault.trickle_seconds
+            if kind == "silent_mid_stream":
+                reply.silence_after, reply.silence_seconds = len(events) // 2, fault.stall_seconds
+            if kind == "endless_stream":
+                reply.events = events[:2]
+                reply.endless_seconds = fault.trickle_seconds
+            if kind in ("gzip_bomb", "gzip_gzip"):  # the padding as a comment line, mid-stream
+                layers = 2 if kind == "gzip_gzip" else 1
+                head, tail = events[0] + b":", b"\n\n" + b"".join(events[1:])
+                return self._bomb(head, fault.huge_bytes, layers, tail)
+            return reply
         body = {
             "id": f"chatcmpl-{served.number}",
             "object": "chat.completion",
@@ -406,9 +497,77 @@ class FakeLLM:
                 "total_tokens": prompt_chars // 4 + len(content) // 4,
             },
         }
+        if kind == "no_usage":
+            del body["usage"]
         if kind == "trickle":
             return Reply(200, raw=json.dumps(body).encode(), trickle_seconds=fault.trickle_seconds)
+        if kind in ("gzip_bomb", "gzip_gzip"):
+            payload = json.dumps(body).encode()
+            return self._bomb(payload, fault.huge_bytes, 2 if kind == "gzip_gzip" else 1)
         return Reply(200, body)
+
+    def _events(
+        self,
+        served: ServedRequest,
+        content: str,
+        finish: str,
+        prompt_chars: int,
+        usage_asked: bool,
+    ) -> list[bytes]:
+        """The answer as server-sent events: a chunk with the role, the content in pieces,
+        the finish reason, the usage (when asked), then [DONE]."""
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+            return {
+                "id": f"chatcmpl-{served.number}",
+                "object": "chat.completion.chunk",
+                "created": 1_700_000_000,
+                "model": served.body.get("model", "fake"),
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            }
+
+        size = max(1, self.stream_chunk_chars)
+        chunks = [chunk({"role": "assistant", "content": ""})]
+        chunks += [
+            chunk({"content": content[at : at + size]}) for at in range(0, len(content), size)
+        ]
+        chunks.append(chunk({}, finish))
+        if usage_asked:
+            chunks.append(
+                {
+                    **chunk({}),
+                    "choices": [],
+                    "usage": {
+                        "prompt_tokens": prompt_chars // 4,
+                        "completion_tokens": len(content) // 4,
+                        "total_tokens": prompt_chars // 4 + len(content) // 4,
+                    },
+                }
+            )
+        return [b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks] + [
+            b"data: [DONE]\n\n"
+        ]
+
+    def _bomb(self, payload: bytes, inflated: int, layers: int, tail: bytes = b"") -> Reply:
+        """`payload`, spaces up to `inflated` bytes (JSON allows them after a value, an event
+        stream in a comment line), then `tail`, gzipped `layers` times: a few hundred KB, or
+        bytes, that inflate to `inflated`."""
+        key = (inflated, layers, payload + tail)
+        if key not in self._bombs:
+            packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+            parts = [packer.compress(payload)]
+            block = b" " * (1 << 20)
+            for _ in range(max(0, inflated - len(payload)) >> 20):
+                parts.append(packer.compress(block))
+            data = b"".join(parts) + packer.compress(tail) + packer.flush()
+            for _ in range(layers - 1):
+                data = gzip.compress(data, 9, mtime=0)
+            self._bombs = {key: data}  # one at a time: a bomb is only asked for again
+        encoding = ", ".join(["gzip"] * layers)
+        kind = "text/event-stream" if payload.startswith(b"data: ") else "application/json"
+        return Reply(
+            200, raw=self._bombs[key], headers={"Content-Encoding": encoding}, content_type=kind
+        )
 
     @staticmethod
     def _explanation(kind: str | None, facts: dict[str, Any] | None) -> dict[str, Any]:
@@ -440,6 +599,8 @@ class FakeLLM:
             explanation["validationCode"] = "Check that the value is positive before the call."
         elif kind == "long_field":
             explanation["documentation"] = "x" * LONG_FIELD_CHARS
+        elif kind == "surrogate":
+            explanation["documentation"] = SURROGATE_TEXT
         return explanation
 
     # -- files and batches -------------------------------------------------------------
@@ -580,6 +741,11 @@ class _Server(ThreadingHTTPServer):
     block_on_close = False
     fake: FakeLLM
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (a timeout, a body too large) is no error of the server."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
@@ -654,20 +820,51 @@ class _Handler(BaseHTTPRequestHandler):
             with fake._lock:
                 served.status = reply.status
 
+    def _send_events(self, reply: Reply, served: ServedRequest | None) -> None:
+        """Each event as one HTTP chunk, flushed; a silence or an endless tail as scripted."""
+        fake = self.server.fake
+        sent = 0
+
+        def write(data: bytes) -> None:
+            nonlocal sent
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+            sent += len(data)
+            if served is not None:
+                served.bytes_sent = sent
+
+        assert reply.events is not None
+        for index, event in enumerate(reply.events):
+            if index == reply.silence_after and fake._stopping.wait(reply.silence_seconds):
+                return
+            if index and reply.event_seconds and fake._stopping.wait(reply.event_seconds):
+                return
+            write(event)
+        if reply.endless_seconds is not None:  # a space at a time: the answer never ends
+            tick = json.loads(reply.events[-1][len(b"data: ") :])
+            tick["choices"] = [{"index": 0, "delta": {"content": " "}, "finish_reason": None}]
+            tick = b"data: " + json.dumps(tick).encode()
+            while not fake._stopping.wait(reply.endless_seconds):
+                write(tick + b"\n\n")
+            return
+        self.wfile.write(b"0\r\n\r\n")
+
     def _send(self, reply: Reply, served: ServedRequest | None = None) -> bool:
         fake = self.server.fake
         data = reply.raw if reply.raw is not None else json.dumps(reply.body).encode("utf-8")
         try:
             self.send_response(reply.status)
             self.send_header("Content-Type", reply.content_type)
-            if reply.stream_bytes is not None:
+            if reply.stream_bytes is not None or reply.events is not None:
                 self.send_header("Transfer-Encoding", "chunked")
             else:
                 self.send_header("Content-Length", str(len(data)))
             for name, value in reply.headers.items():
                 self.send_header(name, value)
             self.end_headers()
-            if reply.stream_bytes is not None:
+            if reply.events is not None:
+                self._send_events(reply, served)
+            elif reply.stream_bytes is not None:
                 chunk = b'{"pad": "' + b"x" * (64 * 1024 - 9)
                 sent = 0
                 while sent < reply.stream_bytes and not fake._stopping.is_set():
@@ -698,8 +895,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--no-stream", action="store_true", help="ignore `stream` requests")
     args = parser.parse_args(argv)
-    fake = FakeLLM(latency_ms=args.latency_ms, host=args.host, port=args.port).start()
+    fake = FakeLLM(
+        latency_ms=args.latency_ms, host=args.host, port=args.port, streams=not args.no_stream
+    ).start()
     print(fake.base_url, flush=True)
     done = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):

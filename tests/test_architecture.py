@@ -104,3 +104,39 @@ def test_extractors_never_import_pipeline():
         if module.startswith("extractors")
     }
     assert {module: targets for module, targets in reaching.items() if targets} == {}
+
+
+def imports_libcst(module: str) -> bool:
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    return any(
+        (isinstance(node, ast.Import) and any(a.name.split(".")[0] == "libcst" for a in node.names))
+        or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "libcst")
+        for node in ast.walk(tree)
+    )
+
+
+def test_the_syntax_toolkit_keeps_libcst_to_one_module():
+    # libcst takes 0.6 s to import: the modules that run over every file of a tree (and the
+    # commands that only read datasets) stay on `ast`
+    toolkit = [module for module in MODULES if module.startswith("extractors.syntax")]
+    assert [module for module in toolkit if imports_libcst(module)] == [
+        "extractors.syntax.cst_tree"
+    ]
+    assert not any(
+        target == "extractors.syntax.cst_tree" for module in toolkit for target in GRAPH[module]
+    )
+
+
+def test_every_hash_is_made_in_a_keys_module():
+    # docs/architecture.md: every key vmine hashes sits in pipeline/keys.py, or, for the
+    # extractor's memo (extractors/ never imports pipeline/), in extractors/keys.py
+    hashing = sorted(
+        module
+        for module, path in MODULES.items()
+        if any(
+            isinstance(node, ast.Import | ast.ImportFrom)
+            and "hashlib" in [alias.name for alias in node.names] + [getattr(node, "module", "")]
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        )
+    )
+    assert hashing == ["extractors.keys", "pipeline.keys"]

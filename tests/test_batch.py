@@ -214,3 +214,33 @@ def test_an_interrupted_batch_run_resumes_polling_the_same_batch(fake_llm, repo,
     assert list(fake_llm.batches) == ["batch_1"]  # followed again, not submitted again
     assert fake_llm.count == ENGINE_SITES
     assert [e.explainedBy for e in dataset(tmp_path).entries] == ["openai"] * ENGINE_SITES
+
+
+def test_a_results_file_with_lone_surrogates_and_nuls_makes_the_dataset(fake_llm, repo, tmp_path):
+    # Issue 17: one answer escaping "\ud800" stopped `--batch-results` with a traceback.
+    requests_file = tmp_path / "requests.jsonl"
+    vmine(batch_args(fake_llm, repo, tmp_path, "--batch-file", str(requests_file)))
+    fake_llm.fail("surrogate", times=100)
+    lines = results_of(fake_llm, requests_file).splitlines()
+    # The first answer escapes them once more, inside the content (a lone surrogate in the
+    # content itself once the line is read); the others inside the answer's JSON.
+    lines[0] = lines[0].replace("\\\\ud800", "\\ud800").replace("\\\\u0000", "\\u0000")
+    results = tmp_path / "results.jsonl"
+    results.write_text("\n".join(lines) + "\n")
+    for _ in range(2):  # and a rerun, which reads them from the cache
+        ingested = vmine(batch_args(fake_llm, repo, tmp_path, "--batch-results", str(results)))
+        assert ingested.exit_code == 0, ingested.output
+        data = dataset(tmp_path)
+        assert [e.explainedBy for e in data.entries] == ["openai"] * ENGINE_SITES
+        texts = {record.documentation for record in data.records.values()}
+        assert texts == {"bad \ufffd text \ufffd end"}
+
+
+def test_batch_requests_never_stream(fake_llm, repo, tmp_path):
+    requests_file = tmp_path / "requests.jsonl"
+    vmine(batch_args(fake_llm, repo, tmp_path, "--batch-file", str(requests_file)))
+    bodies = [json.loads(line)["body"] for line in requests_file.read_text().splitlines()]
+    assert bodies and not any("stream" in body or "stream_options" in body for body in bodies)
+    result = vmine(batch_args(fake_llm, repo, tmp_path, "--batch", "--batch-poll", "0.01"))
+    assert result.exit_code == 0, result.output
+    assert fake_llm.requests and not any("stream" in r.body for r in fake_llm.requests)

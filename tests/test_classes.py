@@ -9,10 +9,12 @@ from extractors.classes import (
     ClassRules,
     FileClasses,
     class_annotations,
+    config_kind,
     rules_for_file,
     scan_file,
 )
 from extractors.facts import Rules
+from extractors.settings import file_settings
 
 
 def facts_of(source: str) -> list[ClassFact]:
@@ -198,6 +200,39 @@ RULES = [
 def test_class_rules_of_a_tree(source, configs, errors):
     found = ClassRules.of(facts_of(source), Rules())
     assert (set(found.configs), set(found.errors)) == (configs, errors)
+
+
+# --- what makes a configuration class: (decorators, bases, kind) -----------------------------
+
+CONFIG_KINDS = [
+    (("dataclass",), (), "dataclass"),
+    (("config", "dataclass"), (), "dataclass"),  # vLLM's `@config @dataclass`
+    (("config",), (), "config"),
+    (("define",), (), "config"),  # attrs
+    (("s",), (), "config"),  # `@attr.s`
+    ((), ("BaseModel",), "pydantic"),
+    ((), ("BaseSettings", "Generic"), "pydantic"),
+    (("lru_cache",), ("Base",), None),
+    ((), (), None),
+]
+
+
+@pytest.mark.parametrize(("decorators", "bases", "kind"), CONFIG_KINDS)
+def test_what_makes_a_configuration_class_is_one_rule_of_the_rules(decorators, bases, kind):
+    assert config_kind(decorators, bases, Rules()) == kind
+
+
+def test_the_init_rule_and_the_settings_facts_ask_the_same_rule():
+    source = textwrap.dedent("""
+        @settings_class
+        class Sampling:
+            temperature: float = 1.0
+    """)
+    custom = Rules(config_decorators=("settings_class",))
+    assert ClassRules.of(facts_of(source), custom).configs == {"Sampling"}
+    assert ClassRules.of(facts_of(source), Rules()).configs == frozenset()
+    assert [c.kind for c in file_settings(source, rules=custom).classes] == ["config"]
+    assert [c.kind for c in file_settings(source).classes] == ["annotated"]
 
 
 def test_rules_for_a_file_add_what_the_tree_knows_and_the_file_uses():

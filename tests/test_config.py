@@ -26,6 +26,7 @@ out = "data"
 llm = "offline"
 concurrency = 4
 timeout = 45.5
+idle_timeout = 30
 response_format = "json_object"
 
 [targets.engine]
@@ -320,7 +321,11 @@ def test_targets_run_in_file_order_with_file_defaults(tmp_path):
     assert (engine.command, serving.command) == ("engine serve MODEL", None)
     assert serving.rules.error_classes == ("ValueError", "TypeError")
     assert serving.rules.name_pattern == "^_*ensure_"
-    assert (engine.timeout, engine.response_format) == (45.5, "json_object")
+    assert (engine.timeout, engine.idle_timeout, engine.response_format) == (
+        45.5,
+        30.0,
+        "json_object",
+    )
 
 
 def test_named_targets_only_and_command_line_overrides_win(tmp_path):

@@ -157,7 +157,8 @@ def test_run_in_two_processes_with_other_hash_seeds_writes_the_same_dataset(repo
 
 # Every key vmine hashes, printed by a fresh interpreter.
 KEYS = """
-from extractors.facts import Rules, memo_token
+from extractors.facts import Rules
+from extractors.keys import memo_token
 from pipeline.dataset.models import Site
 from pipeline.keys import analysis_token, explanation_key, identities
 site = Site(repo="acme/engine", analyzedSha="0" * 40, filePath="engine/a.py", lineNumber=3,

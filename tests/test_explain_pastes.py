@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from extractors.patterns import runtime_parts
 from pipeline.cli import main
 from pipeline.lookup.cleaning import clean
-from pipeline.lookup.fragments import placeholders
 from pipeline.lookup.index import IndexedDataset, index_dataset
 from pipeline.lookup.match import lookup
 from pipeline.lookup.wrappers import client_prefix, exception_prefix, json_body, pydantic_items
@@ -360,7 +360,7 @@ def _rendered(case, values: list[str], chosen: list[bool]) -> str:
         ]
         return " ".join(pieces or case.messageFragments[:1])
     message = case.errorMessage
-    for hole, value in zip(placeholders(message), values, strict=False):
+    for hole, value in zip(runtime_parts(message), values, strict=False):
         message = message.replace(hole, value, 1)
     return message
 

@@ -6,8 +6,9 @@ import libcst as cst
 import pytest
 
 from extractors.facts import Rules
-from extractors.guards import condition, negate, one_line
+from extractors.guards import condition, negate
 from extractors.sites import extract_file
+from extractors.syntax.code_line import code_on_one_line
 
 MODULE = cst.Module(body=[])
 
@@ -68,7 +69,7 @@ ONE_LINE = [
 
 @pytest.mark.parametrize(("source", "written"), ONE_LINE)
 def test_condition_is_one_line(source, written):
-    assert one_line(source) == written
+    assert code_on_one_line(source) == written
     if "\\" not in source:
         assert condition(expression(source), MODULE) == written
 

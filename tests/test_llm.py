@@ -27,6 +27,7 @@ from pipeline.explainers.llm import (
     bounded_source,
     retry_after_seconds,
 )
+from pipeline.explainers.server import ServerProfile
 from pipeline.site.markdown import md_fence
 from tests.conftest import make_git_repo
 from tests.llm_server import HOSTILE_PATH, UNGROUNDED_FLAG, FakeLLM, explanation_for, facts_of
@@ -142,13 +143,16 @@ def test_retries_stop_after_max_retries_with_the_reason(fake_llm):
     assert fake_llm.count == 3 and result.usage.requests == 3
 
 
-def test_an_unreachable_server_fails_the_site_after_the_retries():
-    with socket.socket() as probe:  # a port nobody listens on once the probe is closed
+def free_port() -> int:
+    """A port nobody listens on once the probe is closed."""
+    with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    explainer = LLMExplainer(
-        "m", f"http://127.0.0.1:{port}/v1", "k", 1, max_retries=1, backoff=0.01
-    )
+        return probe.getsockname()[1]
+
+
+def test_an_unreachable_server_fails_the_site_at_the_first_refused_connection():
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    explainer = LLMExplainer("m", url, "k", 1, max_retries=4, backoff=0.01)
 
     async def once() -> ExplainResult:
         try:
@@ -157,9 +161,9 @@ def test_an_unreachable_server_fails_the_site_after_the_retries():
             await explainer.aclose()
 
     result = asyncio.run(once())
-    assert result.explanation is None
-    assert result.error == "gave up after 2 requests: connection error: Connection error."
-    assert result.usage.requests == 2
+    assert result.explanation is None and result.unreachable
+    assert result.error == f"cannot connect to {url}: connection refused"
+    assert result.usage.requests == 1  # no retry: nothing can get through
 
 
 def test_a_stall_past_the_timeout_is_retried(fake_llm):
@@ -605,6 +609,71 @@ def test_run_survives_every_fault_and_a_rerun_costs_nothing(fake_llm, tmp_path):
     assert fake_llm.count == ENGINE_SITES + 5  # everything cached: zero requests
 
 
+@pytest.mark.parametrize(("llm", "code"), [("openai", 2), ("auto", 1)])
+def test_an_unreachable_server_ends_the_llm_phase_at_once_in_one_line(tmp_path, llm, code):
+    from pipeline.cli import main
+
+    repo = make_git_repo(tmp_path / "repo", ENGINE_FILES)
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    out = tmp_path / "out"
+    args = ["run", str(repo), "--repo-name", REPO, "-o", str(out), "--llm", llm]
+    args += ["--base-url", url, "--cache-dir", str(tmp_path / "cache"), "--ci"]
+    result = CliRunner().invoke(main, args, env={"OPENAI_API_KEY": None, "CI": "true"})
+    # --llm openai asked for the server: an error; --llm auto only found its URL set
+    assert result.exit_code == code, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    reason = f"cannot connect to {url}: connection refused"
+    assert warnings == [f"warning: offline fallback for {ENGINE_SITES} sites: {reason}"]
+    assert f"LLM server not reached ({reason})" in result.stderr
+    [root] = {path.parent for path in out.rglob("manifest.json")}
+    dataset = load_dataset(root)
+    assert dataset.manifest.llm.requests == 1  # the first refused connection, no retry
+    assert [e.explainedBy for e in dataset.entries] == ["offline-fallback"] * ENGINE_SITES
+    assert {f.reason for f in dataset.manifest.fallbackSites} == {reason}
+
+
+def test_an_answer_escaping_a_lone_surrogate_and_a_nul_is_kept_with_them_replaced(
+    fake_llm, tmp_path
+):
+    # Issue 17: `store.put_explanation` raised PydanticSerializationError, exit 1 with a
+    # traceback, and the rerun crashed the same way.
+    repo = make_git_repo(tmp_path / "repo", ENGINE_FILES)
+    fake_llm.fail("surrogate", times=100)
+    out, cache = tmp_path / "out", tmp_path / "cache" / "store.sqlite"
+    for _ in range(2):
+        result = vmine_run(fake_llm, repo, out, cache)
+        assert result.exit_code == 0, result.output
+        [root] = {path.parent for path in out.rglob("manifest.json")}
+        dataset = load_dataset(root)
+        assert [e.explainedBy for e in dataset.entries] == ["openai"] * ENGINE_SITES
+        assert {r.documentation for r in dataset.records.values()} == {"bad \ufffd text \ufffd end"}
+    assert fake_llm.count == ENGINE_SITES  # the rerun read them from the cache
+
+
+# (a text a server sent, as the explainer keeps it)
+SERVER_TEXTS = [
+    ("ok", "ok"),
+    ("lone \ud800 high", "lone \ufffd high"),
+    ("lone \udfff low", "lone \ufffd low"),
+    ("nul \x00 byte", "nul \ufffd byte"),
+    ("astral \U0001f600 kept", "astral \U0001f600 kept"),
+]
+
+
+@pytest.mark.parametrize(("sent", "kept"), SERVER_TEXTS)
+def test_every_text_from_a_server_is_valid_unicode(sent, kept):
+    from pipeline.explainers.text import valid_text
+    from pipeline.explainers.transport import read_completion
+
+    assert valid_text(sent) == kept
+    body = {"choices": [{"message": {"content": sent}, "finish_reason": "stop"}]}
+    assert read_completion(json.dumps(body).encode()).content == kept
+    answer = json.dumps({**explanation_for({}), "documentation": sent, "tags": [sent]})
+    parsed = parse_answer(answer).explanation
+    assert (parsed.documentation, parsed.tags) == (kept, [kept])
+    kept.encode("utf-8")  # what a file or an SQLite row needs
+
+
 def test_injected_instructions_change_nothing_outside_the_dataset(fake_llm, tmp_path):
     files = {
         "engine/ports.py": f"""\
@@ -784,21 +853,45 @@ def test_a_site_whose_retry_the_budget_refuses_is_out_of_budget(fake_llm):
 # -- bounded answers and requests ----------------------------------------------------------------
 
 
-def test_every_request_sets_an_output_limit_and_a_timeout_failure_backs_off(fake_llm):
+class Remembered:
+    """A store that remembers one server profile."""
+
+    def __init__(self, profile: ServerProfile) -> None:
+        self.profile = profile
+
+    def get_server_profile(self, base_url, model):
+        return self.profile
+
+    def put_server_profile(self, base_url, model, profile) -> None:
+        self.profile = profile
+
+
+def test_an_unstreamed_timeout_backs_off_and_every_request_sets_an_output_limit(fake_llm):
     fake_llm.fail("stall", request=1, stall_seconds=10)
-    result = explain(fake_llm, ExplainRequest(scheduler_site()), timeout=0.5)
+    unstreamed = Remembered(ServerProfile(stream="off", settled=True))
+    [result], _ = explain_all(fake_llm, three_sites()[:1], memory=unstreamed, timeout=0.5)
     assert result.error is None
     first, second = fake_llm.requests
     # Not at once: a server serving one request at a time is still busy with the first
     # (0.5 s of timeout, then at least 0.5 s of back-off).
     assert second.received - first.received >= 0.95
+    assert "stream" not in first.body
     assert first.body["max_tokens"] == second.body["max_tokens"] == 2000
+
+
+def test_a_streamed_timeout_is_retried_without_waiting_for_the_answer(fake_llm):
+    # The server stops generating a stream vmine hung up on: nothing to wait for.
+    fake_llm.fail("stall", request=1, stall_seconds=10)
+    result = explain(fake_llm, ExplainRequest(scheduler_site()), timeout=0.5)
+    assert result.error is None
+    first, second = fake_llm.requests
+    assert second.received - first.received < 0.95  # the 0.5 s timeout, and no pause after it
 
 
 def test_a_site_that_times_out_twice_fails_after_its_attempts(fake_llm):
     fake_llm.fail("stall", times=5, stall_seconds=10)
     result = explain(fake_llm, ExplainRequest(scheduler_site()), timeout=0.3)
-    assert result.error == "gave up after 2 requests: timed out after 0.3 s"
+    assert result.error == "gave up after 2 requests: not finished after 0.3 s (--timeout)"
     assert fake_llm.count == 2
 
 
@@ -808,7 +901,7 @@ def test_a_trickling_server_cannot_outlast_the_total_timeout(fake_llm):
     started = time.monotonic()
     result = explain(fake_llm, ExplainRequest(scheduler_site()), timeout=1.0)
     elapsed = time.monotonic() - started
-    assert result.error == "gave up after 2 requests: timed out after 1 s"
+    assert result.error == "gave up after 2 requests: not finished after 1 s (--timeout)"
     assert elapsed < 6  # 2 x 1 s and a 1 s back-off, not the minutes the whole body takes
     assert all(0 < r.bytes_sent < 20 for r in fake_llm.requests)
 
@@ -825,6 +918,7 @@ def test_a_huge_body_is_dropped_after_the_size_bound(fake_llm):
 
 
 def test_a_body_declared_too_large_is_not_read(fake_llm):
+    fake_llm.fail("ignore_stream")  # one JSON body, with its Content-Length
     result = explain(
         fake_llm, ExplainRequest(scheduler_site()), max_retries=0, max_response_bytes=512
     )
@@ -973,3 +1067,172 @@ def test_a_site_whose_repair_the_budget_refuses_keeps_its_answer_with_fields_rep
         ("offline-fallback", []),
         ("offline-fallback", []),
     ]
+
+
+# -- streamed answers ----------------------------------------------------------------------------
+
+
+def test_an_answer_is_streamed_with_its_token_counts(fake_llm):
+    site = scheduler_site()
+    result = explain(fake_llm, ExplainRequest(site, grounding=GROUNDING))
+    assert result.explanation == expected_explanation(site)
+    [request] = fake_llm.requests
+    assert (request.body["stream"], request.body["stream_options"]) == (
+        True,
+        {"include_usage": True},
+    )
+    chars = sum(len(m["content"]) for m in request.messages)
+    content = json.dumps(explanation_for(facts_of(request.user)))
+    assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (
+        chars // 4,
+        len(content) // 4,
+    )
+
+
+def test_a_slow_model_still_sending_tokens_is_not_stuck(fake_llm):
+    # About 1 s in all, a chunk every 0.1 s: longer than the silence allowed, never silent.
+    fake_llm.fail("slow_stream", trickle_seconds=0.1)
+    started = time.monotonic()
+    site = scheduler_site()
+    result = explain(fake_llm, ExplainRequest(site), timeout=30, idle_timeout=0.5)
+    assert result.explanation == expected_explanation(site)
+    assert time.monotonic() - started > 0.5
+    assert fake_llm.count == 1
+
+
+def test_silence_in_the_middle_of_a_stream_ends_the_request_naming_the_limit(fake_llm):
+    fake_llm.fail("silent_mid_stream", times=2, stall_seconds=10)
+    started = time.monotonic()
+    result = explain(fake_llm, ExplainRequest(scheduler_site()), timeout=30, idle_timeout=0.3)
+    assert result.error == "gave up after 2 requests: no token for 0.3 s (--idle-timeout)"
+    assert time.monotonic() - started < 5  # 2 x 0.3 s and a pause, not 30 s or 10 s
+    assert all(r.bytes_sent > 0 for r in fake_llm.requests)  # half an answer came each time
+
+
+def test_a_stream_that_never_ends_is_held_by_the_total_limit(fake_llm):
+    fake_llm.fail("endless_stream", times=2, trickle_seconds=0.05)
+    started = time.monotonic()
+    result = explain(fake_llm, ExplainRequest(scheduler_site()), timeout=0.6, idle_timeout=0.3)
+    assert result.error == "gave up after 2 requests: not finished after 0.6 s (--timeout)"
+    assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize(
+    ("fault", "sent", "stream"),
+    [
+        # refuses `stream`: once, then one JSON body each, remembered
+        ("reject_stream", [True, None, None], "off"),
+        # refuses `stream_options`: once, then streamed without them
+        ("reject_stream_options", [True, True, True], "plain"),
+        # ignores `stream` and sends one JSON body: read as it is, and not asked again
+        ("ignore_stream", [True, None], "off"),
+    ],
+)
+def test_a_server_that_does_not_stream_is_learnt_once_and_remembered(
+    fake_llm, tmp_path, fault, sent, stream
+):
+    from pipeline.store import Store
+
+    fake_llm.fail(fault, times=100)
+    with Store(tmp_path / "store.sqlite") as store:
+        results, explainer = explain_all(fake_llm, three_sites()[:2], memory=store)
+        assert [r.error for r in results] == [None, None]
+        assert [r.body.get("stream") for r in fake_llm.requests] == sent
+        assert explainer.profile.stream == stream
+        # tokens: the server's counts, or chars / 4 when a stream without usage counts none
+        assert all(r.usage.completion_tokens > 0 for r in results)
+        fake_llm.reset()
+        again, _ = explain_all(fake_llm, three_sites()[:1], memory=store)
+        assert again[0].error is None
+        assert [r.body.get("stream") for r in fake_llm.requests] == [sent[-1]]
+
+
+def test_tokens_are_estimated_when_a_stream_counts_none(fake_llm):
+    fake_llm.fail("no_usage")
+    result = explain(fake_llm, ExplainRequest(scheduler_site()))
+    [request] = fake_llm.requests
+    chars = sum(len(m["content"]) for m in request.messages)
+    content = json.dumps(explanation_for(facts_of(request.user)))
+    assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (
+        chars // 4,
+        len(content) // 4,
+    )
+
+
+@pytest.mark.parametrize("chunk_chars", [1, 7, 4096])
+def test_a_streamed_repair_and_a_refused_format_work_as_unstreamed(chunk_chars, tmp_path):
+    with FakeLLM(stream_chunk_chars=chunk_chars) as server:
+        server.fail("reject_schema_400")
+        server.fail("malformed", site="limit 0 exceeded")
+        results, explainer = explain_all(server, three_sites()[:1])
+        assert [r.error for r in results] == [None]
+        assert [(r.response_format, r.body["stream"], r.is_repair) for r in server.requests] == [
+            ("json_schema", True, False),
+            ("json_object", True, False),
+            ("json_object", True, True),
+        ]
+        assert results[0].repairs == 1
+
+
+# -- compressed answers (issue 17: the bound counted compressed bytes) --------------------------
+
+
+@pytest.mark.parametrize("fault", ["gzip_bomb", "gzip_gzip"])
+@pytest.mark.parametrize("stream", ["usage", "off"])
+def test_a_compressed_answer_is_bounded_by_what_it_decodes_to(fake_llm, fault, stream):
+    # A valid answer, then spaces to 16 MiB: a few KB on the wire, accepted until the bound
+    # counted decoded bytes.
+    fake_llm.fail(fault, huge_bytes=16 * 2**20)
+    memory = Remembered(ServerProfile(stream=stream, settled=True))
+    [result], _ = explain_all(fake_llm, three_sites()[:1], memory=memory, max_retries=0)
+    assert result.error == (
+        "gave up after 1 requests: the response is larger than 2048 KiB (it goes on past "
+        "that); dropped"
+    )
+
+
+@pytest.mark.parametrize("fault", ["gzip_bomb", "gzip_gzip"])
+@pytest.mark.parametrize("stream", ["usage", "off"])
+def test_an_answer_a_proxy_compressed_is_read(fake_llm, fault, stream):
+    fake_llm.fail(fault, huge_bytes=0)  # compressed, and nothing after the answer
+    memory = Remembered(ServerProfile(stream=stream, settled=True))
+    [result], _ = explain_all(fake_llm, three_sites()[:1], memory=memory)
+    assert result.error is None and fake_llm.count == 1
+
+
+def test_a_stream_event_that_is_not_json_is_retried_like_a_body_that_is_not(fake_llm):
+    fake_llm.fail("broken_stream")
+    site = scheduler_site()
+    result = explain(fake_llm, ExplainRequest(site))
+    assert result.explanation == expected_explanation(site)
+    assert [r.fault for r in fake_llm.requests] == ["broken_stream", None]
+    fake_llm.fail("broken_stream")
+    result = explain(fake_llm, ExplainRequest(site), max_retries=0)
+    assert result.error.startswith(
+        "gave up after 1 requests: HTTP 200 with a stream event that is not JSON ("
+    )
+
+
+def test_a_run_says_which_time_limit_ended_a_request(fake_llm, tmp_path):
+    repo = make_git_repo(tmp_path / "repo", ENGINE_FILES)
+    fake_llm.fail("silent_mid_stream", site="port must be at least 1024", times=2)
+    fake_llm.fail("endless_stream", site="host must not be empty", times=2, trickle_seconds=0.05)
+    out, cache = tmp_path / "out", tmp_path / "cache" / "store.sqlite"
+    timeouts = ("--idle-timeout", "0.3", "--timeout", "0.6")
+    result = vmine_run(fake_llm, repo, out, cache, "--concurrency", "1", *timeouts)
+    assert result.exit_code == 1, result.output
+    [root] = {path.parent for path in out.rglob("manifest.json")}
+    fell = load_dataset(root).manifest.fallbackSites
+    assert [(f.lineNumber, f.reason) for f in fell] == [
+        (23, "gave up after 2 requests: no token for 0.3 s (--idle-timeout)"),
+        (25, "gave up after 2 requests: not finished after 0.6 s (--timeout)"),
+    ]
+
+
+@pytest.mark.parametrize("value", ["inf", "nan"])
+def test_a_time_limit_must_be_a_number_of_seconds(fake_llm, tmp_path, value):
+    repo = make_git_repo(tmp_path / "repo", ENGINE_FILES)
+    out, cache = tmp_path / "out", tmp_path / "cache" / "store.sqlite"
+    result = vmine_run(fake_llm, repo, out, cache, "--idle-timeout", value)
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1].startswith("Error: --idle-timeout: ")

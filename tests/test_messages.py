@@ -27,12 +27,12 @@ from extractors.messages import (
     format_call,
     fstring,
     helper_call,
+    hole_source,
     implicit_concatenation,
     join_call,
     local_name,
     message_of,
     message_of_args,
-    one_line,
     percent_format,
     plus_concatenation,
     sequence_display,
@@ -825,4 +825,4 @@ def test_adding_messages_joins_their_parts():
     ],
 )
 def test_one_line_collapses_multi_line_source(source, expected):
-    assert one_line(source) == expected
+    assert hole_source(source) == expected

@@ -22,7 +22,7 @@ from extractors.patterns import (
     literal_text,
     matches,
     pattern_fragments,
-    placeholders,
+    runtime_parts,
     shown_message,
 )
 
@@ -339,7 +339,7 @@ def test_holes_in_message_pair_the_message_with_the_pattern_holes(message, patte
     ],
 )
 def test_placeholders_are_the_run_time_parts_as_written(message, expected):
-    assert placeholders(message) == expected
+    assert runtime_parts(message) == expected
 
 
 def test_deeply_nested_pieces_read_in_linear_time_without_recursion():

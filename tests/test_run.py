@@ -24,8 +24,9 @@ from pipeline.explainers.base import (
     NoGrounding,
     Usage,
 )
+from pipeline.explainers.fallback import fallback_for
 from pipeline.keys import dumps_key, explanation_key, record_id, site_meaning
-from pipeline.mine.enrich import GIVE_UP_AFTER, enrich, plan
+from pipeline.mine.enrich import GIVE_UP_AFTER, by_key, enrich, plan
 from pipeline.mine.run import RunOptions, run_dataset
 from pipeline.store import Store
 from tests.conftest import make_git_repo
@@ -202,6 +203,20 @@ def test_explainer_exception_becomes_a_failure(store):
 
     outcome = run_enrich(store, Broken(), sites=SITES[:1])
     assert outcome.failures == {record_id(SITES[0]): "RuntimeError: boom"}
+
+
+def test_an_answer_that_cannot_be_stored_falls_back_like_any_bad_answer(store):
+    class Unstorable(CountingExplainer):
+        async def explain(self, request):
+            explanation = make_explanation("lone \ud800 surrogate")  # no sanitising on the way
+            return ExplainResult(explanation, usage=Usage(requests=1))
+
+    outcome = run_enrich(store, Unstorable(), sites=SITES[:1], fallback=fallback_for(Unstorable()))
+    rid = record_id(SITES[0])
+    assert outcome.explained_by == {rid: "offline-fallback"}
+    assert outcome.fallbacks[rid].startswith("the answer cannot be stored: ")
+    assert outcome.failures == {}
+    assert store.get_explanation(next(iter(by_key(SITES[:1], Unstorable())))) is None
 
 
 def test_cache_write_error_is_raised_not_hidden_as_pending(tmp_path):

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from extractors.references import function_scope, placeholders, references
+from extractors.references import function_scope, part_expressions, references
 from extractors.settings import file_settings, outline_of
 from extractors.settings_model import (
     Binding,
@@ -579,7 +579,7 @@ PLACEHOLDERS = [
 
 @pytest.mark.parametrize(("message", "exprs"), PLACEHOLDERS, ids=[c[0] for c in PLACEHOLDERS])
 def test_message_placeholders(message, exprs):
-    assert placeholders(message) == exprs
+    assert part_expressions(message) == exprs
 
 
 def test_references_join_guards_and_message_first_seen_first():

@@ -1,4 +1,4 @@
-"""The settings model of a tree and each site's settings (pipeline/mine/settings.py): one case
+"""The settings model of a tree and each site's settings (pipeline/mine/settings/): one case
 table per resolution step and per way a flag is linked to its field, then the fixture
 repository with both parser idioms through `vmine extract` and `vmine run`."""
 
@@ -15,8 +15,11 @@ from extractors.facts import Rules
 from extractors.settings import file_settings, outline_of
 from extractors.sites import extract_file
 from pipeline.cli import main
+from pipeline.dataset.models import Setting
 from pipeline.dataset.reader import load_dataset
-from pipeline.mine.settings import ModuleIndex, resolve_rounds
+from pipeline.mine.settings.chains import RESOLVERS
+from pipeline.mine.settings.join import SettingsJoin, resolve_rounds
+from pipeline.mine.settings.modules import ModuleIndex
 from tests.settings_fixture import make_settings_repo
 
 
@@ -542,6 +545,90 @@ def test_setting_facts_come_from_field_and_flag():
             "doc": None,
             "flags": [],
         },
+    ]
+
+
+def test_the_join_is_a_stage_that_returns_its_requests_round_by_round():
+    # nothing is loaded but the site's file: the first round asks for the file that defines
+    # the class; the join loads nothing itself, and the next round, with it, asks for nothing
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/cache.py": textwrap.dedent(CACHE),
+        "pkg/engine.py": textwrap.dedent("""
+            from pkg.cache import CacheConfig
+
+            def check(cache: CacheConfig) -> None:
+                if cache.block_size > 64:
+                    raise ValueError("too large")
+        """),
+    }
+    loaded = {"pkg/engine.py": file_settings(texts["pkg/engine.py"])}
+    (site,) = extract_file("pkg/engine.py", texts["pkg/engine.py"], Rules()).sites
+    join = SettingsJoin(
+        [("pkg/engine.py", site)],
+        {p: outline_of(t.encode()) for p, t in texts.items()},
+        ModuleIndex(texts),
+        loaded.get,
+    )
+    assert join.round() == {"pkg/cache.py"}
+    assert join.results == [[]]
+    assert set(loaded) == {"pkg/engine.py"}
+    loaded["pkg/cache.py"] = file_settings(texts["pkg/cache.py"])
+    assert join.round() == frozenset()
+    assert [(s.expr, s.cls, s.field) for s in join.results[0]] == [
+        ("cache.block_size", "CacheConfig", "block_size")
+    ]
+    assert join.round() == frozenset()  # done: a further round asks for nothing
+
+
+def test_a_new_kind_of_root_is_a_resolver_in_the_table():
+    # the extension point of new surfaces: a resolver that claims `envs.X` answers for it,
+    # and the chains it does not claim go on to the built-in resolvers
+    text = textwrap.dedent("""
+        import envs
+        from dataclasses import dataclass
+
+        @dataclass
+        class CacheConfig:
+            block_size: int = 16
+
+            def __post_init__(self):
+                if envs.VLLM_STRICT and self.block_size > 64:
+                    raise ValueError("too large")
+    """)
+    claimed = []
+
+    def environment(walk, ref, expr, where, depth):
+        if ref.root != "envs":
+            return None
+        claimed.append(expr)
+        field = ref.attrs[0]
+        return [
+            Setting(
+                expr=expr,
+                cls=None,
+                field=field,
+                type="bool",
+                default=None,
+                choices=None,
+                doc=None,
+                flags=[],
+            )
+        ]
+
+    (site,) = extract_file("pkg/cache.py", text, Rules()).sites
+    join = SettingsJoin(
+        [("pkg/cache.py", site)],
+        {"pkg/cache.py": outline_of(text.encode())},
+        ModuleIndex(["pkg/cache.py"]),
+        {"pkg/cache.py": file_settings(text)}.get,
+        resolvers=(environment, *RESOLVERS),
+    )
+    assert join.round() == frozenset()
+    assert claimed == ["envs.VLLM_STRICT"]
+    assert [(s.expr, s.cls, s.field) for s in join.results[0]] == [
+        ("envs.VLLM_STRICT", None, "VLLM_STRICT"),
+        ("self.block_size", "CacheConfig", "block_size"),
     ]
 
 

@@ -9,7 +9,8 @@ from extractors.classes import scan_classes
 from extractors.facts import Rules
 from extractors.functions import function_table
 from extractors.sites import extract_file
-from extractors.validators import annotated_class, find_validators
+from extractors.syntax.annotations import annotated_class
+from extractors.validators import find_validators
 
 
 def validators_of(source: str, rules: Rules | None = None) -> dict[str, str]:

@@ -18,7 +18,7 @@ import extractors.limits
 from extractors.facts import FileExtraction, Rules
 from pipeline.keys import analysis_token
 from pipeline.mine.extract import extract_snapshot
-from pipeline.mine.workers import FileResult, WorkerPool
+from pipeline.mine.workers import FactsWork, FileResult, SiteWork, WorkerPool
 from pipeline.source import open_source
 from pipeline.store import Store
 from tests.conftest import make_git_repo
@@ -177,11 +177,16 @@ def many_raises(count: int) -> bytes:
 def test_a_file_that_exhausts_its_worker_s_memory_loses_only_itself():
     # 20,000 raises take the ast pre-pass some 150 MB and libcst some 400 MB more; this worker
     # may map 64 MiB more than it had (what it inherited free may serve a little of that)
-    with WorkerPool(Rules(), 1, None, memory_budget=64 * 2**20) as pool:
-        pool.submit([("pkg/limits.py", many_raises(20_000)), ("pkg/ok.py", checks(1).encode())])
+    with WorkerPool(1, None, memory_budget=64 * 2**20) as pool:
+        pool.submit(
+            [
+                SiteWork("pkg/limits.py", many_raises(20_000), Rules()),
+                SiteWork("pkg/ok.py", checks(1).encode(), Rules()),
+            ]
+        )
         results = {}
         while pool.busy:
-            results.update((result.path, result) for result in pool.poll(timeout=1.0))
+            results.update((result.work.path, result) for result in pool.poll(timeout=1.0))
     big, ok = results["pkg/limits.py"], results["pkg/ok.py"]
     # where the allocation fails decides the words: CPython's parser says MemoryError for
     # nesting too deep as well, and libcst's native parser aborts
@@ -192,6 +197,19 @@ def test_a_file_that_exhausts_its_worker_s_memory_loses_only_itself():
         "extractor crashed: killed by SIGSEGV",
     )
     assert ok.extraction.skipped is None and len(ok.extraction.sites) == 1
+
+
+def test_work_is_typed_a_file_s_sites_or_a_blob_s_facts_alone():
+    parser = b"import argparse\np = argparse.ArgumentParser()\np.add_argument('--port', type=int)\n"
+    with WorkerPool(1, None) as pool:
+        pool.submit([SiteWork("pkg/ok.py", checks(1).encode(), Rules()), FactsWork("b1", parser)])
+        results = []
+        while pool.busy:
+            results += pool.poll(timeout=1.0)
+    sites, facts = sorted(results, key=lambda result: isinstance(result.work, FactsWork))
+    assert len(sites.extraction.sites) == 1
+    assert facts.work.blob == "b1" and facts.extraction is None and not facts.lasting
+    assert [flag.options for flag in facts.settings.flags] == [["--port"]]
 
 
 @pytest.mark.parametrize(
@@ -207,7 +225,7 @@ def test_a_file_that_exhausts_its_worker_s_memory_loses_only_itself():
 )
 def test_only_what_says_something_about_the_file_is_cached(reason, lasting):
     extraction = FileExtraction(filePath="a.py", skipped=reason)
-    assert FileResult("a.py", extraction).lasting is lasting
+    assert FileResult(SiteWork("a.py", b"", Rules()), extraction).lasting is lasting
 
 
 def test_warnings_about_the_analysed_code_are_not_printed(tmp_path):

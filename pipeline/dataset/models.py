@@ -78,7 +78,7 @@ def github_url(repo: str, sha: str, file_path: str, start: int, end: int) -> str
 
 class Setting(BaseModel):
     """A setting a site's guards or message read, resolved through the repository's config
-    classes and parsers (pipeline/mine/settings.py): the field, what it accepts, its default,
+    classes and parsers (pipeline/mine/settings/): the field, what it accepts, its default,
     the first sentence of its doc and the command-line flags that set it."""
 
     model_config = ConfigDict(
@@ -249,7 +249,7 @@ class IndexEntry(BaseModel):
     # its fields the offline explainer replaced; missing in datasets of older vmines.
     explainedBy: str | None = None
     replacedFields: list[str] = Field(default_factory=list)
-    # The settings its guards and message read (pipeline/mine/settings.py). Absent from
+    # The settings its guards and message read (pipeline/mine/settings/). Absent from
     # datasets of older vmine.
     settings: list[Setting] = Field(default_factory=list)
 

@@ -108,7 +108,8 @@ def _setting_value(name: str, value: str | list[str] | None) -> str:
     return value if isinstance(value, str) else " ".join(value) or "(none)"
 
 
-def one_line(change: Change) -> str:
+def change_line(change: Change) -> str:
+    """A change as one line of text: its mark, kind, place, function and what changed."""
     said = note(change)
     tail = f" ({said})" if said else ""
     return (
@@ -194,7 +195,7 @@ def render_text(diff: DatasetDiff, color: bool = False) -> str:
     datasets has its control characters escaped: this goes to a terminal)."""
     lines = [printable(f"{diff.old.title} -> {diff.new.title}")]
     for change in diff.changes:
-        line = printable(one_line(change))
+        line = printable(change_line(change))
         lines.append(click.style(line, fg=_COLOURS[change.kind]) if color else line)
     summary = diff.summary()
     lines.append(click.style(summary, bold=True) if color else summary)

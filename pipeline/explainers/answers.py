@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from pipeline.dataset.models import Explanation
 from pipeline.explainers.server import ResponseFormat
+from pipeline.explainers.text import valid_text
 
 HANDLING_STRATEGIES = ("validation", "configuration", "retry", "fail-fast")
 # Fields whose text pages show as code (and grounding parses as Python, but for exampleFix).
@@ -95,8 +96,8 @@ def parse_answer(answer: str) -> ParsedAnswer:
     if not isinstance(data, dict):
         return ParsedAnswer(None, f"not a JSON object but {type(data).__name__}")
     known = Explanation.model_fields
-    dropped = sorted(key for key in data if key not in known)
-    data = {key: value for key, value in data.items() if key in known}
+    dropped = sorted(valid_text(str(key)) for key in data if key not in known)
+    data = {key: _valid(value) for key, value in data.items() if key in known}
     fixed: list[str] = []
     for name in CODE_FIELDS:
         value = data.get(name)
@@ -121,6 +122,15 @@ def parse_answer(answer: str) -> ParsedAnswer:
     if problems:
         return ParsedAnswer(None, "; ".join(problems), dropped, fixed)
     return ParsedAnswer(explanation, "", dropped, fixed)
+
+
+def _valid(value: Any) -> Any:
+    """A field's text (a string, or the strings of a list) made valid Unicode."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, list):
+        return [valid_text(item) if isinstance(item, str) else item for item in value]
+    return value
 
 
 def normal_strategy(value: str) -> str | None:

@@ -18,11 +18,19 @@ __all__ = [
     "ExplainResult",
     "Explainer",
     "Grounding",
+    "IDLE_TIMEOUT",
     "NoGrounding",
+    "REQUEST_TIMEOUT",
     "ServerMemory",
     "Usage",
     "command_prompt_version",
 ]
+
+
+# The time limits of one LLM request: in all, and without a token of a streamed answer (a
+# small model on a busy CPU takes 120-175 s for an answer, but is never silent for long).
+REQUEST_TIMEOUT = 600.0
+IDLE_TIMEOUT = 120.0
 
 
 class BatchError(Exception):

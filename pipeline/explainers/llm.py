@@ -3,10 +3,13 @@
 Retries (with backoff that honours `Retry-After`, bounded per site), the repair of an invalid
 or ungrounded answer and the counting of every HTTP request are done here, not by the
 client, so that `Usage` is exact and no request is ever sent twice except as the retry of a
-failed one. Every request asks leave of the budget first, has a total time limit (a server
-trickling bytes cannot hold it) and a bound on its response's size and length; the request's
-shape (structured output or JSON mode, the output limit's name) is negotiated with the server
-(`server.py`) and the answer is read by `answers.py`.
+failed one. Every request asks leave of the budget first, has its answer streamed with a
+limit on silence (`idle_timeout`: a slow model still sending tokens is not stuck) and a total
+time limit (a server trickling bytes cannot hold it), and a bound on its response's size and
+length; the request's shape (structured output or JSON mode, the output limit's name,
+streaming) is negotiated with the server (`server.py`) and the answer is read by `answers.py`.
+A server that cannot be reached at all (the connection refused) ends the explainer's work at
+once: `ExplainResult.unreachable`.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import asyncio
 import json
 import os
 import random
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Literal
@@ -25,6 +29,8 @@ from extractors.meaning import raise_line
 from pipeline.dataset.models import Site
 from pipeline.explainers.answers import response_format_param, schema_note
 from pipeline.explainers.base import (
+    IDLE_TIMEOUT,
+    REQUEST_TIMEOUT,
     Budget,
     Explainer,
     ExplainRequest,
@@ -35,13 +41,16 @@ from pipeline.explainers.base import (
 )
 from pipeline.explainers.conversation import Conversation
 from pipeline.explainers.server import ServerProfile
+from pipeline.explainers.streaming import Silent, streamed_completion
+from pipeline.explainers.text import valid_text
 from pipeline.explainers.transport import (
     MAX_RESPONSE_BYTES,
+    BadResponse,
     Completion,
     NotACompletion,
-    ResponseTooLarge,
     capped_http_client,
     read_completion,
+    unreachable,
 )
 from pipeline.site.markdown import md_fence
 from prompts import Prompt, load_prompt
@@ -64,7 +73,27 @@ FormatChoice = Literal["auto", "json_schema", "json_object"]
 
 
 class _GaveUp(Exception):
-    """A request that failed for good (retries exhausted or a status not worth retrying)."""
+    """A request that failed for good (retries exhausted or a status not worth retrying);
+    `unreachable`: the server could not be reached at all."""
+
+    def __init__(self, reason: str, unreachable: bool = False) -> None:
+        super().__init__(reason)
+        self.unreachable = unreachable
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """Why one request brought no completion, and what to do about it: `reason` "" means
+    the server refused the request's shape and the profile changed (send it again at once);
+    `wait` is a `Retry-After` in seconds; `busy`: the request timed out unstreamed, so the
+    server may still be generating its answer (a streamed one stops when vmine hangs up)."""
+
+    reason: str
+    retryable: bool = True
+    timed_out: bool = False
+    wait: float | None = None
+    unreachable: bool = False
+    busy: bool = False
 
 
 class _OutOfBudget(Exception):
@@ -86,9 +115,10 @@ class LLMExplainer(Explainer):
         base_url: str | None = None,
         api_key: str | None = None,
         concurrency: int = 8,
-        timeout: float = 120.0,
+        timeout: float = REQUEST_TIMEOUT,
         max_retries: int = 4,
         *,
+        idle_timeout: float = IDLE_TIMEOUT,
         backoff: float = 1.0,
         max_backoff: float = 30.0,
         max_wait: float = 120.0,
@@ -103,7 +133,8 @@ class LLMExplainer(Explainer):
         # Local servers need no key, but the client insists on one.
         self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "unused"
         self.concurrency = max(1, concurrency)
-        self.timeout = timeout
+        self.timeout = timeout  # seconds one request may take in all
+        self.idle_timeout = idle_timeout  # ... and go without a token, when streamed
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_backoff = max_backoff
@@ -126,6 +157,9 @@ class LLMExplainer(Explainer):
         self._probe: asyncio.Lock | None = None
         self._probed = False
         self._loop: asyncio.AbstractEventLoop | None = None
+        # why the server cannot be reached, once a connection was refused: no request goes
+        # after that (the requests already in flight fail on their own)
+        self._unreachable: str | None = None
 
     @property
     def server_key(self) -> str:
@@ -188,7 +222,10 @@ class LLMExplainer(Explainer):
                 outcome = conversation.settle("the request budget ran out")
                 return conversation.result(outcome, usage, out_of_budget=True)
             except _GaveUp as exc:
-                return conversation.result(conversation.settle(str(exc)), usage)
+                result = conversation.result(conversation.settle(str(exc)), usage)
+                if exc.unreachable:
+                    result = replace(result, unreachable=True)
+                return result
             conversation, outcome = conversation.advance(
                 completion.content, request.site_grounding, cut=completion.finish_reason == "length"
             )
@@ -230,25 +267,25 @@ class LLMExplainer(Explainer):
             sent = await self._attempt(messages, usage, budget)
             if isinstance(sent, Completion):
                 return sent
-            failure, wait, timed_out, retryable = sent
-            if not retryable:
-                raise _GaveUp(failure)
-            if failure == "":
+            if not sent.retryable:
+                raise _GaveUp(sent.reason, sent.unreachable)
+            if sent.reason == "":
                 continue  # the server refused the request's shape: the next one differs
             attempts += 1
-            timeouts += timed_out
+            timeouts += sent.timed_out
             if attempts > self.max_retries or timeouts >= TIMEOUT_ATTEMPTS:
-                raise _GaveUp(f"gave up after {attempts} requests: {failure}")
+                raise _GaveUp(f"gave up after {attempts} requests: {sent.reason}")
             if budget.spent():
                 raise _OutOfBudget  # no retry can go: do not wait for one
+            wait = sent.wait
             if wait is not None and waited + wait > self.max_wait:
                 raise _GaveUp(
-                    f"{failure}; the server asked to wait {wait:g} s, more than the "
+                    f"{sent.reason}; the server asked to wait {wait:g} s, more than the "
                     f"{max(0.0, self.max_wait - waited):g} s this site may still wait"
                 )
             if wait is None:
                 wait = self._backoff(attempts - 1)
-                if timed_out:  # let the answer that timed out finish first
+                if sent.busy:  # let the answer that timed out finish first
                     wait = max(wait, min(self.timeout, self.max_backoff))
                 wait = min(wait, max(0.0, self.max_wait - waited))
             waited += wait
@@ -256,11 +293,10 @@ class LLMExplainer(Explainer):
 
     async def _attempt(
         self, messages: list[dict[str, str]], usage: Usage, budget: Budget
-    ) -> Completion | tuple[str, float | None, bool, bool]:
-        """One request: the completion, or (failure, Retry-After seconds, timed out,
-        retryable); a failure of "" means the profile changed and the request may go again.
-        Until the server's profile is known, the first request goes alone (a probe), so
-        that a refused format costs one request, not one per request in flight."""
+    ) -> Completion | _Failure:
+        """One request: the completion, or why there is none. Until the server's profile is
+        known, the first request goes alone (a probe), so that a refused format costs one
+        request, not one per request in flight."""
         client = self.client()
         assert self._slots is not None and self._probe is not None
         if not self.profile.settled and not self._probed:
@@ -278,49 +314,81 @@ class LLMExplainer(Explainer):
         messages: list[dict[str, str]],
         usage: Usage,
         budget: Budget,
-    ) -> Completion | tuple[str, float | None, bool, bool]:
+    ) -> Completion | _Failure:
         assert self._slots is not None
         async with self._slots:
+            if self._unreachable is not None:
+                return _Failure(self._unreachable, retryable=False, unreachable=True)
             if not budget.take():
                 raise _OutOfBudget
             usage.requests += 1
             profile = self.profile
+            body = self.request_body(messages, profile)
             try:
                 # The client's own timeout is per read: a server trickling a byte every few
                 # seconds never trips it. This one bounds the whole request.
                 async with asyncio.timeout(self.timeout):
-                    raw = await client.chat.completions.with_raw_response.create(
-                        **self.request_body(messages, profile)
-                    )
-                    completion = read_completion(raw.http_response.content)
+                    completion, streamed, counted = await self._post(client, body, profile)
+            except Silent as exc:
+                return _Failure(f"{exc} (--idle-timeout)", timed_out=True)
             except (TimeoutError, openai.APITimeoutError):
-                return f"timed out after {self.timeout:g} s", None, True, True
-            except ResponseTooLarge as exc:
-                return str(exc), None, False, True
+                return _Failure(
+                    f"not finished after {self.timeout:g} s (--timeout)",
+                    timed_out=True,
+                    busy=profile.stream == "off",
+                )
+            except BadResponse as exc:
+                return _Failure(str(exc))
             except NotACompletion as exc:
-                return f"HTTP 200 with {exc}", None, False, True
+                return _Failure(f"HTTP 200 with {exc}")
             except openai.APIConnectionError as exc:
-                return f"connection error: {exc}", None, False, True
+                why = unreachable(exc)
+                if why is not None:
+                    self._unreachable = f"cannot connect to {self.server_key}: {why}"
+                    return _Failure(self._unreachable, retryable=False, unreachable=True)
+                return _Failure(f"connection error: {exc}")
             except openai.APIStatusError as exc:
                 detail = _status_detail(exc)
                 changed = profile.after_refusal(exc.status_code, detail, self.forced_format)
                 if changed is not None:
                     self.adopt(changed, settled=False)
-                    return "", None, False, True
+                    return _Failure("")
                 failure = f"HTTP {exc.status_code}: {detail}"
                 if exc.status_code not in RETRYABLE_STATUS:
-                    return failure, None, False, False
+                    return _Failure(failure, retryable=False)
                 wait = None
                 if exc.status_code in RETRY_AFTER_STATUS:
                     wait = retry_after_seconds(exc.response.headers.get("retry-after"))
-                return failure, wait, False, True
+                return _Failure(failure, wait=wait)
+            except openai.APIError as exc:  # an error event in the middle of a stream
+                return _Failure(f"the stream broke off: {_short(valid_text(str(exc)))}")
             except openai.OpenAIError as exc:
-                return f"{type(exc).__name__}: {_short(str(exc))}", None, False, False
-            usage.prompt_tokens += completion.prompt_tokens
-            usage.completion_tokens += completion.completion_tokens
+                return _Failure(f"{type(exc).__name__}: {_short(str(exc))}", retryable=False)
+            if counted:
+                usage.prompt_tokens += completion.prompt_tokens
+                usage.completion_tokens += completion.completion_tokens
+            else:  # a server that counts nothing: chars / 4, as the dry run estimates
+                usage.prompt_tokens += sum(len(m["content"]) for m in body["messages"]) // 4
+                usage.completion_tokens += len(completion.content) // 4
             if not profile.settled:
                 self.adopt(profile, settled=True)
+            if not streamed and self.profile.stream != "off":  # the server ignores `stream`
+                self.adopt(self.profile.model_copy(update={"stream": "off"}), settled=True)
             return completion
+
+    async def _post(
+        self, client: openai.AsyncOpenAI, body: dict[str, Any], profile: ServerProfile
+    ) -> tuple[Completion, bool, bool]:
+        """The completion of one request, whether it came streamed, and whether the server
+        counted its tokens."""
+        if profile.stream != "off":
+            got = await streamed_completion(
+                client, {**body, **profile.streaming()}, self.idle_timeout
+            )
+            return got.completion, got.streamed, got.counted
+        raw = await client.chat.completions.with_raw_response.create(**body)
+        completion = read_completion(raw.http_response.content)
+        return completion, False, bool(completion.prompt_tokens or completion.completion_tokens)
 
     def adopt(self, profile: ServerProfile, *, settled: bool) -> None:
         """Use `profile` from now on; remember it once an answer has come back with it."""
@@ -416,8 +484,8 @@ def _status_detail(exc: openai.APIStatusError) -> str:
     if isinstance(body, dict):
         detail = body.get("message") or (body.get("error") or {}).get("message")
         if isinstance(detail, str) and detail:
-            return _short(detail)
-    return _short(exc.message)
+            return _short(valid_text(detail))
+    return _short(valid_text(exc.message))
 
 
 def _short(text: str) -> str:

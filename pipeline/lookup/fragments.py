@@ -55,7 +55,3 @@ def covered_in_order(pieces: tuple[str, ...], text: str) -> int:
             covered += len(piece)
             at = found + len(piece)
     return covered
-
-
-# The run-time parts of an errorMessage in order (tests and bench read them from here).
-placeholders = patterns.placeholders

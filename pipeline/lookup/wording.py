@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from extractors.patterns import placeholders
+from extractors.patterns import runtime_parts
 
 _TOKEN = re.compile(r"-{0,2}\w[\w.\-/]*")
 _HOLE = "\x00"  # a run-time part in the record's token list; no word is ever this
@@ -58,7 +58,7 @@ def template_words(message: str) -> list[Word]:
     """The words of an errorMessage with each `{expr}` placeholder as one hole."""
     out: list[Word] = []
     rest = message
-    for placeholder in placeholders(message):
+    for placeholder in runtime_parts(message):
         before, _, rest = rest.partition(placeholder)
         out += words(before)
         out.append(_HOLE_WORD)

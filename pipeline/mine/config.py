@@ -151,6 +151,7 @@ class PipelineConfig(_Strict):
     max_requests: int | None = Field(default=None, ge=0)
     max_tokens: int | None = Field(default=None, ge=0)
     timeout: Seconds | None = None
+    idle_timeout: Seconds | None = None
     response_format: Literal["auto", "json_schema", "json_object"] | None = None
     cache_dir: Path | None = None
     targets: dict[str, Target] = Field(min_length=1)

@@ -29,6 +29,7 @@ from pipeline.explainers.base import (
     Usage,
 )
 from pipeline.explainers.fallback import Fallback, replace_fields
+from pipeline.explainers.text import valid_text
 from pipeline.keys import explanation_key, record_id
 from pipeline.store import CachedExplanation, Store
 
@@ -299,11 +300,12 @@ class _Keeper:
         signal stopped the run: it must stop within seconds)."""
         outcome = self.outcome
         pending = set() if outcome.interrupted_by is not None else set(outcome.pending)
-        reason_left = (
-            f"explainer given up on: {outcome.gave_up}"
-            if outcome.gave_up
-            else "the budget ran out before this site"
-        )
+        if outcome.unreachable and outcome.gave_up:
+            reason_left = outcome.gave_up  # as the sites that failed of it: one reason for all
+        elif outcome.gave_up:
+            reason_left = f"explainer given up on: {outcome.gave_up}"
+        else:
+            reason_left = "the budget ran out before this site"
         for site in sites:
             rid = record_id(site)
             if rid in outcome.failures:
@@ -399,14 +401,21 @@ class Misses:
         if result.out_of_budget:
             return False  # stopped by the budget: pending, as a site that never started
         group = self.sites[key]
-        if result.explanation is None:
+        error = result.error or "no explanation"
+        cached = None
+        if result.explanation is not None:
+            cached = CachedExplanation(
+                explanation=result.explanation, usage=result.usage, analyzed_at=now_timestamp()
+            )
+            try:
+                self.store.put_explanation(key, cached)
+            except ValueError as exc:  # text no file can hold: a bad answer like any other
+                why = valid_text(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+                cached, error = None, f"the answer cannot be stored: {why}"
+        if cached is None:
             for site in group:
-                outcome.failures[record_id(site)] = result.error or "no explanation"
+                outcome.failures[record_id(site)] = error
             return True
-        cached = CachedExplanation(
-            explanation=result.explanation, usage=result.usage, analyzed_at=now_timestamp()
-        )
-        self.store.put_explanation(key, cached)
         for site in group:
             self._keep.answer(site, cached, list(result.grounding_warnings))
         return True

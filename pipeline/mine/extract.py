@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import nullcontext
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, get_args
@@ -15,23 +14,16 @@ from pydantic import BaseModel, ConfigDict
 
 from extractors.classes import FileClasses, rules_for_file
 from extractors.facts import FileExtraction, MessageStatus, RaiseSite, Rules
-from extractors.limits import size_problem
-from extractors.settings_model import FileSettings
-from pipeline.console import Console, Tracker, line_of, skipped_markdown, workflow_command
+from pipeline.console import Console, line_of, skipped_markdown, workflow_command
 from pipeline.dataset.models import Site
 from pipeline.keys import analysis_token
+from pipeline.mine.analysis import FileAnalysis, Silent
 from pipeline.mine.classes import TreeClasses, scan_blob, store_classes, stored_classes
-from pipeline.mine.settings_facts import SnapshotSettings
-from pipeline.mine.workers import FILE_TIMEOUT, FileResult, Item, WorkerPool
+from pipeline.mine.settings.tree_facts import TreeFacts
+from pipeline.mine.workers import FILE_TIMEOUT
 from pipeline.output import write_output
-from pipeline.source import Snapshot, open_source, resolve_cache_dir
+from pipeline.source import Snapshot, TreeFile, open_source, resolve_cache_dir
 from pipeline.store import Store, default_store_path
-
-# Below this many files to analyse, starting more than one worker costs more than it saves.
-_ONE_WORKER_BELOW = 24
-# Files go to a worker in batches of about this many bytes: small enough to keep both
-# workers busy to the end, big enough that IPC stays cheap.
-_BATCH_BYTES = 256 * 1024
 
 
 class SkippedFile(BaseModel):
@@ -90,15 +82,8 @@ def _raises_one_of(data: bytes, rules: Rules) -> bool:
     return is_candidate(data, [name.encode() for name in rules.error_classes])
 
 
-class _Silent:
-    """A tracker for library callers that passed no console."""
-
-    def advance(self, count: int = 1, **fields: object) -> None:
-        pass
-
-
 def _progress(console: Console | None, total: int):
-    return console.progress("files", total) if console else nullcontext(_Silent())
+    return console.progress("files", total) if console else nullcontext(Silent())
 
 
 def extract_snapshot(
@@ -115,141 +100,198 @@ def extract_snapshot(
 ) -> Extraction:
     """Every site of the snapshot's `.py` files, analysing only blobs the store lacks; a file
     that takes longer than `file_timeout` seconds is skipped. With `settings` (the default),
-    each site comes with the settings it reads."""
+    each site comes with the settings it reads. Three steps: plan what the store cannot
+    answer, analyse it, place the sites in the tree; then the settings join."""
     repo = snapshot.require_repo()
-    prefix = snapshot.path_prefix
-    files = [f for f in snapshot.files if selected(prefix + f.path, include, exclude)]
-    stats = ExtractStats(files_total=len(files))
-    paths_of: dict[str, list[str]] = {}
-    for tree_file in files:
-        paths_of.setdefault(tree_file.blob, []).append(tree_file.path)
-
-    # Which classes are error classes or configuration classes depends on the whole tree, so
-    # each file is analysed (and cached) under the rules in effect for it, which every file's
-    # class scan decides. Blobs the store has scanned before are not read for it.
-    by_blob = stored_classes(store, paths_of)
-    new = [blob for blob in paths_of if blob not in by_blob]
-    rules_of: dict[str, Rules]  # set on both paths below, once the classes are known
-    if new:
-        # A blob whose scan the store lacks is new to it: it is analysed at once under the
-        # rules its own classes give while the rest is read (almost always the rules in
-        # effect), and again in the few cases the other files' classes change them.
-        own_of = {blob: rules_for_file(rules, facts) for blob, facts in by_blob.items()}
-        known = _stored(store, {blob: analysis_token(own_of[blob]) for blob in by_blob})
-        expected = len(new) + sum(1 for blob in by_blob if blob not in known)
-    else:
-        rules_of = TreeClasses(by_blob).rules_by_blob(rules)
-        known = _stored(store, {blob: analysis_token(rules_of[blob]) for blob in by_blob})
-        expected = sum(1 for blob in paths_of if blob not in known)
+    plan = _plan(snapshot, rules, store, include, exclude)
+    tree_facts = TreeFacts(snapshot, store, rules) if settings else None
     store_path = store.path if store is not None else None
-    tree_settings = SnapshotSettings(snapshot, store) if settings else None
+    facts_rules = rules if settings else None
     # Workers are forked before the blob reader and the progress display start threads;
     # they analyse the first files while the rest are still being read.
-    with _Analysis(rules, workers, store_path, expected, file_timeout, settings) as analysis:
-        read: dict[str, bytes] = {}
-        for blob, data in snapshot.read_blobs(new):
-            read[blob] = data
-            by_blob[blob] = facts = scan_blob(data)
-            own_of[blob] = own = rules_for_file(rules, facts)
-            if tree_settings is not None:
-                tree_settings.saw(blob, data)
-            if _raises_one_of(data, own):
-                analysis.add(
-                    blob,
-                    paths_of[blob][0],
-                    data,
-                    len(paths_of[blob]),
-                    (own, facts),
-                    analysis_token(own),
-                )
-            elif tree_settings is not None and tree_settings.wants_parse(blob):
-                analysis.add_settings_only(blob, paths_of[blob][0], data)  # a parser
-        if new:
-            store_classes(store, by_blob, new)
-            rules_of = TreeClasses(by_blob).rules_by_blob(rules)
-        token_of = {blob: analysis_token(rules_of[blob]) for blob in paths_of}
-        # Blobs whose rules are not those they were looked up or analysed under: their
-        # stored analyses, if any, are under the tokens of the rules in effect.
-        changed = [
-            blob for blob in paths_of if new and analysis_token(own_of[blob]) != token_of[blob]
-        ]
-        for blob in changed:
-            known.pop(blob, None)
-        known.update(_stored(store, {blob: token_of[blob] for blob in changed}))
-        # Every blob seen before is known without reading it: its analysis, or that it
-        # holds nothing worth analysing (None).
-        again = set(changed)
-        unknown = [
-            blob for blob in paths_of if blob not in known and (blob not in read or blob in again)
-        ]
-        plain = [blob for blob in read if blob not in again and blob not in analysis]
-        for blob, data in _contents(snapshot, unknown, read):
-            if tree_settings is not None:
-                tree_settings.saw(blob, data)
-            if _raises_one_of(data, rules_of[blob]):
-                analysis.add(
-                    blob,
-                    paths_of[blob][0],
-                    data,
-                    len(paths_of[blob]),
-                    (rules_of[blob], by_blob[blob]),
-                    token_of[blob],
-                )
-            else:
-                plain.append(blob)
-        read.clear()
-        analysis.submit()
-        if store is not None and plain:
-            for token, blobs in _by_token({blob: token_of[blob] for blob in plain}).items():
-                store.put_files([(blob, None) for blob in blobs], token)
-        reused = [blob for blob, extraction in known.items() if extraction is not None]
-        stats.files_reused = sum(len(paths_of[blob]) for blob in reused)
-        stats.files_parsed = analysis.weight
-        stats.files_candidate = stats.files_reused + stats.files_parsed
-        with _progress(console, len(files)) as tracker:
-            tracker.advance(len(files) - stats.files_parsed)
-            # Stored chunk by chunk, so an interrupted run keeps what it finished.
-            analysed = analysis.collect(tracker, store)
-        results = {**{b: e for b, e in known.items() if e is not None}, **analysed}
-        raws: list[tuple[str, RaiseSite]] = []
-        skipped: list[SkippedFile] = []
-        for tree_file in files:
-            extraction = results.get(tree_file.blob)
-            if extraction is None:
-                continue
-            if extraction.skipped is not None:
-                skipped.append(
-                    SkippedFile(filePath=prefix + tree_file.path, reason=extraction.skipped)
-                )
-                continue
-            for raw in extraction.sites:
-                # A cached analysis may come from another path holding the same bytes.
-                placed = (
-                    raw
-                    if raw.filePath == tree_file.path
-                    else raw.model_copy(update={"filePath": tree_file.path})
-                )
-                raws.append((tree_file.path, placed))
-        found: list[list] = [[] for _ in raws]
-        if tree_settings is not None:
-            for blob, made in analysis.settings.items():
-                tree_settings.add(blob, made)
-            # the files the join asks for are parsed by the workers, still up
-            tree_settings.analyse_many = analysis.settings_facts
-            found = tree_settings.settings_of(raws)
-
+    with FileAnalysis(workers, store_path, plan.expected, file_timeout, facts_rules) as analysis:
+        results, stats = _analyse(plan, snapshot, rules, store, analysis, tree_facts, console)
+        raws, skipped = _place(plan, results, snapshot.path_prefix)
+        found = (
+            tree_facts.settings_of(raws, analysis.facts, analysis)  # the workers are still up
+            if tree_facts is not None
+            else [[] for _ in raws]
+        )
     sites = [
-        Site.place(raw, repo, snapshot.sha, prefix, url_ref=snapshot.url_ref, settings=read)
+        Site.place(
+            raw, repo, snapshot.sha, snapshot.path_prefix, url_ref=snapshot.url_ref, settings=read
+        )
         for (_, raw), read in zip(raws, found, strict=True)
     ]
     sites.sort(key=lambda site: (site.filePath, site.lineNumber))
-    skipped += [
-        SkippedFile(filePath=prefix + path, reason=UNSAFE_PATH)
-        for path in snapshot.unsafe_paths
-        if selected(prefix + path, include, exclude)
-    ]
-    skipped.sort(key=lambda item: item.filePath)
     return Extraction(sites=sites, skipped=skipped, stats=stats)
+
+
+@dataclass
+class _Plan:
+    """What extracting a snapshot takes, worked out from the store before any blob is read.
+
+    Which classes are error classes or configuration classes depends on the whole tree, so
+    each file is analysed (and cached) under the rules in effect for it, which every file's
+    class scan decides. Blobs the store has scanned before are not read for it; a blob whose
+    scan the store lacks (`new`) is analysed at once under the rules its own classes give
+    while the rest is read (almost always the rules in effect), and again in the few cases
+    the other files' classes change them."""
+
+    files: list[TreeFile]  # the selected `.py` files
+    unsafe: list[str]  # selected `.py` paths of a crafted tree (`../evil.py`): skipped
+    paths_of: dict[str, list[str]]  # blob -> its paths, in tree order
+    scans: dict[str, FileClasses]  # blob -> its classes (the stored ones, so far)
+    new: list[str]  # blobs whose scan the store lacks
+    own_of: dict[str, Rules]  # blob -> the rules its own classes give (when some are new)
+    rules_of: dict[str, Rules] | None  # blob -> the rules in effect (None until known)
+    known: dict[str, FileExtraction | None]  # the store's analyses (None: nothing to find)
+    expected: int  # blobs to analyse, as far as the plan can tell
+
+
+def _plan(
+    snapshot: Snapshot,
+    rules: Rules,
+    store: Store | None,
+    include: Sequence[str],
+    exclude: Sequence[str],
+) -> _Plan:
+    prefix = snapshot.path_prefix
+    files = [f for f in snapshot.files if selected(prefix + f.path, include, exclude)]
+    unsafe = [path for path in snapshot.unsafe_paths if selected(prefix + path, include, exclude)]
+    paths_of: dict[str, list[str]] = {}
+    for tree_file in files:
+        paths_of.setdefault(tree_file.blob, []).append(tree_file.path)
+    scans = stored_classes(store, paths_of)
+    new = [blob for blob in paths_of if blob not in scans]
+    own_of: dict[str, Rules] = {}
+    rules_of: dict[str, Rules] | None = None
+    if new:
+        own_of = {blob: rules_for_file(rules, facts) for blob, facts in scans.items()}
+        known = _stored(store, {blob: analysis_token(own_of[blob]) for blob in scans})
+        expected = len(new) + sum(1 for blob in scans if blob not in known)
+    else:
+        rules_of = TreeClasses(scans).rules_by_blob(rules)
+        known = _stored(store, {blob: analysis_token(rules_of[blob]) for blob in scans})
+        expected = sum(1 for blob in paths_of if blob not in known)
+    return _Plan(files, unsafe, paths_of, scans, new, own_of, rules_of, known, expected)
+
+
+def _analyse(
+    plan: _Plan,
+    snapshot: Snapshot,
+    rules: Rules,
+    store: Store | None,
+    analysis: FileAnalysis,
+    tree_facts: TreeFacts | None,
+    console: Console | None,
+) -> tuple[dict[str, FileExtraction], ExtractStats]:
+    """Every blob's analysis (blob -> extraction; blobs with nothing to find left out): the
+    store's, else made by the workers, which store them as they arrive."""
+    paths_of = plan.paths_of
+    read = _read_new(plan, snapshot, rules, analysis, tree_facts)
+    if plan.new:
+        store_classes(store, plan.scans, plan.new)
+        plan.rules_of = TreeClasses(plan.scans).rules_by_blob(rules)
+    rules_of = plan.rules_of
+    assert rules_of is not None
+    token_of = {blob: analysis_token(rules_of[blob]) for blob in paths_of}
+    # Blobs whose rules are not those they were looked up or analysed under: their
+    # stored analyses, if any, are under the tokens of the rules in effect.
+    changed = [
+        blob
+        for blob in paths_of
+        if plan.new and analysis_token(plan.own_of[blob]) != token_of[blob]
+    ]
+    known = plan.known
+    for blob in changed:
+        known.pop(blob, None)
+    known.update(_stored(store, {blob: token_of[blob] for blob in changed}))
+    # Every blob seen before is known without reading it: its analysis, or that it
+    # holds nothing worth analysing (None).
+    again = set(changed)
+    unknown = [
+        blob for blob in paths_of if blob not in known and (blob not in read or blob in again)
+    ]
+    plain = [blob for blob in read if blob not in again and blob not in analysis]
+    for blob, data in _contents(snapshot, unknown, read):
+        if tree_facts is not None:
+            tree_facts.note(blob, data)
+        if not _hand_over(plan, analysis, blob, data, rules_of[blob], token_of[blob]):
+            plain.append(blob)
+    read.clear()
+    analysis.submit()
+    if store is not None and plain:
+        for token, blobs in _by_token({blob: token_of[blob] for blob in plain}).items():
+            store.put_files([(blob, None) for blob in blobs], token)
+    reused = [blob for blob, extraction in known.items() if extraction is not None]
+    stats = ExtractStats(files_total=len(plan.files))
+    stats.files_reused = sum(len(paths_of[blob]) for blob in reused)
+    stats.files_parsed = analysis.weight
+    stats.files_candidate = stats.files_reused + stats.files_parsed
+    with _progress(console, len(plan.files)) as tracker:
+        tracker.advance(len(plan.files) - stats.files_parsed)
+        # Stored chunk by chunk, so an interrupted run keeps what it finished.
+        analysed = analysis.collect(tracker, store)
+    return {**{b: e for b, e in known.items() if e is not None}, **analysed}, stats
+
+
+def _read_new(
+    plan: _Plan,
+    snapshot: Snapshot,
+    rules: Rules,
+    analysis: FileAnalysis,
+    tree_facts: TreeFacts | None,
+) -> dict[str, bytes]:
+    """The blobs whose scan the store lacks, read: scanned, and handed to the workers under
+    the rules their own classes give (a parser with no site, for its settings facts)."""
+    read: dict[str, bytes] = {}
+    for blob, data in snapshot.read_blobs(plan.new):
+        read[blob] = data
+        plan.scans[blob] = facts = scan_blob(data)
+        plan.own_of[blob] = own = rules_for_file(rules, facts)
+        wanted = tree_facts is not None and tree_facts.note(blob, data)
+        if not _hand_over(plan, analysis, blob, data, own, analysis_token(own)) and wanted:
+            analysis.add_facts(blob, data)  # a parser: the settings join starts from it
+    return read
+
+
+def _hand_over(
+    plan: _Plan, analysis: FileAnalysis, blob: str, data: bytes, rules: Rules, token: str
+) -> bool:
+    """Give a read blob to the workers when it may hold sites; False when it cannot."""
+    if not _raises_one_of(data, rules):
+        return False
+    paths = plan.paths_of[blob]
+    analysis.add(blob, paths[0], data, len(paths), (rules, plan.scans[blob]), token)
+    return True
+
+
+def _place(
+    plan: _Plan, results: dict[str, FileExtraction], prefix: str
+) -> tuple[list[tuple[str, RaiseSite]], list[SkippedFile]]:
+    """Each tree file's sites (with its tree path) and the skipped files, in tree order: an
+    analysis is the same for every path that holds the blob."""
+    raws: list[tuple[str, RaiseSite]] = []
+    skipped: list[SkippedFile] = []
+    for tree_file in plan.files:
+        extraction = results.get(tree_file.blob)
+        if extraction is None:
+            continue
+        if extraction.skipped is not None:
+            skipped.append(SkippedFile(filePath=prefix + tree_file.path, reason=extraction.skipped))
+            continue
+        for raw in extraction.sites:
+            # A cached analysis may come from another path holding the same bytes.
+            placed = (
+                raw
+                if raw.filePath == tree_file.path
+                else raw.model_copy(update={"filePath": tree_file.path})
+            )
+            raws.append((tree_file.path, placed))
+    skipped += [SkippedFile(filePath=prefix + path, reason=UNSAFE_PATH) for path in plan.unsafe]
+    skipped.sort(key=lambda item: item.filePath)
+    return raws, skipped
 
 
 def _by_token(token_of: dict[str, str]) -> dict[str, list[str]]:
@@ -277,173 +319,6 @@ def _contents(
         if blob in read:
             yield blob, read[blob]
     yield from snapshot.read_blobs(rest)
-
-
-class _Analysis:
-    """blob -> FileExtraction for blobs not in the cache, in worker processes (one for a few
-    files): a file that crashes, hangs or exhausts its worker loses only itself."""
-
-    def __init__(
-        self,
-        rules: Rules,
-        workers: int | None,
-        store_path: Path | None,
-        expected: int,
-        file_timeout: float,
-        settings: bool = True,
-    ) -> None:
-        self._size = 1 if expected < _ONE_WORKER_BELOW else workers or os.cpu_count() or 1
-        self._rules, self._store_path, self._file_timeout = rules, store_path, file_timeout
-        self._settings = settings
-        self._pool = self._new_pool() if expected else None
-        self.settings: dict[str, FileSettings] = {}  # blob -> facts the workers made
-        self._items: list[Item] = []  # read, not yet handed to a worker
-        self._batch_bytes = 0
-        self._blob_of: dict[str, str] = {}
-        self._blobs: set[str] = set()
-        self._weight: dict[str, int] = {}
-        self._token: dict[str, str] = {}  # path -> the store token of its rules
-        self._arrived: list[FileResult] = []
-        self.weight = 0  # files (paths) to analyse, a blob counting once per path
-
-    def _new_pool(self) -> WorkerPool:
-        return WorkerPool(
-            self._rules,
-            self._size,
-            self._store_path,
-            file_timeout=self._file_timeout,
-            settings=self._settings,
-        )
-
-    def __enter__(self) -> _Analysis:
-        if self._pool is not None:
-            self._pool.__enter__()  # forks every worker now, before any thread starts
-        return self
-
-    def _started_pool(self) -> WorkerPool:
-        if self._pool is None:  # no site to find, but facts to make
-            self._pool = self._new_pool()
-            self._pool.__enter__()
-        return self._pool
-
-    def add_settings_only(self, blob: str, path: str, data: bytes) -> None:
-        """A file wanted for its settings facts only (a parser with no site to find)."""
-        if size_problem(len(data)) is not None:
-            return  # too big for the extractor: no facts
-        self._blob_of[path] = blob
-        self._weight.setdefault(path, 0)
-        self._items.append((path, data, None, None))
-        self._batch_bytes += len(data)
-        if self._batch_bytes >= _BATCH_BYTES:
-            self.submit()
-
-    def settings_facts(self, texts: list[bytes]) -> list[FileSettings]:
-        """The settings facts of these files, made by the workers side by side."""
-        items: list[Item] = [(f"settings-{n}.py", data, None, None) for n, data in enumerate(texts)]
-        pool = self._started_pool()
-        per_batch = max(1, -(-len(items) // (2 * self._size)))  # two batches per worker
-        for start in range(0, len(items), per_batch):
-            pool.submit(items[start : start + per_batch])
-        made: dict[str, FileSettings] = {}
-        while pool.busy:
-            for result in pool.poll(timeout=1.0):
-                made[result.path] = result.settings or FileSettings()  # lost: no facts
-        return [made.get(path, FileSettings()) for path, *_ in items]
-
-    def __exit__(self, *exc: object) -> None:
-        if self._pool is not None:
-            self._pool.close()
-
-    def add(
-        self,
-        blob: str,
-        path: str,
-        data: bytes,
-        weight: int,
-        context: tuple[Rules, FileClasses],
-        token: str,
-    ) -> None:
-        """A file to analyse under the rules in effect for it (their store token is `token`)
-        and with its classes: handed to a worker with the next batch. A file added again
-        under other rules is analysed again, and only the last analysis counts."""
-        if path not in self._blob_of:
-            self.weight += weight
-        self._blobs.add(blob)
-        self._blob_of[path] = blob
-        self._weight[path] = weight
-        self._token[path] = token
-        problem = size_problem(len(data))
-        if problem is not None:  # not worth sending to a worker
-            self._arrived.append(
-                FileResult(path, FileExtraction(filePath=path, skipped=problem), rules=context[0])
-            )
-            return
-        self._items.append((path, data, *context))
-        self._batch_bytes += len(data)
-        if self._batch_bytes >= _BATCH_BYTES:
-            self.submit()
-
-    def __contains__(self, blob: str) -> bool:
-        return blob in self._blobs
-
-    def submit(self) -> None:
-        """Hand the files read so far to a worker."""
-        if not self._items:
-            return
-        chunk, self._items, self._batch_bytes = self._items, [], 0
-        pool = self._started_pool()
-        pool.submit(chunk)
-        self._arrived += pool.poll()
-
-    def collect(self, tracker: Tracker | _Silent, store: Store | None) -> dict[str, FileExtraction]:
-        results: dict[str, FileExtraction] = {}
-        unsaved: list[FileResult] = []
-        saved_at = time.monotonic()
-        try:
-            arrived, self._arrived = self._arrived, []
-            while True:
-                for result in arrived:
-                    if result.settings is not None:  # the same whatever the rules
-                        self.settings[self._blob_of[result.path]] = result.settings
-                # an analysis under rules the file was added again under is left out, and
-                # so is what a settings-only item brings but its facts
-                arrived = [
-                    result
-                    for result in arrived
-                    if result.extraction is not None and self._current(result)
-                ]
-                for result in arrived:
-                    results[self._blob_of[result.path]] = result.extraction
-                    tracker.advance(self._weight[result.path])
-                unsaved += arrived
-                # Stored every second or so, so an interrupted run keeps what it finished.
-                if store is not None and unsaved and time.monotonic() - saved_at > 1.0:
-                    self._save(unsaved, store)
-                    unsaved, saved_at = [], time.monotonic()
-                if self._pool is None or not self._pool.busy:
-                    return results
-                arrived = self._pool.poll(timeout=1.0)
-        finally:
-            if store is not None and unsaved:
-                self._save(unsaved, store)
-
-    def _current(self, result: FileResult) -> bool:
-        return result.rules is None or analysis_token(result.rules) == self._token[result.path]
-
-    def _save(self, results: list[FileResult], store: Store) -> None:
-        """Lasting analyses under their tokens, with the memo entries made (one transaction
-        per token; the memo goes with the first)."""
-        groups: dict[str, list[tuple[str, FileExtraction]]] = {}
-        for result in results:
-            if result.lasting:
-                groups.setdefault(self._token[result.path], []).append(
-                    (self._blob_of[result.path], result.extraction)
-                )
-        memo = [entry for result in results for entry in result.memo]
-        if not groups:
-            store.put_memo(memo)
-        for index, (token, items) in enumerate(groups.items()):
-            store.put_files(items, token, memo if index == 0 else ())
 
 
 def extract_source(

@@ -25,7 +25,7 @@ from pipeline.dataset.writer import (
     write_dataset,
 )
 from pipeline.exits import Exit
-from pipeline.explainers.base import Explainer
+from pipeline.explainers.base import IDLE_TIMEOUT, REQUEST_TIMEOUT, Explainer
 from pipeline.explainers.fallback import fallback_for
 from pipeline.explainers.grounding import RepoGrounding
 from pipeline.mine.assemble import assemble, build_manifest, distinct
@@ -40,7 +40,6 @@ if TYPE_CHECKING:  # the openai explainer is imported only when it is used
 
 _SAME_REASON_LINES = 5  # sites warned of one by one for one fallback reason
 DEFAULT_MODEL = "gpt-4o-mini"
-REQUEST_TIMEOUT = 120.0
 
 
 class RunError(Exception):
@@ -66,6 +65,7 @@ class RunOptions(BaseModel):
     max_requests: int | None = Field(default=None, ge=0)
     max_tokens: int | None = Field(default=None, ge=0)
     timeout: Seconds = REQUEST_TIMEOUT
+    idle_timeout: Seconds = IDLE_TIMEOUT
     response_format: Literal["auto", "json_schema", "json_object"] = "auto"
     batch: bool = False
     batch_file: Path | None = None
@@ -112,6 +112,7 @@ def choose_explainer(options: RunOptions) -> Explainer:
         api_key=api_key,
         concurrency=options.concurrency,
         timeout=options.timeout,
+        idle_timeout=options.idle_timeout,
         response_format=options.response_format,
         command=options.command,
     )
@@ -220,8 +221,8 @@ def _mine(
     kept = not is_complete(manifest) and has_complete_dataset(root)
     if not kept:
         write_dataset(options.out_dir, snapshot.repo, snapshot.sha, records, entries, manifest)
-    code = exit_code(manifest, enriched)
-    report(console, manifest, root, enriched, kept=kept)
+    code = exit_code(manifest, enriched, auto=options.llm == "auto")
+    report(console, manifest, root, enriched, kept=kept, auto=options.llm == "auto")
     return RunOutcome(code, root, manifest)
 
 
@@ -281,14 +282,18 @@ def write_batch_file(
     return RunOutcome(Exit.OK, None, None)
 
 
-def exit_code(manifest: Manifest, outcome: EnrichOutcome) -> int:
+def exit_code(manifest: Manifest, outcome: EnrichOutcome, auto: bool = False) -> int:
     """A signal's code (130/143) beats an explainer given up on (2), which beats a spent
     budget (3), which beats problems (1): skipped files, failed sites, or records the
-    offline explainer wrote because the LLM gave no usable answer."""
+    offline explainer wrote because the LLM gave no usable answer. With `--llm auto` (the
+    LLM used because a base URL or key is set, not because it was asked for), a server
+    that cannot be reached is not an error: the run is the offline explainer's (1)."""
     if outcome.exit_code_for_signal is not None:
         return outcome.exit_code_for_signal
-    if outcome.gave_up is not None:
+    if outcome.gave_up is not None and not (auto and outcome.unreachable):
         return Exit.INPUT
+    if outcome.gave_up is not None:
+        return Exit.PROBLEMS
     if manifest.counts.pending:
         return Exit.BUDGET
     counts = manifest.counts
@@ -298,10 +303,16 @@ def exit_code(manifest: Manifest, outcome: EnrichOutcome) -> int:
 
 
 def report(
-    console: Console, manifest: Manifest, root: Path, outcome: EnrichOutcome, kept: bool = False
+    console: Console,
+    manifest: Manifest,
+    root: Path,
+    outcome: EnrichOutcome,
+    kept: bool = False,
+    auto: bool = False,
 ) -> None:
     """Warnings for what went wrong, then the summary lines (stderr, and the CI summary);
-    `kept` says the complete dataset in `root` was kept instead of this run's."""
+    `kept` says the complete dataset in `root` was kept instead of this run's, `auto` that
+    the explainer was chosen by `--llm auto`."""
     for skipped in manifest.skippedFiles:
         console.warn(
             f"skipped: {skipped.reason}", file=skipped.filePath, line=line_of(skipped.reason)
@@ -311,15 +322,21 @@ def report(
             f"no explanation: {failed.reason}", file=failed.filePath, line=failed.lineNumber
         )
     # One line per site, but one line in all for a reason many sites share (a budget, an
-    # explainer given up on): the manifest lists them all.
+    # explainer given up on) or a server that could not be reached: the manifest lists them.
     shared = Counter(fell.reason for fell in manifest.fallbackSites)
+
+    def grouped(reason: str) -> bool:
+        return shared[reason] > _SAME_REASON_LINES or (
+            outcome.unreachable and reason == outcome.gave_up
+        )
+
     for fell in manifest.fallbackSites:
-        if shared[fell.reason] <= _SAME_REASON_LINES:
+        if not grouped(fell.reason):
             console.warn(
                 f"offline fallback: {fell.reason}", file=fell.filePath, line=fell.lineNumber
             )
     for reason, count in shared.items():
-        if count > _SAME_REASON_LINES:
+        if grouped(reason):
             console.warn(f"offline fallback for {count} sites: {reason}")
     for replaced in manifest.replacedFields:
         console.warn(
@@ -362,6 +379,12 @@ def report(
         )
     if outcome.interrupted_by is not None:
         lines.append("interrupted: what finished is written and cached; rerun to resume")
+    elif outcome.unreachable:
+        lines.append(
+            f"LLM server not reached ({outcome.gave_up}): the records are the offline "
+            "explainer's; start the server or fix --base-url (or OPENAI_BASE_URL), then rerun"
+            + (", or pass --llm offline not to try it" if auto else "")
+        )
     elif outcome.gave_up is not None:
         lines.append(
             f"explainer given up on: {outcome.gave_up}; check --base-url, OPENAI_API_KEY "

@@ -32,6 +32,7 @@ _DEFAULT_KEYS = (
     "max_requests",
     "max_tokens",
     "timeout",
+    "idle_timeout",
     "response_format",
     "cache_dir",
 )

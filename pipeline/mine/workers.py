@@ -33,22 +33,40 @@ MEMORY_BUDGET = 2 * 2**30
 # The reason of a file a worker ran out of memory on (extract_file says so itself).
 OUT_OF_MEMORY = "out of memory"
 
-# (path, contents, the rules in effect for the file, its classes); `submit` also takes
-# (path, contents), analysed under the pool's rules. Rules of None: only the file's settings
-# facts are wanted (a parser with no site to find).
-Item = tuple[str, bytes, Rules | None, FileClasses | None]
+
+@dataclass(frozen=True)
+class SiteWork:
+    """A file whose sites are wanted, under the rules in effect for it and with its classes
+    (None: scanned by the worker); its settings facts come along when they cost little."""
+
+    path: str
+    data: bytes
+    rules: Rules
+    classes: FileClasses | None = None
+
+
+@dataclass(frozen=True)
+class FactsWork:
+    """A blob whose settings facts alone are wanted: a parser with no site to find, or a
+    file the settings join asks for."""
+
+    blob: str
+    data: bytes
+
+
+Work = SiteWork | FactsWork
 
 
 @dataclass(frozen=True)
 class FileResult:
-    """One analysed file (no extraction for a settings-only item), the memo entries made on
-    the way, its settings facts when they were made, and whether the result may be cached:
-    a crash, a timeout or memory running out says nothing lasting about a file."""
+    """What one piece of work gave: the file's extraction (None for `FactsWork`), the memo
+    entries made on the way, its settings facts when they were made, and whether the result
+    may be cached: a crash, a timeout or memory running out says nothing lasting about a
+    file."""
 
-    path: str
+    work: Work
     extraction: FileExtraction | None
     memo: list[tuple[str, str]] = field(default_factory=list)
-    rules: Rules | None = None  # the rules the file was analysed under
     settings: FileSettings | None = None
 
     @property
@@ -75,9 +93,10 @@ def paused_gc() -> Iterator[None]:
         gc.collect(0)
 
 
-def settings_facts_of(data: bytes) -> FileSettings:
-    """A file's settings facts; none for a file too big for the extractor, one that is not
-    Python, or one a bug of ours fails on (facts only add to sites)."""
+def settings_facts_of(data: bytes, rules: Rules) -> FileSettings:
+    """A file's settings facts under the configured `rules`; none for a file too big for
+    the extractor, one that is not Python, or one a bug of ours fails on (facts only add to
+    sites)."""
     from extractors.limits import size_problem
     from extractors.settings import file_settings
     from extractors.sites import decode
@@ -85,29 +104,39 @@ def settings_facts_of(data: bytes) -> FileSettings:
     if size_problem(len(data)) is not None:
         return FileSettings()
     try:
-        return file_settings(decode(data))
+        return file_settings(decode(data), rules=rules)
     except Exception:
         return FileSettings()
 
 
 def analyse(
-    items: Sequence[Item], memo: MemoReader | None, settings: bool = True
+    items: Sequence[Work], memo: MemoReader | None, facts_rules: Rules | None = None
 ) -> list[tuple[FileExtraction | None, FileSettings | None]]:
     """The analyses of these files in this process (a bug of ours stays one file), with
-    their settings facts when asked for (and a settings-only item gets only those)."""
+    their settings facts made under `facts_rules` (None: no facts; `FactsWork` gets only
+    facts, under the default rules then)."""
     from extractors.sites import analyse_file
 
     results: list[tuple[FileExtraction | None, FileSettings | None]] = []
-    for path, data, rules, classes in items:
+    for work in items:
         with paused_gc():
-            if rules is None:
-                results.append((None, settings_facts_of(data)))
+            if isinstance(work, FactsWork):
+                results.append((None, settings_facts_of(work.data, facts_rules or Rules())))
                 continue
             try:
-                results.append(analyse_file(path, data, rules, memo, classes, settings=settings))
+                results.append(
+                    analyse_file(
+                        work.path,
+                        work.data,
+                        work.rules,
+                        memo,
+                        work.classes,
+                        facts_rules=facts_rules,
+                    )
+                )
             except Exception as exc:  # analyse_file must not raise
                 reason = f"extractor error: {type(exc).__name__}: {exc}".splitlines()[0]
-                results.append((FileExtraction(filePath=path, skipped=reason), None))
+                results.append((FileExtraction(filePath=work.path, skipped=reason), None))
     return results
 
 
@@ -121,11 +150,11 @@ class _Worker:
     def __init__(self, process: multiprocessing.process.BaseProcess, conn: Connection) -> None:
         self.process = process
         self.conn = conn
-        self.batch: list[Item] | None = None
+        self.batch: list[Work] | None = None
         self.done = 0  # files of the batch answered
         self.since = 0.0  # when the file it is on was started
 
-    def give(self, batch: list[Item]) -> None:
+    def give(self, batch: list[Work]) -> None:
         self.conn.send(batch)
         self.batch, self.done, self.since = batch, 0, time.monotonic()
 
@@ -135,22 +164,21 @@ class WorkerPool:
 
     def __init__(
         self,
-        rules: Rules,
         size: int,
         store_path: Path | None,
         *,
         file_timeout: float = FILE_TIMEOUT,
         memory_budget: int = MEMORY_BUDGET,
-        settings: bool = True,
+        facts_rules: Rules | None = None,
     ) -> None:
-        self._settings = settings  # whether files' settings facts are made beside their sites
-        self._rules = rules
+        # the configured rules files' settings facts are made under (None: no facts)
+        self._facts_rules = facts_rules
         self._size = size
         self._store_path = store_path
         self._file_timeout = file_timeout
         self._memory_budget = memory_budget
         self._workers: list[_Worker] = []
-        self._queue: deque[list[Item]] = deque()
+        self._queue: deque[list[Work]] = deque()
 
     def __enter__(self) -> WorkerPool:
         # Forked workers, and those that replace them, start with the extractor imported.
@@ -183,11 +211,9 @@ class WorkerPool:
     def busy(self) -> bool:
         return bool(self._queue) or any(worker.batch is not None for worker in self._workers)
 
-    def submit(self, batch: Sequence[Item | tuple[str, bytes]]) -> None:
+    def submit(self, batch: Sequence[Work]) -> None:
         if batch:
-            self._queue.append(
-                [item if len(item) == 4 else (*item, self._rules, None) for item in batch]
-            )
+            self._queue.append(list(batch))
             self._dispatch()
 
     def poll(self, timeout: float = 0.0) -> list[FileResult]:
@@ -214,8 +240,7 @@ class WorkerPool:
         try:
             while worker.batch is not None and worker.conn.poll():
                 extraction, facts, memo = worker.conn.recv()
-                item = worker.batch[worker.done]
-                results.append(FileResult(item[0], extraction, memo, item[2], facts))
+                results.append(FileResult(worker.batch[worker.done], extraction, memo, facts))
                 worker.done += 1
                 worker.since = time.monotonic()
                 if worker.done == len(worker.batch):
@@ -239,14 +264,15 @@ class WorkerPool:
         """The file `worker` was on is given up; the rest of its batch goes back in the queue
         and a new process takes its place."""
         assert worker.batch is not None
-        path, _, rules, _ = worker.batch[worker.done]
+        work = worker.batch[worker.done]
         rest = worker.batch[worker.done + 1 :]
         if rest:
             self._queue.appendleft(rest)
         worker.batch = None
         self._replace(worker)
-        lost = None if rules is None else FileExtraction(filePath=path, skipped=reason)
-        return FileResult(path, lost, rules=rules)
+        if isinstance(work, FactsWork):
+            return FileResult(work, None)  # no facts: they only add to sites
+        return FileResult(work, FileExtraction(filePath=work.path, skipped=reason))
 
     def _replace(self, worker: _Worker) -> None:
         worker.conn.close()
@@ -284,7 +310,7 @@ class WorkerPool:
                 self._store_path,
                 os.getpid(),
                 self._memory_budget,
-                self._settings,
+                self._facts_rules,
             ),
         )
         process.start()
@@ -311,7 +337,7 @@ def _serve(
     store_path: Path | None,
     parent: int,
     memory_budget: int,
-    settings: bool = True,
+    facts_rules: Rules | None = None,
 ) -> None:
     """A worker's life: batches in, one answer per file out, until told to stop or the
     parent is gone."""
@@ -332,7 +358,7 @@ def _serve(
         if batch is None:
             return
         for item in batch:
-            ((extraction, facts),) = analyse([item], memo, settings)
+            ((extraction, facts),) = analyse([item], memo, facts_rules)
             try:
                 conn.send((extraction, facts, memo.take() if memo is not None else []))
             except OSError:

@@ -3,7 +3,6 @@ and blobs, and bare mirrors of remote repositories fetched as little as possible
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import subprocess
@@ -13,6 +12,7 @@ from pathlib import Path
 
 from pipeline.console import Console
 from pipeline.dataset.models import REPO_NAME_RE, SHA40_RE
+from pipeline.keys import url_digest
 from pipeline.source.snapshot import Snapshot, SourceError, TreeFile
 
 # Seconds a git command that talks to a remote may take before it counts as unreachable;
@@ -226,8 +226,7 @@ def list_tree(git_dir: Path, sha: str) -> tuple[list[TreeFile], list[str]]:
 def mirror_dir(cache_dir: Path, url: str) -> Path:
     """Where the bare mirror of a remote lives: readable name + hash of the exact URL."""
     tail = re.sub(r"[^A-Za-z0-9_.-]+", "_", url.rstrip("/").split("/")[-1])[:40]
-    digest = hashlib.sha256(url.encode()).hexdigest()[:12]
-    return cache_dir / "git" / f"{tail.removesuffix('.git')}-{digest}.git"
+    return cache_dir / "git" / f"{tail.removesuffix('.git')}-{url_digest(url)}.git"
 
 
 def init_bare(git_dir: Path) -> bool:

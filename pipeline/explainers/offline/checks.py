@@ -14,12 +14,12 @@ from dataclasses import dataclass
 
 from extractors import ops
 from extractors.patterns import holes_in_message, pattern_fragments
+from extractors.syntax.names import dotted_parts
 from pipeline.dataset.models import Setting, Site
 from pipeline.explainers.flags import find_flags, flag_for, string_literals
 from pipeline.explainers.offline.conditions import (
     RECEIVERS,
     Condition,
-    chain,
     is_bool_name,
     is_isinstance,
 )
@@ -101,7 +101,7 @@ def _read_source(qualname: str, source: str) -> FunctionFacts:
         func = defs[0]
         for decorator in func.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
-            names = chain(target)
+            names = dotted_parts(target)
             if names is None:
                 continue
             args = decorator.args if isinstance(decorator, ast.Call) else []
@@ -160,11 +160,11 @@ def check_of(
     subject = condition.subject
     config_names = {*RECEIVERS, *dict(function.aliases)}
     if subject is not None:
-        settable = (chain(subject) or [""])[0] in config_names
+        settable = (dotted_parts(subject) or [""])[0] in config_names
     else:  # `len(self.items) == 0`, `v & (v - 1)`: settable when it reads only the config
         names = _value_names(condition.node)
         settable = bool(names) and names <= config_names
-    names = chain(subject) if subject is not None else None
+    names = dotted_parts(subject) if subject is not None else None
     on_off = bool(names) and is_bool_name(names[-1])  # type: ignore[index]
     if flag is not None and f"--no-{flag[2:]}" in evidence:
         on_off = True
@@ -197,7 +197,7 @@ def _flag_of(
     `--mamba-backend`; `self.backend` of a MambaConfig -> `--mamba-backend` too), if that
     flag occurs in the message or the function's strings."""
     subject = condition.subject
-    names = chain(subject) if subject is not None else None
+    names = dotted_parts(subject) if subject is not None else None
     if not names:
         return None
     names = [aliases.get(names[0], names[0]), *names[1:]]
@@ -250,7 +250,7 @@ def flag_change_values(condition: Condition, suggested: list[str]) -> tuple[str 
         return None, None
     _, op, right = compare
     const = constant(right)
-    member = (chain(right) or [""])[-1].lower()
+    member = (dotted_parts(right) or [""])[-1].lower()
 
     def matches(value: str) -> bool:
         return value == str(const) or (bool(member) and value.lower() == member)

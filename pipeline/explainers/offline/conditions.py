@@ -9,6 +9,7 @@ import tokenize
 from dataclasses import dataclass, field, replace
 
 from extractors import ops
+from extractors.syntax.names import dotted_parts
 
 RECEIVERS = ("self", "cls")
 
@@ -20,7 +21,8 @@ _BOOL_WORDS = frozenset(
 )
 
 
-def one_line(text: str) -> str:
+def squeeze_spaces(text: str) -> str:
+    """Text on one line, every run of white space one space."""
     return " ".join(text.split())
 
 
@@ -63,19 +65,7 @@ def without_comments(code: str) -> str:
         if tok.type == tokenize.COMMENT:
             row, col = tok.start
             lines[row - 1] = lines[row - 1][:col]
-    return one_line("\n".join(lines))
-
-
-def chain(node: ast.AST) -> list[str] | None:
-    """`self.a.b` -> ['self', 'a', 'b']; None for anything but a dotted name."""
-    names: list[str] = []
-    while isinstance(node, ast.Attribute):
-        names.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    names.append(node.id)
-    return names[::-1]
+    return squeeze_spaces("\n".join(lines))
 
 
 def is_constant_like(node: ast.AST) -> bool:
@@ -84,7 +74,7 @@ def is_constant_like(node: ast.AST) -> bool:
         return True
     if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
         return True
-    names = chain(node)
+    names = dotted_parts(node)
     return bool(names) and len(names) > 1 and names[-1].isupper()  # type: ignore[index]
 
 
@@ -153,7 +143,7 @@ class Condition:
         node, truth = self.node, True
         while isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             node, truth = node.operand, not truth
-        if node is not None and chain(node) is not None:
+        if node is not None and dotted_parts(node) is not None:
             return node, truth
         return None
 
@@ -162,12 +152,12 @@ class Condition:
         """The dotted name a condition is about (`x`, `not x`, `x == 1`, `isinstance(x, T)`)."""
         if (switch := self.switch) is not None:
             return switch[0]
-        if (compare := self.compare) is not None and chain(compare[0]) is not None:
+        if (compare := self.compare) is not None and dotted_parts(compare[0]) is not None:
             return compare[0]
         node = self.node
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             node = node.operand
-        if is_isinstance(node) and chain(node.args[0]) is not None:  # type: ignore[union-attr]
+        if is_isinstance(node) and dotted_parts(node.args[0]) is not None:  # type: ignore[union-attr]
             return node.args[0]  # type: ignore[union-attr]
         return None
 
@@ -292,7 +282,7 @@ def _phrase(cond: Condition, node: ast.expr, negate: bool, rename: dict[str, str
         if isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1:
             return f"{cond.show(node.args[0], rename)} is {'' if negate else 'not '}empty"
         return f"{cond.show(node, rename)} returns {'false' if negate else 'true'}"
-    names = chain(node)
+    names = dotted_parts(node)
     if names is not None:
         text = cond.show(node, rename)
         if text.startswith("--") and is_bool_name(names[-1]):

@@ -14,8 +14,9 @@ import re
 import shlex
 
 from extractors import ops
+from extractors.syntax.names import dotted_parts
 from pipeline.dataset.models import Setting
-from pipeline.explainers.offline.conditions import Condition, chain, is_none
+from pipeline.explainers.offline.conditions import Condition, is_none
 
 PLACEHOLDER = "<value>"  # a value the code does not name
 _MISSING = object()
@@ -26,7 +27,7 @@ def settings_of(
 ) -> tuple[Setting | None, Setting | None]:
     """(the setting a condition's subject is, the setting whose flag passes the config it
     sits in when it has no flag of its own)."""
-    names = chain(condition.subject) if condition.subject is not None else None
+    names = dotted_parts(condition.subject) if condition.subject is not None else None
     if not names:
         return None, None
     expr = ".".join(names)

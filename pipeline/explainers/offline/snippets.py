@@ -8,6 +8,7 @@ import re
 
 from extractors import ops
 from extractors.patterns import shown_message
+from extractors.syntax.names import dotted_parts
 from pipeline.dataset.models import Site
 from pipeline.explainers.grounding import syntax_error
 from pipeline.explainers.offline.checks import (
@@ -26,7 +27,6 @@ from pipeline.explainers.offline.checks import (
 from pipeline.explainers.offline.conditions import (
     RECEIVERS,
     Condition,
-    chain,
     is_bool_name,
     rename_names,
     rewrite_receiver,
@@ -77,7 +77,7 @@ def _python_change(check: Check) -> tuple[str, str] | None:
     switch, compare = cond.switch, cond.compare
     if switch is not None:
         target = _as_code(cond, switch[0])
-        boolish = is_bool_name((chain(switch[0]) or [""])[-1])
+        boolish = is_bool_name((dotted_parts(switch[0]) or [""])[-1])
         if boolish:
             return f"{target} = {switch[1]}", f"{target} = {not switch[1]}"
         # a value known not to be None can only be empty (`[]`, `""`, `0`) to be false
@@ -103,13 +103,14 @@ def _python_change(check: Check) -> tuple[str, str] | None:
             return f"{target} = {offending}", f"{target} = {wanted}"
     items = right.elts if isinstance(right, ast.Tuple | ast.List | ast.Set) else []
     if op in (ops.IN, ops.NOT_IN) and (
-        (items and all(isinstance(e, ast.Constant) for e in items)) or chain(right) is not None
+        (items and all(isinstance(e, ast.Constant) for e in items))
+        or dotted_parts(right) is not None
     ):
         # `x not in ("a", "b")`: "a" passes; `x not in SUPPORTED`: any of its members does
         member = _as_code(cond, items[0]) if items else f"...  # one of {value}"
         allowed, other = f"{target} = {member}", f"{target} = ...  # not in {value}"
         return (other, allowed) if op is ops.NOT_IN else (allowed, other)
-    if op.boundary is not None and chain(right) is not None:  # `a < b`: two config values
+    if op.boundary is not None and dotted_parts(right) is not None:  # `a < b`: two config values
         before = f"{target} = ...  # {op.than(holds=True)} {value}"
         if op.boundary[1] == 0:  # fails at `b` itself
             return before, f"{target} = {value}"
@@ -244,7 +245,7 @@ def _guard_name(site: Site, function: FunctionFacts, checks: list[Check]) -> str
         if check.flag:
             base = check.flag.lstrip("-")
         elif check.condition.subject is not None:
-            names = chain(check.condition.subject) or []
+            names = dotted_parts(check.condition.subject) or []
             names = [dict(function.aliases).get(names[0], names[0]), *names[1:]] if names else []
             base = "_".join(n for n in names[-2:] if n not in RECEIVERS)
         if base:
@@ -297,7 +298,7 @@ def _positive(checks: list[Check]) -> str | None:
     node, compare = cond.node, cond.compare
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         code = _as_code(cond, node.operand, aliased=False)
-        names = chain(node.operand)
+        names = dotted_parts(node.operand)
         if names is not None and not is_bool_name(names[-1]):
             code = f"bool({code})"  # `-> bool` must not hand back the value itself
     elif isinstance(node, ast.Name | ast.Attribute | ast.Call):

@@ -17,7 +17,7 @@ _SKIP = {
 }
 
 
-def one_line(code: str, *, unwrap: bool = True) -> str:
+def code_on_one_line(code: str, *, unwrap: bool = True) -> str:
     """Source text of an expression on one line: whitespace between tokens collapsed to one
     space (none inside brackets' edges), comments dropped, a trailing comma before a closing
     bracket on a later line dropped, and (with `unwrap`) outer parentheses removed; string

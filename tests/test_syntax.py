@@ -1,0 +1,127 @@
+"""The syntax toolkit (extractors/syntax/): each question answered once, the same for `ast`
+and libcst trees where both ask it."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import libcst as cst
+import pytest
+
+from extractors.syntax import cst_tree, names
+from extractors.syntax.annotations import annotated_class, members
+from extractors.syntax.walk import own_nodes
+
+# (expression, its dotted name)
+DOTTED = [
+    ("a", "a"),
+    ("self.cache_config.block_size", "self.cache_config.block_size"),
+    ("f().x", None),
+    ("a[0].b", None),
+    ("'text'", None),
+]
+
+
+@pytest.mark.parametrize(("code", "name"), DOTTED)
+def test_dotted_names_read_the_same_in_both_trees(code, name):
+    node = ast.parse(code, mode="eval").body
+    assert names.dotted(node) == name == cst_tree.dotted(cst.parse_expression(code))
+    assert names.dotted_parts(node) == (name.split(".") if name else None)
+
+
+# (raise statement, the class it names)
+RAISED = [
+    ("raise ValueError", "ValueError"),
+    ("raise ValueError('bad')", "ValueError"),
+    ("raise builtins.ValueError('bad')", "ValueError"),
+    ("raise errors.ConfigError('bad')", None),
+    ("raise builtins.errors.Bad()", None),
+    ("raise err", "err"),  # a name: whether it is a configured class is the caller's rule
+    ("raise self.error", None),
+    ("raise", None),
+]
+
+
+@pytest.mark.parametrize(("code", "name"), RAISED)
+def test_the_raised_class_is_one_rule_for_both_trees(code, name):
+    (statement,) = ast.parse(code).body
+    (line,) = cst.parse_module(code).body
+    assert names.raised_class(statement) == name == cst_tree.raised_class(line.body[0])
+
+
+def test_own_nodes_do_not_enter_nested_scopes_in_either_tree():
+    code = textwrap.dedent("""
+        x = 1
+        def inner():
+            hidden = 2
+        f = lambda: unseen
+        class C:
+            also_hidden = 3
+        y = x
+    """)
+    ast_names = {n.id for n in own_nodes(ast.parse(code).body) if isinstance(n, ast.Name)}
+    module = cst.parse_module(code)
+    cst_names = {n.value for n in cst_tree.own_nodes(module) if isinstance(n, cst.Name)}
+    assert ast_names == cst_names == {"x", "f", "y"}
+
+
+TRY = """
+def f(x):
+    try:
+        return "body"
+    except ValueError:
+        return "handler"
+    else:
+        return "else"
+    finally:
+        return "finally"
+"""
+
+
+@pytest.mark.parametrize(
+    ("order", "expected"),
+    [
+        (cst_tree.SOURCE_ORDER, ["body", "handler", "else", "finally"]),
+        (cst_tree.RETURNS_ORDER, ["body", "else", "finally", "handler"]),
+    ],
+)
+def test_the_block_walker_visits_a_try_in_the_order_asked(order, expected):
+    (function,) = cst.parse_module(TRY).body
+    found = cst_tree.statements_in(cst.Return, function.body.body, try_order=order)
+    assert [node.value.evaluated_value for node, _ in found] == expected
+
+
+def test_the_block_walker_gives_the_path_of_blocks_and_branches():
+    code = "def f(a, b):\n    if a:\n        pass\n    elif b:\n        raise ValueError\n"
+    (function,) = cst.parse_module(code).body
+    ((_, path),) = cst_tree.statements_in(cst.Raise, function.body.body)
+    assert [type(step).__name__ for step in path] == ["Block", "Branch", "Branch", "Block", "Block"]
+    assert [
+        (step.test.value, step.holds) for step in path if isinstance(step, cst_tree.Branch)
+    ] == [
+        ("a", False),
+        ("b", True),
+    ]
+
+
+# (annotation as written, its members as source, the one class it names)
+ANNOTATIONS = [
+    ("CacheConfig", ["CacheConfig"], "CacheConfig"),
+    ("Optional[CacheConfig]", ["CacheConfig"], "CacheConfig"),
+    ("Union[CacheConfig, None]", ["CacheConfig"], "CacheConfig"),
+    ("'CacheConfig | None'", ["CacheConfig"], "CacheConfig"),
+    ("ClassVar[config.CacheConfig]", ["config.CacheConfig"], "CacheConfig"),
+    ("Annotated[int, Field(gt=0)]", ["int"], "int"),
+    ("Literal['a', 'b'] | None", ["Literal['a', 'b']"], None),
+    ("list[CacheConfig]", ["list[CacheConfig]"], None),
+    ("CacheConfig | ModelConfig", ["CacheConfig", "ModelConfig"], None),
+    ("'not python('", [None], None),
+]
+
+
+@pytest.mark.parametrize(("annotation", "written", "name"), ANNOTATIONS)
+def test_an_annotation_unwraps_the_same_for_facts_and_validators(annotation, written, name):
+    found = members(ast.parse(annotation, mode="eval").body)
+    assert [ast.unparse(m) if m is not None else None for m in found] == written
+    assert annotated_class(annotation) == name
