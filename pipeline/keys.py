@@ -1,7 +1,7 @@
 """Every key vmine hashes, in one place (the extractor's memo keys are in
 `extractors/keys.py`, since `extractors/` never imports `pipeline/`): the per-file analysis
-and settings tokens, a record's `id` and `slug`, the cache key of an explanation, and the
-name of a remote's mirror. None of the first ones holds a line number or a commit, so
+and settings tokens, a record's `id` and `slug`, the cache key of an explanation, the
+name of a remote's mirror, and the digest a downloaded sdist is checked with. None of the first ones holds a line number or a commit, so
 moving code keeps ids, slugs and cached answers."""
 
 from __future__ import annotations
@@ -39,6 +39,12 @@ def _sha256(text: str) -> str:
 def url_digest(url: str) -> str:
     """12 hex digits over a remote's exact URL: its mirror's name in the cache."""
     return _sha256(url)[:12]
+
+
+def file_digest(algorithm: str) -> hashlib._Hash:
+    """A running digest (`sha256`, ...) of a file as it is downloaded, to compare with the
+    hash its index lists (pipeline/source/pip_index.py)."""
+    return hashlib.new(algorithm)
 
 
 def analysis_token(rules: Rules) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import base64
-import hashlib
 import http.client
 import ipaddress
 import netrc
@@ -32,6 +31,7 @@ from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 from urllib.request import url2pathname
 
+from pipeline.keys import file_digest
 from pipeline.source.simple_api import ACCEPT, IndexFile, parse_page, pick_sdist, sdist_suffix
 from pipeline.source.snapshot import SourceError
 
@@ -371,7 +371,7 @@ def fetch_sdist(
             if local is not None
             else fetcher.open(chosen.url, "*/*")[0]
         )
-        digests = {algorithm: hashlib.new(algorithm) for algorithm, _ in chosen.hashes[:1]}
+        digests = {algorithm: file_digest(algorithm) for algorithm, _ in chosen.hashes[:1]}
         size = 0
         with open(target, "wb") as out:
             for chunk in chunks:
