@@ -14,12 +14,14 @@ bench`, or alone: `.venv/bin/python bench/hostile.py [--only NAME]`.
 - issue 17: `pypi:` releases whose build backend leaves a marker (sdist only, and with a
   wheel beside it), an sdist with a symlinked folder, a wheel holding a 1 GiB file and one
   of 250 files just under 4 MiB, lmdeploy 0.18.0's real wheel (a 346 MiB compiled library;
-  downloaded once into bench/.cache/safety/), two releases that once shared a cache entry;
+  downloaded once into bench/.cache/safety/), two releases that once shared a cache entry,
+  an index listing another sha256;
   pipeline.toml
   tag formats, 5,000 nested arrays and `timeout = inf`; a FIFO in a dataset's records/
   (render, diff); a file name holding a newline and HTML; render onto a full disk and a
-  cache on one (a small tmpfs, when run as root); a git tree holding `../evil.py`; a
-  --command holding a newline;
+  cache on one (a small tmpfs, when run as root); a git tree holding `../evil.py`;
+  `explain --all` over a file name holding a newline and a tab; a --command holding a
+  newline;
 - scale: 50,000 sites in one repository (1,000 files of 50 validators).
 
 `--vmine CMD` measures another build (a wrapper running an older commit, say), so that
@@ -77,16 +79,18 @@ def measure(
     limit: float = HARD_LIMIT,
     env: dict[str, str | None] | None = None,
     preexec: Callable[[], None] | None = None,
+    stdout: Path | None = None,
 ) -> Outcome:
     """Run `vmine ARGS` in its own session, sampling its tree's RSS every 50 ms; kill the
-    whole session at `limit` seconds. `env` entries that are None are removed."""
+    whole session at `limit` seconds. `env` entries that are None are removed; stdout goes
+    to the file `stdout`, if given."""
     environ = {**os.environ, "CI": "true", **(env or {})}
-    with tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as err, open(stdout or os.devnull, "wb") as out:
         started = time.perf_counter()
         process = subprocess.Popen(
             [*COMMAND, *args],
             stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
+            stdout=out,
             stderr=err,
             start_new_session=True,
             env={key: value for key, value in environ.items() if value is not None},
@@ -444,6 +448,32 @@ def shared_cache_entry(tmp: Path) -> tuple[Outcome, str | None]:
     return outcome, _exits(outcome, 0)
 
 
+def hash_mismatch(tmp: Path) -> tuple[Outcome, str | None]:
+    """An index (PEP 691, on 127.0.0.1) that lists a sha256 the sdist does not have."""
+    from tests.simple_index import SimpleIndex
+
+    files = {"evilpkg/limits.py": _check(1)}
+    make_sdist(tmp / "served", "evilpkg", "1.0", files, BACKEND)
+    with SimpleIndex(tmp / "served") as index:
+        index.bad_hash.add("evilpkg-1.0.tar.gz")
+        env = {**_release_env(tmp / "none"), "PIP_NO_INDEX": None, "PIP_FIND_LINKS": None}
+        outcome = measure(
+            [
+                "extract",
+                "pypi:evilpkg==1.0",
+                "--repo-name",
+                "a/b",
+                "--cache-dir",
+                str(tmp / "cache"),
+                "-o",
+                str(tmp / "sites.jsonl"),
+                "--ci",
+            ],
+            env={**env, "PIP_INDEX_URL": index.url},
+        )
+    return outcome, _exits(outcome, 2, "refusing it")
+
+
 def _config(tmp: Path, body: str) -> Path:
     path = tmp / "pipeline.toml"
     path.write_text(body)
@@ -506,6 +536,24 @@ def newline_file_name(tmp: Path) -> tuple[Outcome, str | None]:
     pages = "".join(path.read_text() for path in (tmp / "pages").glob("*.md"))
     if re.search(r"^<(img|script)", pages, re.MULTILINE):
         return outcome, "raw HTML starts a line of a page"
+    return outcome, _exits(outcome, 0)
+
+
+def explain_all_names(tmp: Path) -> tuple[Outcome, str | None]:
+    """`explain --all` over a record whose file name holds a newline and a tab."""
+    from dataclasses import replace as changed
+
+    from tests.datasets import CASES, write_fixture_dataset
+
+    name = "serve/\nFAKE 1.000  exact\tengine.py"
+    root = write_fixture_dataset(tmp / "output", [changed(CASES[1], filePath=name)])
+    printed_to = tmp / "printed.txt"
+    outcome = measure(
+        ["explain", CASES[1].errorMessage, "--all", "--dataset", str(root)], stdout=printed_to
+    )
+    printed = printed_to.read_text()
+    if len(printed.splitlines()) != 1 or "\t" in printed:
+        return outcome, "a file name broke its line"
     return outcome, _exits(outcome, 0)
 
 
@@ -682,6 +730,7 @@ SAFETY_CASES = [
     ),
     Case(f"pypi: lmdeploy {LMDEPLOY} (a 346 MiB library)", 180.0, real_wheel),
     Case("pypi: hx-col 1-1 and hx-col-1 1, one cache", 60.0, shared_cache_entry),
+    Case("pypi: an index listing another sha256", 60.0, hash_mismatch),
     Case(
         "config: tag = {version:>300000000}",
         30.0,
@@ -700,6 +749,7 @@ SAFETY_CASES = [
     Case("render: onto a full disk", 60.0, render_full_disk),
     Case("extract: cache on a full disk, then room", 60.0, cache_full_disk),
     Case("extract: a tree holding ../evil.py", 30.0, crafted_tree),
+    Case("explain --all: a file name holding newline, tab", 30.0, explain_all_names),
     Case("run: --command holding a newline", 30.0, command_with_newline),
 ]
 SCALE_CASE = Case("extract: 50,000 sites in one repository", 300.0, scale)
