@@ -49,7 +49,11 @@ class Rules(BaseModel):
         "root_validator",
     )
     method_names: tuple[str, ...] = ("__post_init__", "post_init")
-    name_pattern: str = r"^_*(validate|verify|check)(_|$)|^_*assert_|_(validation|checks?)$"
+    # the name rule (its case table: tests/test_validators.py `CASES`, the names cases)
+    name_pattern: str = (
+        r"^_*(validate|verify|check)(_|$)|^_*(assert|validated|ensure)_|^_+require_"
+        r"|_(validation|checks?)$"
+    )
     error_classes: tuple[str, ...] = ("ValueError",)
     follow_calls: bool = True
     # What makes a configuration class (extractors/classes.py `config_kind`, the one rule):
