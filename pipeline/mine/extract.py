@@ -20,6 +20,7 @@ from pipeline.keys import analysis_token
 from pipeline.mine.analysis import FileAnalysis, Silent
 from pipeline.mine.classes import TreeClasses, scan_blob, store_classes, stored_classes
 from pipeline.mine.settings.tree_facts import TreeFacts
+from pipeline.mine.test_modules import is_test_module
 from pipeline.mine.workers import FILE_TIMEOUT
 from pipeline.output import write_output
 from pipeline.source import Snapshot, TreeFile, open_source, resolve_cache_dir
@@ -65,8 +66,9 @@ UNSAFE_PATH = "not a safe path (a '..' or '.' part)"
 
 
 def selected(path: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
-    """A `.py` file kept by the globs (matched against the whole path; `*` also crosses `/`)."""
-    if not path.endswith(".py"):
+    """A `.py` file kept by the globs (matched against the whole path; `*` also crosses `/`);
+    test code never is (pipeline/mine/test_modules.py)."""
+    if not path.endswith(".py") or is_test_module(path):
         return False
     if include and not any(fnmatchcase(path, glob) for glob in include):
         return False
