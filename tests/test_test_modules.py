@@ -37,7 +37,7 @@ def test_test_code_is_told_by_its_path(path: str, test_code: bool) -> None:
     assert is_test_module(path) is test_code
 
 
-TESTING_UTILS = '''\
+TESTING_UTILS = """\
 import os
 
 
@@ -50,13 +50,13 @@ def _get_expected_safetensors_files(model, max_shard_size):
 def check_saved_files(model, folder, max_shard_size="5GB"):
     expected = _get_expected_safetensors_files(model, max_shard_size)
     return sorted(os.listdir(folder)) == expected
-'''
+"""
 
-OUTPUTS = '''\
+OUTPUTS = """\
 def check_output_type(output_type):
     if output_type not in ("pil", "np", "pt"):
         raise ValueError(f"output_type must be pil, np or pt, got {output_type!r}")
-'''
+"""
 
 
 def test_a_testing_helper_gives_no_site(tmp_path: Path) -> None:
