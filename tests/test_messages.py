@@ -667,6 +667,41 @@ HELPER_CALLS = [
         """,
         ("{_inner(n)}!", "partial", "(.*?)!", []),
     ),
+    (
+        "a def nested in the validator that returns the message",
+        """
+        def validate_arrow_dtype(datasets_dtype):
+            def _dtype_error_msg(dtype, pa_dtype, url=None):
+                msg = f"{dtype} is not a valid representation of the pyarrow {pa_dtype} type."
+                if url:
+                    msg += f" See: {url}."
+                return msg
+
+            if not datasets_dtype.startswith("timestamp["):
+                raise ValueError(_dtype_error_msg(datasets_dtype, "timestamp", url=DOCS_URL))
+        """,
+        (
+            "{datasets_dtype} is not a valid representation of the pyarrow timestamp type.{? See: "
+            "{DOCS_URL}.}",
+            "partial",
+            r"(.*?) is not a valid representation of the pyarrow timestamp type\.(.*?)",
+            [" is not a valid representation of the pyarrow timestamp type.", " See: "],
+        ),
+    ),
+    (
+        "a def nested in the validator shadows a module function of its name",
+        """
+        def _msg(n):
+            return f"module helper {n}"
+
+        def validate(n):
+            def _msg(value):
+                return f"nested helper {value}"
+
+            raise ValueError(_msg(n))
+        """,
+        ("nested helper {n}", "template", "nested helper (.*?)", []),
+    ),
 ]
 
 
