@@ -25,7 +25,11 @@ MessageStatus = Literal["literal", "template", "partial", "unresolved"]
 # 7: one syntax toolkit: an annotation's class is read as the settings facts read it
 # (`Union[X, None]`, `ClassVar[X]`, ... name X), and configuration classes are those of
 # the Rules alone (attrs' and vLLM's decorators are in `config_decorators`).
-EXTRACTOR_VERSION = "7"
+# 8: validators followed into other files through imports (`Rules.reached`, and each file's
+# `calls_out`); the name rule takes `_validated_*`, `ensure_*` and `_require_*`; a def
+# nested in the validator is a message helper; a test on the `ok` of a helper's
+# `(ok, message)` tuples keeps the returns it lets through.
+EXTRACTOR_VERSION = "8"
 
 
 class Memo(Protocol):
@@ -81,6 +85,10 @@ class Rules(BaseModel):
         "s",
     )
     config_bases: tuple[str, ...] = ("BaseModel", "BaseSettings", "RootModel")
+    # The file's top-level functions that validators of other files of the repository call
+    # (set per file by the pipeline, pipeline/mine/reach.py; no option): `reached`, as the
+    # functions a validator of the file calls.
+    reached: tuple[str, ...] = ()
 
     def cache_token(self) -> str:
         """A stable text that changes whenever a rule does (part of cache keys)."""
@@ -124,3 +132,6 @@ class FileExtraction(BaseModel):
     filePath: str
     sites: list[RaiseSite] = Field(default_factory=list)
     skipped: str | None = None
+    # `module:name` of the functions the file's validators call through its imports
+    # (extractors/imports.py), for the pipeline to follow into the files that define them
+    calls_out: list[str] = Field(default_factory=list)

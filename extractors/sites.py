@@ -29,6 +29,7 @@ from extractors.facts import FileExtraction, Memo, RaiseSite, Rules, ValidatorKi
 from extractors.functions import Function, function_table
 from extractors.guards import GuardFinder
 from extractors.helpers import HelperTable, ValidatorHelpers
+from extractors.imports import calls_through_imports
 from extractors.keys import function_key, memo_token
 from extractors.limits import depth_problem, size_problem
 from extractors.messages import Message, message_of_args
@@ -80,9 +81,9 @@ def analyse_file(
     flags name their fields; None otherwise, or when they cannot be made."""
     parsed: list[_Parsed] | None = [] if facts_rules is not None else None
     try:
-        extraction = FileExtraction(
-            filePath=path, sites=_extract(path, text, rules, memo, classes, parsed)
-        )
+        calls_out: list[str] = []
+        sites = _extract(path, text, rules, memo, classes, parsed, calls_out)
+        extraction = FileExtraction(filePath=path, sites=sites, calls_out=calls_out)
     except Skip as skip:
         return FileExtraction(filePath=path, skipped=str(skip)), None
     except RecursionError:
@@ -122,8 +123,10 @@ def _extract(
     memo: Memo | None,
     classes: FileClasses | None,
     parsed: list[_Parsed] | None = None,
+    calls_out: list[str] | None = None,
 ) -> list[RaiseSite]:
-    """The sites of a file; the whole file's parse, when one was made, is added to `parsed`."""
+    """The sites of a file; the whole file's parse, when one was made, is added to `parsed`,
+    and what its validators call through its imports to `calls_out`."""
     size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
     problem = size_problem(size)
     if problem is not None:
@@ -156,6 +159,8 @@ def _extract(
         classes.classes,
         functools.cache(functools.partial(class_annotations, source)),
     )
+    if calls_out is not None and rules.follow_calls:
+        calls_out += calls_through_imports(functions, kinds, source)
     if table is not None:
         table.store()  # after the validator pass: it may have filled in calls
     candidates = [fn for fn in functions if fn.raise_lines and fn.qualname in kinds]
@@ -217,6 +222,7 @@ class _Hints:
     decorators: tuple[tuple[str, re.Pattern[str]], ...]
     name_pattern: re.Pattern[str]
     method_names: frozenset[str]
+    reached: frozenset[str]
 
     init_methods: frozenset[str]
 
@@ -227,6 +233,8 @@ class _Hints:
             return True
         names = set(_DEF_NAME.findall(source))
         if any(name in self.method_names or self.name_pattern.search(name) for name in names):
+            return True
+        if self.reached & names:
             return True
         if not self.init_methods & names:
             return False
@@ -245,6 +253,7 @@ def _hints(rules: Rules) -> _Hints:
         decorators=tuple((name, re.compile(re.escape(name) + r"\b")) for name in rules.decorators),
         name_pattern=re.compile(rules.name_pattern),
         method_names=frozenset(rules.method_names),
+        reached=frozenset(rules.reached),
         init_methods=frozenset(rules.init_methods),
     )
 

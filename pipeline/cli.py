@@ -211,8 +211,8 @@ def _rule_options(command):
         click.option(
             "--follow-calls/--no-follow-calls",
             default=None,
-            help="Count what validators call in the same file as validators (kind reached; "
-            "the default), or not.",
+            help="Count what validators call, in their file or through an import in another "
+            "file of the repository, as validators (kind reached; the default), or not.",
         ),
     ]
     for option in reversed(options):

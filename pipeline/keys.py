@@ -13,8 +13,8 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+import extractors.keys
 from extractors.facts import Rules
-from extractors.keys import memo_token
 from extractors.meaning import raise_line, raise_meaning
 from extractors.patterns import literal_text
 from extractors.settings_model import SETTINGS_VERSION
@@ -49,8 +49,9 @@ def file_digest(algorithm: str) -> hashlib._Hash:
 
 def analysis_token(rules: Rules) -> str:
     """The per-blob cache key's second half: changes whenever the extractor or a rule does
-    (the same token the extractor's own memo keys carry)."""
-    return memo_token(rules)
+    (the token the extractor's own memo keys carry, and the functions other files'
+    validators call)."""
+    return extractors.keys.analysis_token(rules)
 
 
 def settings_token(rules: Rules) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -19,6 +19,7 @@ from pipeline.dataset.models import Site
 from pipeline.keys import analysis_token
 from pipeline.mine.analysis import FileAnalysis, Silent
 from pipeline.mine.classes import TreeClasses, scan_blob, store_classes, stored_classes
+from pipeline.mine.reach import MAX_ROUNDS, Reach
 from pipeline.mine.settings.tree_facts import TreeFacts
 from pipeline.mine.test_modules import is_test_module
 from pipeline.mine.workers import FILE_TIMEOUT
@@ -113,6 +114,8 @@ def extract_snapshot(
     # they analyse the first files while the rest are still being read.
     with FileAnalysis(workers, store_path, plan.expected, file_timeout, facts_rules) as analysis:
         results, stats = _analyse(plan, snapshot, rules, store, analysis, tree_facts, console)
+        if rules.follow_calls:
+            _follow_imports(plan, snapshot, store, analysis, results)
         raws, skipped = _place(plan, results, snapshot.path_prefix)
         found = (
             tree_facts.settings_of(raws, analysis.facts, analysis)  # the workers are still up
@@ -267,6 +270,42 @@ def _hand_over(
     paths = plan.paths_of[blob]
     analysis.add(blob, paths[0], data, len(paths), (rules, plan.scans[blob]), token)
     return True
+
+
+def _follow_imports(
+    plan: _Plan,
+    snapshot: Snapshot,
+    store: Store | None,
+    analysis: FileAnalysis,
+    results: dict[str, FileExtraction],
+) -> None:
+    """Analyse again, round by round, the files whose functions validators of other files
+    call through imports (pipeline/mine/reach.py); `results` takes the new analyses."""
+    rules_of = plan.rules_of
+    assert rules_of is not None
+    if not any(extraction.calls_out for extraction in results.values()):
+        return
+    reach = Reach(
+        plan.paths_of, snapshot.read_blobs, lambda data, blob: _raises_one_of(data, rules_of[blob])
+    )
+    latest: Mapping[str, FileExtraction] = results
+    for _ in range(MAX_ROUNDS):
+        grown = reach.grown(latest)
+        if not grown:
+            return
+        rules = {blob: reach.rules(blob, rules_of[blob]) for blob in grown}
+        token_of = {blob: analysis_token(rules[blob]) for blob in grown}
+        known = _stored(store, token_of)
+        for blob, data in snapshot.read_blobs([blob for blob in grown if blob not in known]):
+            paths = plan.paths_of[blob]
+            context = (rules[blob], plan.scans[blob])
+            analysis.add(blob, paths[0], data, len(paths), context, token_of[blob])
+        analysis.submit()
+        latest = {
+            **{blob: found for blob, found in known.items() if found is not None},
+            **analysis.collect(Silent(), store),
+        }
+        results.update(latest)
 
 
 def _place(
