@@ -255,9 +255,9 @@ def loose_patterns(sites: list[dict]) -> list[dict]:
         if site["messageStatus"] == "unresolved":
             continue
         pattern = site["messagePattern"]
-        literal = pattern.replace("(.*?)", "")
-        compiled = re.compile(pattern, re.DOTALL)
-        if not literal or any(compiled.fullmatch(text) for text in UNRELATED):
+        holes_only = "(.*?)" in pattern and not pattern.replace("(.*?)", "")
+        compiled = re.compile(pattern, re.DOTALL)  # (a bare `raise ValueError` matches "")
+        if holes_only or any(compiled.fullmatch(text) for text in UNRELATED):
             loose.append(site)
     return loose
 
