@@ -1,5 +1,5 @@
 """A validator's calls into other modules of the repository, as the file's imports name them,
-and whether a module's function may raise: what the pipeline needs to follow validators
+and whether a module's function raises a configured class: what the pipeline needs to follow validators
 across files (pipeline/mine/reach.py).
 
 | in the validator's file | the call | recorded as |
@@ -20,7 +20,7 @@ import ast
 import builtins
 import re
 import textwrap
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from extractors.functions import Function
 
@@ -117,10 +117,13 @@ def _targets(
             yield f"{module}{'' if module.endswith('.') else '.'}{member}:{attribute}"
 
 
-def raising_functions(source: str, names: Iterable[str]) -> set[str]:
-    """Which of `names` the text defines as top-level functions whose block holds a `raise`
-    (read from the text: the block runs to the next line that starts at column 0)."""
+def raising_functions(source: str, names: Iterable[str], classes: Sequence[str]) -> set[str]:
+    """Which of `names` the text defines as top-level functions whose block raises one of
+    `classes` (read from the text: the block runs to the next line that starts at column 0)."""
     found = set()
+    raised = re.compile(
+        rf"\braise[\s(]+(?:builtins\s*\.\s*)?(?:{'|'.join(map(re.escape, classes)) or '(?!)'})\b"
+    )
     for name in names:
         match = re.search(rf"^(?:async[ \t]+)?def[ \t]+{re.escape(name)}\b", source, re.MULTILINE)
         if match is None:
@@ -129,7 +132,6 @@ def raising_functions(source: str, names: Iterable[str]) -> set[str]:
         if line_end < 0:
             continue  # a one-line def at the end of the text
         end = _TOP_LEVEL.search(source, line_end + 1)
-        block = source[match.end() : end.start() if end is not None else len(source)]
-        if re.search(r"\braise\b", block):
+        if raised.search(source, match.end(), end.start() if end is not None else len(source)):
             found.add(name)
     return found

@@ -99,7 +99,8 @@ def test_a_function_that_may_raise_is_told_by_its_block():
         """
     )
     names = ["str_to_bool", "get_int_from_env", "missing"]
-    assert raising_functions(source, names) == {"str_to_bool"}
+    assert raising_functions(source, names, ("ValueError",)) == {"str_to_bool"}
+    assert raising_functions(source, names, ("TypeError",)) == set()
 
 
 ENVIRONMENT = '''\

@@ -285,9 +285,7 @@ def _follow_imports(
     assert rules_of is not None
     if not any(extraction.calls_out for extraction in results.values()):
         return
-    reach = Reach(
-        plan.paths_of, snapshot.read_blobs, lambda data, blob: _raises_one_of(data, rules_of[blob])
-    )
+    reach = Reach(plan.paths_of, snapshot.read_blobs, lambda blob: rules_of[blob].error_classes)
     latest: Mapping[str, FileExtraction] = results
     for _ in range(MAX_ROUNDS):
         grown = reach.grown(latest)

@@ -6,8 +6,7 @@ that defines it is analysed again with the function named in its rules (`Rules.r
 and what that function calls is followed in turn, round by round (at most `MAX_ROUNDS`,
 each import followed through at most `MAX_HOPS` re-exports, `from .utils import x` of a
 package whose `__init__.py` imports `x` from elsewhere). Only a top-level function whose
-text holds a `raise`, in a file that raises a configured class, is followed: any other has
-no site to give. Each analysis is cached under its rules, as the first ones are.
+text raises a configured class is followed: any other has no site to give. Each analysis is cached under its rules, as the first ones are.
 """
 
 from __future__ import annotations
@@ -32,12 +31,11 @@ class Reach:
 
     paths_of: Mapping[str, list[str]]  # blob -> its paths in the tree
     read: ReadBlobs
-    raises: Callable[[bytes, str], bool]  # (bytes, blob) -> holds a raise of a configured class
+    error_classes: Callable[[str], tuple[str, ...]]  # blob -> the classes its sites raise
     modules: ModuleIndex = field(init=False)
     reached: dict[str, set[str]] = field(default_factory=dict)  # blob -> names reached
     _blob_at: dict[str, str] = field(default_factory=dict)  # path -> blob
     _texts: dict[str, str] = field(default_factory=dict)  # blob -> its text, once read
-    _silent: set[str] = field(default_factory=set)  # blobs that raise no configured class
     _imported: dict[str, dict[str, tuple[str, str | None]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -75,9 +73,9 @@ class Reach:
         grown = []
         for blob, names in wanted.items():
             new = names - self.reached.get(blob, set())
-            if blob in self._silent or not new:
+            if not new:
                 continue
-            new = raising_functions(self._texts[blob], sorted(new))
+            new = raising_functions(self._texts[blob], sorted(new), self.error_classes(blob))
             if new:
                 self.reached.setdefault(blob, set()).update(new)
                 grown.append(blob)
@@ -105,5 +103,3 @@ class Reach:
     def _load(self, blobs: Iterable[str]) -> None:
         for blob, data in self.read([blob for blob in blobs if blob not in self._texts]):
             self._texts[blob] = data.decode("utf-8", "surrogateescape")
-            if not self.raises(data, blob):
-                self._silent.add(blob)
