@@ -77,8 +77,9 @@ def analyse_file(
 ) -> tuple[FileExtraction, FileSettings | None]:
     """`extract_file`, and (with `facts_rules`, the configured rules the settings facts
     are made under, not the file's) the file's settings facts when finding its sites
-    parsed the whole file (they cost little more then) or the file builds a parser whose
-    flags name their fields; None otherwise, or when they cannot be made."""
+    parsed the whole file (they cost little more then), the file has sites (a memo spared
+    the parse: the join asks for them in any case) or the file builds a parser whose flags
+    name their fields; None otherwise, or when they cannot be made."""
     parsed: list[_Parsed] | None = [] if facts_rules is not None else None
     try:
         calls_out: list[str] = []
@@ -99,7 +100,9 @@ def analyse_file(
             facts = file_settings(whole.source, whole.tree, whole.validators, facts_rules)
             return extraction, facts
         data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-        if facts_rules is not None and links_flags(data):  # its flags are wanted in any case
+        # The join wants the facts of every file with sites, and of the parsers whose flags
+        # name their fields: made here rather than asked for again (a second read and trip).
+        if facts_rules is not None and (extraction.sites or links_flags(data)):
             return extraction, file_settings(decode(text), rules=facts_rules)
     except Exception:  # facts only add to sites; a file they fail on keeps its sites
         pass
