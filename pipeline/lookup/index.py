@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from extractors.patterns import pattern_fragments
+from extractors.patterns import literal_text, pattern_fragments
 from pipeline.dataset.layout import index_path, manifest_path, record_path
 from pipeline.dataset.models import Envelope, IndexEntry
 from pipeline.dataset.reader import DatasetError, datasets_under, read_regular, validation_problem
@@ -83,6 +83,12 @@ class IndexedPattern:
     @cached_property
     def literal_chars(self) -> int:
         return sum(map(len, self.fragments or ()))
+
+    @cached_property
+    def message_literal_chars(self) -> int:
+        """The message's literal characters, whitespace left out (what a reworded match
+        rests on: a pattern not of vmine's form has no fragments to count)."""
+        return len(fold(literal_text(self.message)))
 
     @cached_property
     def needle(self) -> str:
