@@ -85,18 +85,24 @@ CANDIDATE_CASES = [
         "ValueError: max_len must be positive",
         [
             Candidate("max_len must be positive", "ValueError"),
-            Candidate("ValueError: max_len must be positive"),
+            Candidate("ValueError: max_len must be positive", "ValueError"),
         ],
     ),
     (
         "a builtins-qualified class",
         "builtins.ValueError: bad mode 'x'",
-        [Candidate("bad mode 'x'", "ValueError"), Candidate("builtins.ValueError: bad mode 'x'")],
+        [
+            Candidate("bad mode 'x'", "ValueError"),
+            Candidate("builtins.ValueError: bad mode 'x'", "ValueError"),
+        ],
     ),
     (
         "another exception class",
         "acme.errors.ConfigError: bad mode",
-        [Candidate("bad mode", "ConfigError"), Candidate("acme.errors.ConfigError: bad mode")],
+        [
+            Candidate("bad mode", "ConfigError"),
+            Candidate("acme.errors.ConfigError: bad mode", "ConfigError"),
+        ],
     ),
     (
         "a CLI's `Error:` names no class",
@@ -146,7 +152,7 @@ CANDIDATE_CASES = [
                 "input_value=ArgsKwargs((), {'policy': 'lifo'}), input_type=ArgsKwargs]",
                 "ValidationError",
             ),
-            Candidate(MULTILINE_PYDANTIC),
+            Candidate(MULTILINE_PYDANTIC, "ValidationError"),
         ],
     ),
 ]
