@@ -726,3 +726,38 @@ WORD_EDGE_CASES = [
 )
 def test_holes_start_and_end_on_word_edges(pattern: str, message: str, expected: bool) -> None:
     assert on_word_edges(pattern, message) is expected
+
+
+# --- start-up: explain loads only what it uses ----------------------------------------------
+
+_LOADED = """\
+import sys
+from pipeline.cli import main
+sys.argv = ["vmine", "explain", *sys.argv[1:]]
+try:
+    main()
+except SystemExit as exit:
+    loaded = sorted({name.split(".")[0] for name in sys.modules})
+    print(exit.code, " ".join(loaded), sep="\\n")
+"""
+
+
+@pytest.mark.parametrize(
+    "paste",
+    ["--use-fast-decode requires --decode-backend flash", "nothing like any record at all"],
+    ids=["a match", "no match"],
+)
+def test_explain_imports_no_libcst_rich_or_openai(output: Path, paste: str) -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", _LOADED, paste, "--dataset", str(output)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    code, loaded = result.stdout.splitlines()[-2:]
+    assert code in ("0", "1")
+    assert not {"libcst", "rich", "openai", "httpx", "sqlite3"} & set(loaded.split())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,8 +31,16 @@ def explain(
 ) -> Explained:
     """The `explain` command. `fmt` is `text` (a page, or with `show_all` one line per
     candidate) or `json` (JSON Lines of the matches and their envelopes)."""
-    datasets, warnings = load_datasets(dataset_paths, default_root)
-    found = lookup(text, datasets)
+    # The index is many small dicts and nothing of it is cyclic: the collector would walk
+    # them again and again while they are parsed, for nothing.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        datasets, warnings = load_datasets(dataset_paths, default_root)
+        found = lookup(text, datasets)
+    finally:
+        if enabled:
+            gc.enable()
     code = 1 if found.approximate else 0
     if fmt == "json":
         output = format_json(found, show_all)

@@ -13,15 +13,16 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING
 
 from extractors.patterns import literal_text, pattern_fragments
+from pipeline.dataset.folders import DatasetError, datasets_under, read_regular
 from pipeline.dataset.layout import index_path, manifest_path, record_path
-from pipeline.dataset.models import Envelope, IndexEntry
-from pipeline.dataset.reader import DatasetError, datasets_under, read_regular, validation_problem
 from pipeline.lookup.fragments import fold
 from pipeline.lookup.wording import Word, template_words, word_keys
+
+if TYPE_CHECKING:  # the models (pydantic) are imported when a record is shown
+    from pipeline.dataset.models import Envelope, IndexEntry
 
 _RELEASE = re.compile(r"^pypi:(?P<name>[^=\s]+)==(?P<version>\S+)$")
 
@@ -71,6 +72,11 @@ class IndexedPattern:
     @property
     def entry(self) -> IndexEntry:
         if self._entry is None:
+            from pydantic import ValidationError
+
+            from pipeline.dataset.models import IndexEntry
+            from pipeline.dataset.reader import validation_problem
+
             try:
                 self._entry = IndexEntry.model_validate(self.raw, strict=True)
             except ValidationError as error:
@@ -134,6 +140,11 @@ class IndexedDataset:
         return (self.repo, numbers, self.release, str(self.root))
 
     def envelope(self, record_id: str) -> Envelope:
+        from pydantic import ValidationError
+
+        from pipeline.dataset.models import Envelope
+        from pipeline.dataset.reader import validation_problem
+
         path = record_path(self.root, record_id)
         try:
             return Envelope.model_validate_json(read_regular(path), strict=True)
