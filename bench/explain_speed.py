@@ -449,7 +449,7 @@ def _quality_of(name: str, datasets: list, samples: int) -> list[str]:
         return message
 
     by_wording, by_pattern = 0, 0
-    counts = {"cut": [0, 0], "dropped": [0, 0], "typo": [0, 0]}
+    counts = {"whole": [0, 0], "cut": [0, 0], "dropped": [0, 0], "typo": [0, 0]}
     for pattern in newest[:samples]:
         left_out = []
         for d in datasets:
@@ -467,6 +467,7 @@ def _quality_of(name: str, datasets: list, samples: int) -> list[str]:
         words = text.split()
         middle = len(words) // 2
         variants = {
+            "whole": text,  # with its function there: found, and as a match
             "cut": _words_cut(text, 0.6),
             "dropped": " ".join(w for i, w in enumerate(words) if i != middle),
             "typo": " ".join(

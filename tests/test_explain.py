@@ -633,21 +633,25 @@ def test_a_message_of_another_function_in_near_words_is_no_match(
 # --- never confident on weak evidence (match.doubt, classes.class_agrees) -------------------
 
 DOUBT_CASES = [
-    ("most of the paste is the record's", 40, 48, True, None),
-    ("short: found in many messages", 15, 15, True, "short"),
-    ("a third of the message is enough", 16, 48, True, None),
-    ("sparse: most of the paste is not the record's", 20, 90, True, "sparse"),
-    ("another exception class", 40, 48, False, "class"),
+    ("most of the paste is the record's", 40, 48, True, False, None),
+    ("short: found in many messages", 15, 15, True, False, "short"),
+    ("a third of the message is enough", 16, 48, True, False, None),
+    ("sparse: most of the paste is not the record's", 20, 90, True, False, "sparse"),
+    ("sparse: the value that starts it is most of it", 18, 42, True, True, "sparse"),
+    ("more than half a leading-value message", 18, 30, True, True, None),
+    ("another exception class", 40, 48, False, False, "class"),
 ]
 
 
 @pytest.mark.parametrize(
-    ("literal", "message", "agrees", "expected"),
+    ("literal", "message", "agrees", "leading", "expected"),
     [c[1:] for c in DOUBT_CASES],
     ids=[c[0] for c in DOUBT_CASES],
 )
-def test_doubt(literal: int, message: int, agrees: bool, expected: str | None) -> None:
-    assert doubt(literal, message, agrees) == expected
+def test_doubt(
+    literal: int, message: int, agrees: bool, leading: bool, expected: str | None
+) -> None:
+    assert doubt(literal, message, agrees, leading) == expected
 
 
 CLASS_CASES = [

@@ -63,30 +63,36 @@ REWORDED_MIN_WEIGHT = 4
 # the pasted message (whitespace left out of both).
 MIN_LITERAL = 16
 MIN_COVER = 1 / 3
+MIN_LEADING_COVER = 1 / 2  # for a message that starts with a run-time part
 
 _TIER = {"exact": 0, "pattern": 1, "parts": 1, "reworded": 1, "approximate": 3}
 
 
-def doubt(literal: int, message: int, agrees: bool) -> str | None:
+def doubt(literal: int, message: int, agrees: bool, leading: bool = False) -> str | None:
     """Why a match cannot be trusted (it is then at most `approximate`, exit 1), or None.
     `literal`: the record's literal characters the match rests on (its whole message for
     `exact`, its pattern's literal text for `pattern` and `reworded`, the pieces found for
-    `parts`); `message`: the pasted message's characters; `agrees`: classes.py's rule.
+    `parts`); `message`: the pasted message's characters; `agrees`: classes.py's rule;
+    `leading`: the record's message starts with a run-time part (`{name} must be set`, a
+    helper's message, which many callers' values start).
 
-    | literal | message | agrees | doubt                                               |
-    |---------|---------|--------|-----------------------------------------------------|
-    | 40      | 48      | yes    | None                                                |
-    | 15      | 15      | yes    | `short`: 15 characters are found in many messages   |
-    | 16      | 48      | yes    | None (a third of the message)                       |
-    | 20      | 90      | yes    | `sparse`: most of the paste is not the record's     |
-    | 40      | 48      | no     | `class`: the paste names another exception class    |
+    | literal | message | agrees | leading | doubt                                         |
+    |---------|---------|--------|---------|-----------------------------------------------|
+    | 40      | 48      | yes    | no      | None                                          |
+    | 15      | 15      | yes    | no      | `short`: 15 characters are in many messages   |
+    | 16      | 48      | yes    | no      | None (a third of the message)                 |
+    | 20      | 90      | yes    | no      | `sparse`: most of the paste is not the record's |
+    | 18      | 42      | yes    | yes     | `sparse`: the value that starts it is most of it |
+    | 18      | 30      | yes    | yes     | None (more than half is the record's)         |
+    | 40      | 48      | no     | no      | `class`: the paste names another class        |
 
     tests/test_explain.py holds this table."""
     if not agrees:
         return "class"
     if literal < MIN_LITERAL:
         return "short"
-    if message and min(literal, message) / message < MIN_COVER:
+    share = min(literal, message) / message if message else 1.0
+    if share < MIN_COVER or (leading and share <= MIN_LEADING_COVER):
         return "sparse"
     return None
 
@@ -292,10 +298,16 @@ def _literal_match(
     if kind is None:
         return None
     agrees = class_agrees(candidate.errorClass, shown.raw.get("errorClass"))
-    why = doubt(literal, len(folded), agrees)
+    why = doubt(literal, len(folded), agrees, _leading(shown, kind))
     if why is not None:
         kind = "approximate"
     return Match(shown, candidate, score, kind, holders=holders, doubt=why, literal=literal)
+
+
+def _leading(shown: IndexedPattern, kind: str = "pattern") -> bool:
+    """Whether the record's message starts with a run-time part (not for `exact` or `parts`:
+    the whole message, or the pieces found, are what they rest on)."""
+    return kind in ("pattern", "reworded", "approximate") and shown.message.startswith("{")
 
 
 def on_word_edges(pattern: str, message: str) -> bool:
@@ -352,7 +364,7 @@ def _closest(
         head = ranked[0]
         literal = head.pattern.message_literal_chars
         agrees = class_agrees(head.candidate.errorClass, head.pattern.raw.get("errorClass"))
-        why = doubt(literal, len(fold(head.candidate.message)), agrees)
+        why = doubt(literal, len(fold(head.candidate.message)), agrees, _leading(head.pattern))
         ranked[0] = Match(
             head.pattern,
             head.candidate,
