@@ -75,11 +75,12 @@ class IndexedPattern:
             from pydantic import ValidationError
 
             from pipeline.dataset.models import IndexEntry
-            from pipeline.dataset.reader import validation_problem
 
             try:
                 self._entry = IndexEntry.model_validate(self.raw, strict=True)
             except ValidationError as error:
+                from pipeline.dataset.reader import validation_problem
+
                 where = index_path(self.dataset.root)
                 raise ExplainError(
                     f"{where}: invalid entry {self.raw.get('id')!r}: {validation_problem(error)}"
@@ -143,12 +144,13 @@ class IndexedDataset:
         from pydantic import ValidationError
 
         from pipeline.dataset.models import Envelope
-        from pipeline.dataset.reader import validation_problem
 
         path = record_path(self.root, record_id)
         try:
             return Envelope.model_validate_json(read_regular(path), strict=True)
         except ValidationError as error:
+            from pipeline.dataset.reader import validation_problem
+
             raise ExplainError(f"{path}: invalid record: {validation_problem(error)}") from None
         except (OSError, ValueError, RecursionError) as error:
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
