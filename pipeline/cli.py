@@ -556,8 +556,15 @@ def diff_command(
     "datasets",
     multiple=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="A dataset folder, or a folder holding datasets; repeatable "
-    "(default: every dataset under output/).",
+    help="A dataset folder, or a folder holding datasets; repeatable (default: every "
+    "dataset under ./output and under DIR/datasets of the cache directory, for the release "
+    "of each target installed in this environment when there is a dataset of it).",
+)
+@click.option(
+    "--release",
+    metavar="NAME==VERSION",
+    help="Search this published release alone (e.g. vllm==0.28.0); the first time, it is "
+    "mined from PyPI with the offline explainer into DIR/datasets of the cache directory.",
 )
 @click.option(
     "--json",
@@ -572,14 +579,22 @@ def diff_command(
     is_flag=True,
     help="List every candidate record with its score instead of the best page.",
 )
+@_cache_dir_option
 def explain_command(
-    message: str, datasets: tuple[Path, ...], as_json: bool, show_all: bool
+    message: str,
+    datasets: tuple[Path, ...],
+    release: str | None,
+    as_json: bool,
+    show_all: bool,
+    cache_dir: Path | None,
 ) -> None:
     """Find the record that explains MESSAGE: an error message, a `ValueError: ...` line, a
     whole pasted traceback, or a client's or logger's wrapping of it (pydantic items, HTTP
     errors, JSON bodies, log prefixes, colours, wrapped lines); `-` reads it from stdin. A
-    message in another release's wording matches when one record clearly explains it. Exit
-    codes: 0 a record matches, 1 only approximate (similar) records, 2 no dataset."""
+    message in another release's wording matches when one record clearly explains it.
+    Without --dataset it looks in ./output and in the cache directory's datasets/ (where
+    --release keeps what it mines), and says which release it searched. Exit codes: 0 a
+    record matches, 1 only approximate (similar) records, 2 no dataset."""
     import sys
 
     from pipeline.lookup.command import explain
@@ -591,15 +606,23 @@ def explain_command(
     from pipeline.lookup.page import printable
 
     try:
-        explained = explain(
-            text, list(datasets), fmt="json" if as_json else "text", show_all=show_all
-        )
+        with _user_errors("pass --cache-dir DIR"):
+            explained = explain(
+                text,
+                list(datasets),
+                fmt="json" if as_json else "text",
+                show_all=show_all,
+                release=release,
+                cache_dir=cache_dir,
+            )
     except ExplainError as error:
         for warning in error.warnings:
             click.echo(f"warning: {printable(warning)}", err=True)
         raise InputError(str(error)) from None  # InputError escapes it
     for warning in explained.warnings:
         click.echo(f"warning: {warning}", err=True)
+    for note in explained.notes:
+        click.echo(f"note: {note}", err=True)
     click.echo(explained.output, nl=False)
     raise SystemExit(explained.code)
 

@@ -417,6 +417,103 @@ PASTES = [
         "bbbb0000000000a4",
         "parts",
     ),
+    # -- a message quoted inside another error
+    Paste(
+        "vLLM's worker error quoting the message",
+        "RuntimeError: Worker failed with error 'max_model_len (8192) must be <= "
+        "max_num_batched_tokens (2048) when chunked prefill is disabled.', please check the "
+        "stack trace above for the root cause",
+        "bbbb0000000000a2",
+        "pattern",
+    ),
+    Paste(
+        "an exception's repr inside the engine's error",
+        "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. "
+        f"See stack trace (above) for the root cause. ValueError('{SPECULATIVE_DECODE}')",
+        "aaaa000000000001",
+    ),
+    Paste(
+        "FastAPI's RequestValidationError holding the ValueError",
+        "fastapi.exceptions.RequestValidationError: [{'type': 'value_error', 'loc': ('body',), "
+        f"'msg': 'Value error, {FAST_DECODE}', 'input': {{'model': 'llama'}}, 'ctx': "
+        f"{{'error': ValueError('{FAST_DECODE}')}}}}]",
+        "aaaa000000000002",
+    ),
+    Paste(
+        "the openai client's body quoting a worker error",
+        "openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': \"Worker "
+        "failed with error 'gpu_memory_utilization must be in (0, 1], got 1.2. (this flag also "
+        "controls CPU memory reservation when --cpu-offload-gb is set)', please check the "
+        "stack trace above for the root cause\", 'type': 'BadRequestError', 'param': None, "
+        "'code': 400}",
+        "bbbb0000000000a3",
+        "pattern",
+    ),
+    # -- unrelated log lines after the error
+    Paste(
+        "the API server's access-log line after the error",
+        "(APIServer pid=1) ERROR 08-14 12:00:01 [serving_chat.py:250] Error in preprocessing "
+        "prompt inputs\n"
+        + _prefixed(
+            _traceback(f"ValueError: {BATCH_6}"),
+            "(APIServer pid=1) ERROR 08-14 12:00:01 [serving_chat.py:250] ",
+        )
+        + '\n(APIServer pid=1) INFO:     10.0.0.7:51234 - "POST /v1/chat/completions '
+        'HTTP/1.1" 400 Bad Request',
+        "aaaa000000000003",
+        "pattern",
+    ),
+    Paste(
+        "the engine's throughput line after the error",
+        "ERROR 08-14 12:00:01 [core.py:708] ValueError: "
+        f"{FAST_DECODE}\nINFO 08-14 12:00:10 [loggers.py:123] Engine 000: Avg prompt "
+        "throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 0 reqs",
+        "aaaa000000000002",
+    ),
+    Paste(
+        "SGLang's scheduler traceback, then its sigquit line",
+        "[2026-08-14 12:00:01 TP0] Scheduler hit an exception: Traceback (most recent call "
+        'last):\n  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line '
+        "2511, in run_scheduler_process\n    scheduler = Scheduler(server_args, port_args)\n"
+        f"ValueError: {MODEL_LEN}\n\n[2026-08-14 12:00:01] Received sigquit from a child "
+        "process. It usually means the child failed.",
+        "bbbb0000000000a2",
+        "pattern",
+    ),
+    # -- several prefixes on one line
+    Paste(
+        "docker compose, process tag and vLLM's logger on one line",
+        "vllm-openai-1  | (APIServer pid=1) ERROR 08-14 12:00:01 [serving.py:1262] ValueError: "
+        f"{FAST_DECODE}",
+        "aaaa000000000002",
+    ),
+    Paste(
+        "logging's asctime, name and level",
+        "2026-08-14 12:00:01,123 - sglang.srt.entrypoints.http_server - ERROR - ValueError: "
+        f"{BATCH_6}",
+        "aaaa000000000003",
+        "pattern",
+    ),
+    Paste(
+        "kubectl --timestamps over SGLang's prefix",
+        _prefixed(
+            _traceback(f"ValueError: {SPECULATIVE_DECODE}"),
+            "2026-08-14T12:00:01.123456789Z [2026-08-14 12:00:01 TP0] ",
+        ),
+        "aaaa000000000001",
+    ),
+    Paste(
+        "a level and a source file only",
+        f"ERROR [serving.py:1262] ValueError: {PREFILL.errorMessage}",
+        "bbbb0000000000a1",
+    ),
+    # -- the same words raised as another class: no sure match
+    Paste(
+        "an AssertionError in a record's words",
+        f"AssertionError: {FAST_DECODE}",
+        "aaaa000000000002",
+        "approximate",
+    ),
     # -- nothing to find
     Paste(
         "another error altogether",
