@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from extractors.facts import EXTRACTOR_VERSION
+from extractors.facts import EXTRACTOR_VERSION, Scope
 from pipeline import __version__
 from pipeline.dataset.manifest import (
     Counts,
@@ -98,6 +98,7 @@ def build_manifest(
     explainer: Explainer,
     dataset_version: str,
     clashes: Sequence[SiteProblem] = (),
+    scope: Scope = "validators",
 ) -> Manifest:
     by_id = {record_id(site): site for site in sites}
     by_status = Counter(entry.messageStatus for entry in entries)
@@ -117,6 +118,7 @@ def build_manifest(
         analyzedSha=snapshot.sha,
         datasetVersion=dataset_version,
         source=snapshot.origin,
+        scope=scope,
         counts=Counts(
             records=len(records),
             files=stats.files_total,

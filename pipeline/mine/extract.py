@@ -13,7 +13,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, ConfigDict
 
 from extractors.classes import FileClasses, rules_for_file
-from extractors.facts import FileExtraction, MessageStatus, RaiseSite, Rules
+from extractors.facts import FileExtraction, MessageStatus, RaiseSite, Rules, Scope
 from pipeline.console import Console, line_of, skipped_markdown, workflow_command
 from pipeline.dataset.models import Site
 from pipeline.keys import analysis_token
@@ -331,6 +331,7 @@ def extract_source(
     cache_dir: Path | None = None,
     use_cache: bool = True,
     rules: Rules | None = None,
+    scope: Scope | None = None,
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     workers: int | None = None,
@@ -339,7 +340,8 @@ def extract_source(
 ) -> Extraction:
     """The `extract` command's job: open SOURCE at REV and extract it (SourceError on bad
     input, before any analysis); `tag` (a tag format) and `path_prefix` apply to a `pypi:`
-    SOURCE; `settings=False` leaves each site's settings out."""
+    SOURCE; `scope`, when given, replaces the rules' scope (which raises are sites);
+    `settings=False` leaves each site's settings out."""
     cache_dir = resolve_cache_dir(cache_dir)
     snapshot = open_source(
         source,
@@ -352,6 +354,8 @@ def extract_source(
     )
     snapshot.require_repo()  # before the store file is created
     rules = rules or Rules()
+    if scope is not None:
+        rules = rules.model_copy(update={"scope": scope})
     options = dict(
         include=include, exclude=exclude, workers=workers, console=console, settings=settings
     )
