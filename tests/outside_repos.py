@@ -6,6 +6,8 @@ the `all` scope and for the pastes of tests/explain_corpus.py."""
 
 from __future__ import annotations
 
+import io
+import json
 from pathlib import Path
 
 from tests.conftest import make_git_repo
@@ -352,3 +354,44 @@ def make_outside_repos(root: Path) -> dict[str, Path]:
         SERVE_REPO: make_git_repo(root / "serve", SERVE_FILES),
         FASTGEN_REPO: make_git_repo(root / "fastgen", FASTGEN_FILES),
     }
+
+
+def mine_outside(repos: dict[str, Path], out: Path, cache: Path, scope: str = "all") -> Path:
+    """Both repositories mined offline into `out` in `scope`; `out` is returned."""
+    from pipeline.console import Console
+    from pipeline.mine.run import RunOptions, run_dataset
+
+    for repo_name, repo in repos.items():
+        options = RunOptions(
+            source=str(repo),
+            repo_name=repo_name,
+            out_dir=out,
+            llm="offline",
+            cache_dir=cache,
+            scope=scope,
+            dataset_version="2026-01-01T00:00:00.000Z",
+        )
+        outcome = run_dataset(options, Console("plain", io.StringIO()))
+        assert outcome.exit_code == 0, repo_name
+    return out
+
+
+def explained_record(text: str, datasets: Path) -> tuple[int, dict | None]:
+    """`vmine explain`'s exit code for a paste, and the record it puts first."""
+    from pipeline.lookup.command import explain
+
+    explained = explain(text, [datasets], fmt="json")
+    lines = explained.output.splitlines()
+    first = json.loads(lines[0])["envelope"]["record"] if lines else None
+    return explained.code, first
+
+
+def finds(paste, datasets: Path) -> bool:
+    """Whether explain puts the paste's record first, as a match (exit 0), not a guess."""
+    code, record = explained_record(paste.text, datasets)
+    return (
+        code == 0
+        and record is not None
+        and record["filePath"] == paste.file_path
+        and record["errorMessage"].startswith(paste.message_start)
+    )
