@@ -23,6 +23,7 @@ from pipeline.explainers.offline import OfflineExplainer
 from pipeline.explainers.offline.explainer import explain_site
 from pipeline.keys import identities
 from pipeline.mine.config import ConfigError, load_config
+from pipeline.mine.enrich import by_key
 from pipeline.mine.targets import run_targets
 from tests.outside_repos import SERVE_FILES, SERVE_REPO, make_outside_repos
 from tests.site_factory import make_site
@@ -215,6 +216,10 @@ def test_explainers_key_outside_sites_by_their_own_prompt_version():
     assert offline.prompt_version_for(site) == "offline-4; outside-1"
     assert llm.prompt_version_for(validator) == "explain-v2"
     assert llm.prompt_version_for(site) == "explain-outside-v1"
+    # the same raise, reached from a validator or not, is explained and cached apart
+    reached = site.model_copy(update={"validatorKind": "reached"})
+    for explainer in (offline, llm):
+        assert len(by_key([site, reached], explainer)) == 2
 
 
 def test_the_llm_is_told_that_an_outside_site_need_not_be_a_configuration_error(fake_llm):
