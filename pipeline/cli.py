@@ -459,8 +459,8 @@ def diff_command(
     """Compare the error sets of OLD and NEW: which errors were added, removed, reworded,
     moved or changed. Each is a dataset folder (one holding manifest.json, or a folder with
     exactly one dataset under it), SOURCE@REV, or pypi:NAME==VERSION (extracted, not
-    explained, in --scope). Exit codes: 0 done (with --exit-code: no difference), 1 with --exit-code
-    when something differs, 2 usage or input error."""
+    explained, in --scope). Exit codes: 0 done (with --exit-code: no difference), 1 with
+    --exit-code when something differs, 2 usage or input error."""
     from pipeline.console import Console
     from pipeline.diff.command import run_diff
 
