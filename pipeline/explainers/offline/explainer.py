@@ -448,7 +448,8 @@ def _prevention(site: Site, checks: list[Check], flags: list[str], others: list[
     # validator computes
     if wanted and (wanted[-1].settable or wanted[-1].flag is not None):
         last, outer = wanted[-1], wanted[:-1]
-        tip = f"Before building the configuration, check that {last.condition.phrase(negate=True)}"
+        before = f"calling {site.qualname}" if _outside(site) else "building the configuration"
+        tip = f"Before {before}, check that {last.condition.phrase(negate=True)}"
         if outer:
             tip += " whenever " + _all_of([c.condition.phrase() for c in outer])
         tips.append(tip + ".")
@@ -458,7 +459,7 @@ def _prevention(site: Site, checks: list[Check], flags: list[str], others: list[
         tips.append(
             f"Keep {join_words(flags)} in one launch script or config file so they change together."
         )
-    if others:
+    if others and not _outside(site):  # a function outside validators checks no configuration
         tips.append(
             f"{site.qualname} has {len(others)} other check{'s' if len(others) > 1 else ''}; "
             "validate the whole configuration once before a long run rather than fixing one "
