@@ -113,6 +113,8 @@ def test_a_validator_record_is_the_same_file_in_both_scopes(repos, tmp_path):
     wide = _run(repos[SERVE_REPO], tmp_path / "a", cache, "--scope", "all")
     narrow_set, wide_set = load_dataset(narrow), load_dataset(wide)
     assert (narrow_set.manifest.scope, wide_set.manifest.scope) == ("validators", "all")
+    versions = (narrow_set.manifest.llm.promptVersion, wide_set.manifest.llm.promptVersion)
+    assert versions == ("offline-4", "offline-4, offline-4; outside-1")
     kinds = {entry.validatorKind for entry in narrow_set.entries}
     assert kinds == {"post_init"}
     assert len(wide_set.entries) == 22

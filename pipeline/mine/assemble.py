@@ -87,6 +87,14 @@ def _response_format(explainer: Explainer) -> str | None:
     return None if explainer.profile is None else explainer.profile.response_format
 
 
+def _prompt_versions(explainer: Explainer, sites: Sequence[Site]) -> str:
+    """The explainer's prompt version, then the others its sites were explained under (the
+    sites outside validators of the `all` scope), joined by `, `."""
+    versions = dict.fromkeys([explainer.prompt_version])
+    versions.update(dict.fromkeys(explainer.prompt_version_for(site) for site in sites))
+    return ", ".join(versions)
+
+
 def build_manifest(
     *,
     snapshot: Snapshot,
@@ -177,7 +185,7 @@ def build_manifest(
         llm=LLMUsage(
             provider=explainer.provider,
             model=explainer.model,
-            promptVersion=explainer.prompt_version,
+            promptVersion=_prompt_versions(explainer, sites),
             requests=outcome.usage.requests,
             cacheHits=outcome.cache_hits,
             promptTokens=outcome.usage.prompt_tokens,
