@@ -6,7 +6,10 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ValidatorKind = Literal["pydantic", "post_init", "init", "name", "reached"]
+# `none`: a function that is no validator (a site of the `all` scope)
+ValidatorKind = Literal["pydantic", "post_init", "init", "name", "reached", "none"]
+# Which raises are sites: those inside validators, or those of any function.
+Scope = Literal["validators", "all"]
 MessageStatus = Literal["literal", "template", "partial", "unresolved"]
 
 # Bumped whenever a change to extractors/ can change the sites of an unchanged file;
@@ -89,14 +92,19 @@ class Rules(BaseModel):
     # (set per file by the pipeline, pipeline/mine/reach.py; no option): `reached`, as the
     # functions a validator of the file calls.
     reached: tuple[str, ...] = ()
+    # `validators`: the raises inside validators; `all`: every raise of an error class in
+    # any function, a function that is no validator giving its sites the kind `none`
+    scope: Scope = "validators"
 
     def cache_token(self) -> str:
-        """A stable text that changes whenever a rule does (part of cache keys)."""
-        return self.model_dump_json()
+        """A stable text that changes whenever a rule does (part of cache keys). The default
+        scope leaves it as it was before scopes existed, so the caches made then still hold."""
+        return self.model_dump_json(exclude={"scope"} if self.scope == "validators" else None)
 
 
 class RaiseSite(BaseModel):
-    """One `raise` of a configured error class inside a validator, as the code shows it."""
+    """One `raise` of a configured error class inside a validator (with the `all` scope, in
+    any function), as the code shows it."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

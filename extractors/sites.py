@@ -1,4 +1,5 @@
-"""The extract stage's entry point: one file's text -> the raise sites of its validators."""
+"""The extract stage's entry point: one file's text -> the raise sites of its validators (with
+the `all` scope, of all its functions)."""
 
 from __future__ import annotations
 
@@ -166,14 +167,24 @@ def _extract(
         calls_out += calls_through_imports(functions, kinds, source)
     if table is not None:
         table.store()  # after the validator pass: it may have filled in calls
-    candidates = [fn for fn in functions if fn.raise_lines and fn.qualname in kinds]
+    every_function = rules.scope == "all"
+    candidates = [
+        fn for fn in functions if fn.raise_lines and (every_function or fn.qualname in kinds)
+    ]
     if parsed:
         parsed[0].validators.update((fn.qualname, fn.node) for fn in candidates if fn.node)
     helpers = HelperTable(functions, lambda fn: _parsed(parse_function(lines, fn, source)), lines)
     sites: list[RaiseSite] = []
     for fn in candidates:
         sites += function_sites(
-            path, lines, fn, kinds[fn.qualname], rules, source, memo, helpers.for_validator(fn)
+            path,
+            lines,
+            fn,
+            kinds.get(fn.qualname, "none"),
+            rules,
+            source,
+            memo,
+            helpers.for_validator(fn),
         )
     sites.sort(key=lambda site: site.lineNumber)
     return sites
@@ -232,6 +243,8 @@ class _Hints:
     def may_have_sites(self, source: str, classes: FileClasses, rules: Rules) -> bool:
         if not self.raises.search(source):
             return False
+        if rules.scope == "all":  # a raise in any function is a site
+            return True
         if any(name in source and word.search(source) for name, word in self.decorators):
             return True
         names = set(_DEF_NAME.findall(source))

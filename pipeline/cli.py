@@ -239,6 +239,13 @@ _cache_dir_option = click.option(
     help="Cache directory for git mirrors, releases and store.sqlite (default: "
     "$VMINE_CACHE_DIR, else the user cache directory).",
 )
+_scope_option = click.option(
+    "--scope",
+    type=click.Choice(["validators", "all"]),
+    help="Which raises are sites: validators (the default) takes the raises of ValueError "
+    "(and the repository's subclasses of it) inside validators; all takes them in any "
+    "function, a function that is no validator giving validatorKind none.",
+)
 _ci_option = click.option(
     "--ci",
     is_flag=True,
@@ -360,6 +367,7 @@ _ci_option = click.option(
     "fixes start their command lines with it (pipeline.toml: a target's command).",
 )
 @_rule_options
+@_scope_option
 @_ci_option
 def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **options) -> None:
     """Mine SOURCE (a path, git URL, OWNER/NAME or pypi:NAME==VERSION) into explained records
@@ -436,6 +444,7 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
     help="Processes that analyse files (default: the number of CPUs).",
 )
 @_rule_options
+@_scope_option
 @_ci_option
 def extract_command(
     source: str,
@@ -450,6 +459,7 @@ def extract_command(
     include: tuple[str, ...],
     exclude: tuple[str, ...],
     workers: int | None,
+    scope: str | None,
     ci: bool,
     **rule_options: Any,
 ) -> None:
@@ -485,6 +495,7 @@ def extract_command(
             exclude=list(exclude),
             workers=workers,
             rules=rules,
+            scope=scope,
         )
     if text is not None:
         click.echo(text, nl=False)
@@ -522,15 +533,22 @@ def schema_command(kind: str) -> None:
     help="Exit with 1 when anything was added, removed, reworded, moved or changed.",
 )
 @_cache_dir_option
+@_scope_option
 @_ci_option
 def diff_command(
-    old: str, new: str, fmt: str, exit_code: bool, cache_dir: Path | None, ci: bool
+    old: str,
+    new: str,
+    fmt: str,
+    exit_code: bool,
+    cache_dir: Path | None,
+    scope: str | None,
+    ci: bool,
 ) -> None:
     """Compare the error sets of OLD and NEW: which errors were added, removed, reworded,
     moved or changed. Each is a dataset folder (one holding manifest.json, or a folder with
     exactly one dataset under it), SOURCE@REV, or pypi:NAME==VERSION (extracted, not
-    explained). Exit codes: 0 done (with --exit-code: no difference), 1 with --exit-code
-    when something differs, 2 usage or input error."""
+    explained, in --scope). Exit codes: 0 done (with --exit-code: no difference), 1 with
+    --exit-code when something differs, 2 usage or input error."""
     from pipeline.console import Console
     from pipeline.diff.command import run_diff
 
@@ -538,7 +556,13 @@ def diff_command(
     color = console.colours_stdout()
     with _user_errors("pass --cache-dir DIR"):
         output, diff = run_diff(
-            old, new, fmt=fmt, console=console, color=color, cache_dir=cache_dir
+            old,
+            new,
+            fmt=fmt,
+            console=console,
+            color=color,
+            cache_dir=cache_dir,
+            scope=scope or "validators",
         )
     click.echo(output, nl=False, color=color)
     raise SystemExit(Exit.PROBLEMS if exit_code and diff.differs else Exit.OK)

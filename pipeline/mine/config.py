@@ -185,6 +185,7 @@ class PipelineConfig(_Strict):
     idle_timeout: Seconds | None = None
     response_format: Literal["auto", "json_schema", "json_object"] | None = None
     cache_dir: Path | None = None
+    scope: Literal["validators", "all"] | None = None
     targets: dict[str, Target] = Field(min_length=1)
 
     @field_validator("targets")

@@ -15,7 +15,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, ConfigDict
 
 from extractors.classes import FileClasses, rules_for_file
-from extractors.facts import FileExtraction, MessageStatus, RaiseSite, Rules
+from extractors.facts import FileExtraction, MessageStatus, RaiseSite, Rules, Scope
 from pipeline.console import Console, line_of, skipped_markdown, workflow_command
 from pipeline.dataset.models import Site
 from pipeline.keys import analysis_token
@@ -372,6 +372,7 @@ def extract_source(
     cache_dir: Path | None = None,
     use_cache: bool = True,
     rules: Rules | None = None,
+    scope: Scope | None = None,
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     workers: int | None = None,
@@ -380,7 +381,8 @@ def extract_source(
 ) -> Extraction:
     """The `extract` command's job: open SOURCE at REV and extract it (SourceError on bad
     input, before any analysis); `tag` (a tag format) and `path_prefix` apply to a `pypi:`
-    SOURCE; `settings=False` leaves each site's settings out."""
+    SOURCE; `scope`, when given, replaces the rules' scope (which raises are sites);
+    `settings=False` leaves each site's settings out."""
     cache_dir = resolve_cache_dir(cache_dir)
     # The extractor (libcst: 0.3 s) is imported while the source is opened, which mostly
     # waits on git or pip; the worker pool forks with it in.
@@ -400,6 +402,8 @@ def extract_source(
         warm.join()
     snapshot.require_repo()  # before the store file is created
     rules = rules or Rules()
+    if scope is not None:
+        rules = rules.model_copy(update={"scope": scope})
     options = dict(
         include=include, exclude=exclude, workers=workers, console=console, settings=settings
     )
