@@ -52,6 +52,7 @@ SECTIONS = (
     "ecosystem",
     "settings",
     "history",
+    "scope",
 )
 MAX_RSS = 1024**3
 # The transformers release is prepared where bench/ecosystem.py keeps it; the small package
