@@ -31,6 +31,16 @@ def links_flags(data: bytes) -> bool:
     return b"add_argument" in data and _LINKS.search(data) is not None
 
 
+# a parser class whose parse_args splits `--config.key` at its dots (vLLM's)
+_DOTTED = re.compile(rb"\bdef parse_args\b[\s\S]*?\.split\(\s*[\"']\.[\"']\s*\)")
+
+
+def reads_dotted_keys(data: bytes) -> bool:
+    """Whether a file's ArgumentParser subclass reads dotted keys (`--speculative-config.method
+    ngram`): it defines parse_args and splits an argument at its dots (a byte scan)."""
+    return b"ArgumentParser)" in data and _DOTTED.search(data) is not None
+
+
 def outline_of(data: bytes) -> Outline:
     """The outline of a file's bytes (it may say yes wrongly; the parse decides)."""
     names: dict[str, None] = {}
@@ -39,7 +49,12 @@ def outline_of(data: bytes) -> Outline:
         line_start = data.rfind(b"\n", 0, start) + 1
         if data[line_start:start].strip(b" \t") == b"":  # `class` opens its line
             names.setdefault(match[1].decode("ascii"), None)
-    return Outline(classes=list(names), parser=b"add_argument" in data, links=links_flags(data))
+    return Outline(
+        classes=list(names),
+        parser=b"add_argument" in data,
+        links=links_flags(data),
+        dotted=reads_dotted_keys(data),
+    )
 
 
 def file_settings(

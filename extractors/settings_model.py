@@ -12,7 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 # Bumped whenever a change here or in the modules below can change the facts of an
 # unchanged file; the per-blob settings cache is keyed by it.
 # 3: configuration classes are those of the Rules (extractors/classes.py config_kind).
-SETTINGS_VERSION = "3"
+# 4: flags keep nargs and whether a splat gives their keywords; outlines say whether a
+# parser reads dotted keys; environment variables, request and model-config fields.
+SETTINGS_VERSION = "4"
 
 # why a class counts: its decorator, its base, or only that it has annotated attributes
 ClassKind = Literal["dataclass", "config", "pydantic", "enum", "annotated", "plain"]
@@ -90,6 +92,10 @@ class Flag(_Fact):
     options: list[str]  # `--gpu-memory-utilization`, `--device-memory-utilization`, `-q`, ...
     dest: str
     action: str | None = None
+    nargs: str | None = None  # source text
+    # its keywords come (also) from a `**kwargs` splat: what it takes is decided elsewhere
+    # (vLLM's get_kwargs gives a bool field BooleanOptionalAction)
+    splat: bool = False
     type: str | None = None  # source text
     default: str | None = None  # source text
     choices: list[str] | None = None  # a literal list of values
@@ -155,6 +161,9 @@ class Outline(_Fact):
     parser: bool = False
     # its flags name the field they set (`default=C.x`, `**kwargs["x"]`): read them early
     links: bool = False
+    # it subclasses ArgumentParser and its parse_args reads `--config.key value` (dotted keys
+    # of a JSON-config flag, vLLM's FlexibleArgumentParser)
+    dotted: bool = False
 
 
 # --- first sentences ----------------------------------------------------------------------

@@ -103,6 +103,11 @@ def test_negated_boolean_flag_is_grounded_by_its_positive_form():
     assert (
         RepoGrounding(Repository()).check(explanation(solutions=["Pass --no-spec-tokens."])) == []
     )
+    assert flag_needles("--speculative-config.method") == (
+        "--speculative-config.method",
+        "--speculative-config",
+        "speculative_config",
+    )
     assert flag_needles("--no-spec-tokens") == (
         "--no-spec-tokens",
         "no_spec_tokens",

@@ -327,6 +327,7 @@ def test_the_prompt_gives_the_settings_read_and_allows_their_flags(fake_llm):
             "choices": None,
             "doc": "Maximum number of sequences per iteration.",
             "flags": ["--max-num-seqs"],
+            "surface": "flag",
         }
     ]
     assert facts["command"] == "vllm serve MODEL"

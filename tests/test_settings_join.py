@@ -439,6 +439,47 @@ FLAG_LINKS = [
             ]
         ],
     ),
+    (
+        "a parser that reads dotted keys: the field by its own dotted flag",
+        {
+            "pkg/engine.py": """
+            from dataclasses import dataclass
+
+            @dataclass
+            class KVTransferConfig:
+                kv_role: str | None = None
+
+                def __post_init__(self):
+                    if self.kv_role == "none":
+                        raise ValueError("kv_role none is not a role")
+
+            @dataclass
+            class EngineConfig:
+                kv_transfer_config: KVTransferConfig | None = None
+
+                @staticmethod
+                def add_cli_args(parser):
+                    kwargs = get_kwargs(EngineConfig)
+                    parser.add_argument("--kv-transfer-config", **kwargs["kv_transfer_config"])
+        """,
+            "pkg/argparse_utils.py": """
+            from argparse import ArgumentParser
+
+            class FlexibleArgumentParser(ArgumentParser):
+                def parse_args(self, args=None, namespace=None):
+                    for arg in args or []:
+                        key, *keys = arg.split(".")
+                    return super().parse_args(args, namespace)
+        """,
+        },
+        "pkg/engine.py",
+        [
+            [
+                ("self.kv_role", "KVTransferConfig", "kv_role", ["--kv-transfer-config.kv_role"]),
+                ("self", "EngineConfig", "kv_transfer_config", ["--kv-transfer-config"]),
+            ]
+        ],
+    ),
 ]
 
 
@@ -533,6 +574,7 @@ def test_setting_facts_come_from_field_and_flag():
             "choices": ["triton", "flashinfer"],
             "doc": "Choose the kernels.",
             "flags": ["--attention-backend"],
+            "surface": "flag",
         },
         # a default taken from another class's field is that field's default
         {
@@ -544,6 +586,7 @@ def test_setting_facts_come_from_field_and_flag():
             "choices": None,
             "doc": None,
             "flags": [],
+            "surface": "code",
         },
     ]
 
@@ -657,7 +700,7 @@ def test_module_index_knows_files_under_a_source_root():
 # --- the fixture repository, end to end --------------------------------------------------------
 
 
-def _s(expr, cls, field, type_, default, choices, doc, flags):
+def _s(expr, cls, field, type_, default, choices, doc, flags, **extra):
     return {
         "expr": expr,
         "class": cls,
@@ -667,6 +710,8 @@ def _s(expr, cls, field, type_, default, choices, doc, flags):
         "choices": choices,
         "doc": doc,
         "flags": flags,
+        "surface": "flag" if flags else "code",
+        **extra,
     }
 
 
@@ -690,6 +735,7 @@ PREFIX = _s(
     None,
     "Whether to enable prefix caching.",
     ["--enable-prefix-caching"],
+    action="BooleanOptionalAction",  # a splat of a bool field: `--x` and `--no-x`
 )
 TP = (
     "tp_size",
@@ -733,6 +779,7 @@ FIXTURE_SETTINGS = {
             None,
             None,
             ["--enable-prefix-caching"],
+            action="BooleanOptionalAction",
         ),
     ],
     ("engine/config/cache.py", 29): [
@@ -827,7 +874,10 @@ FIXTURE_SETTINGS = {
             [],
         ),
     ],
-    ("server/server_args.py", 21): [_s(f"self.{DP[0]}", *DP[1:]), _s(f"self.{TP[0]}", *TP[1:])],
+    ("server/server_args.py", 21): [
+        _s(f"self.{DP[0]}", *DP[1:], action="store_true"),
+        _s(f"self.{TP[0]}", *TP[1:]),
+    ],
     ("server/server_args.py", 25): [
         _s(
             "self.disaggregation_mode",
@@ -850,7 +900,10 @@ FIXTURE_SETTINGS = {
             ["--attention-backend"],
         ),
     ],
-    ("server/server_args.py", 68): [_s(f"args.{TP[0]}", *TP[1:]), _s(f"args.{DP[0]}", *DP[1:])],
+    ("server/server_args.py", 68): [
+        _s(f"args.{TP[0]}", *TP[1:]),
+        _s(f"args.{DP[0]}", *DP[1:], action="store_true"),
+    ],
 }
 
 
@@ -932,7 +985,7 @@ def test_index_lines_carry_settings_and_an_older_index_still_loads(
         "# after\nengine serve MODEL --enable-prefix-caching --mamba-cache-mode align"
     )
     manifest = json.loads((root / "manifest.json").read_text())
-    assert manifest["llm"]["promptVersion"] == "offline-4; command: engine serve MODEL"
+    assert manifest["llm"]["promptVersion"] == "offline-5; command: engine serve MODEL"
     # a dataset written before settings existed: its index lines have none
     older = "".join(
         json.dumps({k: v for k, v in line.items() if k != "settings"}) + "\n" for line in lines

@@ -39,7 +39,11 @@ def syntax_error(code: str) -> str | None:
 
 def flag_needles(flag: str) -> tuple[str, ...]:
     """The strings whose presence in the repository grounds a flag: the flag itself or its
-    snake_case name; `--no-x` is also grounded by `x` (argparse's negated booleans)."""
+    snake_case name; `--no-x` is also grounded by `x` (argparse's negated booleans), and a
+    dotted key of a JSON-config flag (`--speculative-config.method`) by its flag."""
+    if "." in flag:
+        head = flag.split(".", 1)[0]
+        return (flag, *flag_needles(head))
     needles = [flag, snake_name(flag)]
     if flag.startswith("--no-") and len(flag) > len("--no-"):
         positive = "--" + flag[len("--no-") :]

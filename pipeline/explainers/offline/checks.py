@@ -24,6 +24,7 @@ from pipeline.explainers.offline.conditions import (
     is_isinstance,
 )
 from pipeline.explainers.offline.settings import (
+    holds_with,
     is_bool,
     passing_values,
     primary_flag,
@@ -157,6 +158,8 @@ def check_of(
     )
     if setting is not None:
         wanted, offending = passing_values(condition, setting, wanted, offending)
+    if wanted is not None and holds_with(condition, wanted):
+        wanted = None  # the value in the failing test is never the fix
     subject = condition.subject
     config_names = {*RECEIVERS, *dict(function.aliases)}
     if subject is not None:

@@ -55,7 +55,9 @@ from pipeline.explainers.offline.snippets import (
 # Bump whenever the text this module produces changes: it is part of the cache key.
 # 3: the init kind, post_init methods, and the earlier checks that passed (priorChecks).
 # 4: the settings a site reads: their flags, values that pass, commands, and their docs.
-PROMPT_VERSION = "offline-4"
+# 5: switches by their action (never given a value, `--no-x`), dotted keys of JSON-config
+# flags, and no value that keeps the failing test true.
+PROMPT_VERSION = "offline-5"
 
 _MAX_SOLUTIONS = 5
 _PATH_NOISE = {"src", "python", "lib", "__init__", "__main__"}  # path parts that make no tag

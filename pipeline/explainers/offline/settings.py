@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import ast
 import json
+import operator
 import re
 import shlex
 
 from extractors import ops
 from extractors.syntax.names import dotted_parts
-from pipeline.dataset.models import Setting
+from pipeline.dataset.models import SWITCH_ACTIONS, Setting
 from pipeline.explainers.offline.conditions import Condition, is_none
 
 PLACEHOLDER = "<value>"  # a value the code does not name
@@ -80,7 +81,37 @@ def default_text(setting: Setting) -> str | None:
 
 
 def is_bool(setting: Setting) -> bool:
+    """A setting that is on or off: a bool field, or one set by a switch flag."""
+    if setting.action in SWITCH_ACTIONS:
+        return True
     return (setting.type or "").replace(" ", "") in ("bool", "bool|None", "Optional[bool]")
+
+
+def is_switch(setting: Setting) -> bool:
+    """Its flag takes no value (`store_true`, `--x`/`--no-x`, ...): it is never given one."""
+    return setting.action in SWITCH_ACTIONS
+
+
+def negative_flag(setting: Setting) -> str | None:
+    """`--no-x` of a BooleanOptionalAction flag `--x` (argparse adds it)."""
+    flag = primary_flag(setting)
+    if setting.action != "BooleanOptionalAction" or flag is None or not flag.startswith("--"):
+        return None
+    return "--no-" + flag[2:]
+
+
+def switch_fragments(setting: Setting, on: bool) -> tuple[str, str] | None:
+    """(what a command line holds while the setting is `not on`, what it holds once it is
+    `on`) for a switch flag; None for a flag that takes a value."""
+    flag = primary_flag(setting)
+    if flag is None or not is_switch(setting):
+        return None
+    negative = negative_flag(setting)
+    if setting.action == "store_false":  # passing it turns the setting off
+        return ("", flag) if not on else (flag, "")
+    if on:
+        return (negative or ""), flag
+    return flag, (negative or "")
 
 
 def notes(setting: Setting, first: str = "") -> str:
@@ -131,6 +162,54 @@ def passing_values(
     return next((c for c in candidates if c not in blocked), None), offending
 
 
+def holds_with(condition: Condition, value: str) -> bool | None:
+    """Whether the condition still holds once its subject is `value` (as a user types it):
+    True means the value cannot be the fix. None when the code does not tell (a test of
+    something else, a right side that is no constant)."""
+    python = literal(value)
+    python = value if python is _MISSING else python
+    switch = condition.switch
+    if switch is not None:
+        return bool(python) == switch[1]
+    compare = condition.compare
+    if compare is None:
+        return None
+    _, op, right = compare
+    items = _literal_node(right)
+    if items is _MISSING:
+        member = dotted_parts(right)  # `Mode.NO_BUFFER`: the member's name stands for it
+        if member is None or len(member) < 2 or not member[-2][:1].isupper():
+            return None
+        items = member[-1]
+
+    def same(a: object, b: object) -> bool:
+        return a == b or (isinstance(a, str) and isinstance(b, str) and a.lower() == b.lower())
+
+    if op is ops.EQ or op is ops.IS:
+        return same(python, items)
+    if op is ops.NE or op is ops.IS_NOT:
+        return not same(python, items)
+    if op in (ops.IN, ops.NOT_IN) and isinstance(items, list | tuple | set | frozenset):
+        inside = any(same(python, item) for item in items)
+        return inside if op is ops.IN else not inside
+    numbers = (int, float)
+    if op.boundary is not None and isinstance(python, numbers) and isinstance(items, numbers):
+        if isinstance(python, bool) or isinstance(items, bool):
+            return None
+        return _ORDER[op.symbol](python, items)
+    return None
+
+
+_ORDER = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+
+def _literal_node(node: ast.expr) -> object:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _MISSING
+
+
 def _values_of_own_type(node: ast.expr, setting: Setting) -> bool:
     """`get_args(Mode)` where the setting's type names Mode (its choices come from it)."""
     return (
@@ -177,8 +256,11 @@ def needs(condition: Condition, setting: Setting, wanted: str | None) -> tuple[s
         if compare[1] is ops.IS_NOT:
             return "unset", None
         if compare[1] is ops.IS:
-            return "set", wanted
+            return ("on", None) if is_switch(setting) else ("set", wanted)
     if wanted is not None:
+        if is_switch(setting):  # `x == True`: a switch is turned on or off, never given a value
+            on = literal(wanted)
+            return ("on", None) if on is True else ("off", None) if on is False else ("other", None)
         return "value", wanted
     return "other", None
 
@@ -194,6 +276,12 @@ def solution(
     flag = primary_flag(setting)
     if flag is not None:
         default = literal(setting.default)
+        switched = switch_fragments(setting, what == "on") if what in ("on", "off") else None
+        if switched is not None:
+            before, after = switched
+            if after:
+                return f"Pass `{after}`{about}."
+            return f"Leave out `{before}`{about}."
         if what == "value":
             return f"Pass `{flag} {shell(value)}`{bounded}."
         if what == "unset":
@@ -263,6 +351,9 @@ def command_change(
     what, value = needs(condition, setting, wanted)
     flag = primary_flag(setting)
     if flag is not None:
+        switched = switch_fragments(setting, what == "on") if what in ("on", "off") else None
+        if switched is not None:
+            return switched
         if what == "on":
             return "", flag
         if what == "off":

@@ -34,7 +34,7 @@ from extractors.settings_model import (
     first_sentence,
 )
 from pipeline.dataset.models import Setting
-from pipeline.mine.settings.flags import FlagIndex, options_of
+from pipeline.mine.settings.flags import FlagIndex, action_of, options_of
 from pipeline.mine.settings.loaded import Loaded
 from pipeline.mine.settings.names import MAX_DEPTH, ClassSymbol, TreeNames
 
@@ -156,7 +156,14 @@ class ChainWalk:
             found = [self.setting(expr, member.owner, item)]
             carrier = self.flags.carrier(cls)
             if not found[0].flags and carrier is not None:
-                found.append(self.setting(prefix, *carrier))  # the flag the object comes by
+                carried = self.setting(prefix, *carrier)  # the flag the object comes by
+                if self.flags.dotted and carried.flags:
+                    # `--speculative-config.method ngram`: the parser reads dotted keys
+                    dotted = [f"{f}.{item.name}" for f in carried.flags if f.startswith("--")]
+                    found[0] = found[0].model_copy(
+                        update={"flags": dotted, "surface": "flag", "action": None}
+                    )
+                found.append(carried)
             return found
         ref = item.type if item is not None else member.attribute
         nested = self.names.class_of(member.owner.path, ref) if ref is not None else None
@@ -186,6 +193,9 @@ class ChainWalk:
             choices=choices,
             doc=item.doc or next(helps, None),
             flags=options_of(flags),
+            surface="flag" if flags else "code",
+            action=action_of(flags, item.type.names),
+            nargs=next((flag.nargs for _, flag in flags if flag.nargs), None),
         )
 
     def namespace_setting(
@@ -213,6 +223,9 @@ class ChainWalk:
                 choices=self.flags.choices(flag_path, flag),
                 doc=first_sentence(flag.help),
                 flags=options_of(flags),
+                surface="flag",
+                action=action_of(flags, ()),
+                nargs=flag.nargs,
             )
         ]
 

@@ -8,7 +8,7 @@ class and of its subclasses. A whole config passed as one JSON flag is that flag
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 from extractors.settings_model import ConfigField, Flag, Outline
 from pipeline.mine.settings.loaded import Loaded
@@ -49,6 +49,8 @@ class FlagIndex:
                 for key in self._flag_fields(path, flag):
                     self._by_field.setdefault(key, []).append((path, flag))
         self._carriers = self._index_carriers()
+        # the tree's parser reads `--config.key value` for its JSON-config flags
+        self.dotted = any(outline.dotted for outline in outlines.values())
 
     def _flag_fields(self, path: str, flag: Flag) -> list[tuple[str, str, str]]:
         """The fields a flag sets: the one its idiom names, and the parser's args class's
@@ -143,6 +145,19 @@ class FlagIndex:
             if carried is not None:
                 carriers.setdefault(carried.key, []).append((symbol, member.field))
         return carriers
+
+
+def action_of(flags: list[Located], field_types: Sequence[str]) -> str | None:
+    """The argparse action of a setting's flags, its last dotted name (`store_true`,
+    `BooleanOptionalAction`); a bool field whose flag takes its keywords from a splat and
+    writes no action of its own is a BooleanOptionalAction (vLLM's get_kwargs makes it so:
+    `--x` and `--no-x`)."""
+    for _, flag in flags:
+        if flag.action:
+            return flag.action.rsplit(".", 1)[-1].strip("\"'")
+    if flags and list(field_types) == ["bool"] and all(f.splat for _, f in flags):
+        return "BooleanOptionalAction"
+    return None
 
 
 def options_of(flags: list[Located]) -> list[str]:
