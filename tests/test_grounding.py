@@ -137,6 +137,18 @@ def test_flags_found_as_written_need_no_second_lookup():
     assert repository.calls == [["--kernel-backend"]]
 
 
+def test_an_environment_variable_a_fix_sets_must_occur_in_the_repository():
+    grounding = RepoGrounding(Repository('os.environ.get("VLLM_USE_RING", "0")'))
+    found = explanation(
+        solutions=["Run `export VLLM_USE_RING=1` first.", "Run `export VLLM_NO_SUCH=1` first."],
+        triggerScenarios="x",
+        exampleFix="# before\nserve\n# after\nVLLM_USE_RING=1 serve",
+    )
+    assert [v for v in grounding.check(found) if "environment" in v] == [
+        "solutions[1]: environment variable VLLM_NO_SUCH does not occur in the repository"
+    ]
+
+
 def test_syntax_error_is_none_for_valid_code():
     assert syntax_error("x = 1\n") is None
     assert syntax_error("x = (") == "'(' was never closed (line 1)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
@@ -49,6 +50,15 @@ def flag_needles(flag: str) -> tuple[str, ...]:
         positive = "--" + flag[len("--no-") :]
         needles += [positive, snake_name(positive)]
     return tuple(needles)
+
+
+# `export NAME=value`, or `NAME=value` in front of a command: a variable a fix sets
+_EXPORT = re.compile(r"(?:\bexport\s+|^|(?<=[`\n]))([A-Z][A-Z0-9]*_[A-Z0-9_]+)=", re.MULTILINE)
+
+
+def exported(text: str) -> list[str]:
+    """The environment variables a text tells to set, each once."""
+    return list(dict.fromkeys(_EXPORT.findall(text)))
 
 
 def choice_violations(explanation: Explanation, settings: Sequence[Setting]) -> list[str]:
@@ -130,4 +140,13 @@ class RepoGrounding(Grounding):
         for field, flag in mentions:
             if flag not in grounded:
                 violations.append(f"{field}: flag {flag} does not occur in the repository")
+        variables = [
+            (field, name) for field, text in text_fields(explanation) for name in exported(text)
+        ]
+        known = self._occurring({name for _, name in variables})
+        for field, name in variables:
+            if name not in known:
+                violations.append(
+                    f"{field}: environment variable {name} does not occur in the repository"
+                )
         return violations + choice_violations(explanation, settings)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from extractors import ops
 from pipeline.dataset.models import Explanation, Setting, Site
+from pipeline.explainers.advice import Advice
 from pipeline.explainers.base import (
     Explainer,
     ExplainRequest,
@@ -18,6 +19,7 @@ from pipeline.explainers.base import (
     command_prompt_version,
 )
 from pipeline.explainers.flags import find_flags, flag_values
+from pipeline.explainers.offline.advised import advice_fix, advice_solution, checked_advice
 from pipeline.explainers.offline.checks import (
     Check,
     FunctionFacts,
@@ -107,14 +109,20 @@ def explain_site(
         for s in siblings
         if (s.lineNumber, s.errorMessage) != (site.lineNumber, site.errorMessage)
     ]
+    advice = checked_advice(site.errorMessage, checks, site.settings)
     fragment = longest_fragment(site.messagePattern)
     flags = ordered_unique([*message_flags, *(c.flag for c in checks if c.flag is not None)])
     return Explanation(
         documentation=_documentation(site, function, checks, others),
         triggerScenarios=_trigger(site, function, checks),
         commonSituations=_situations(site, checks),
-        solutions=_solutions(site, checks, values, parts),
-        exampleFix=example_fix(
+        solutions=_solutions(site, checks, values, parts, advice),
+        exampleFix=(
+            advice_fix(advice, command, _failing_fragment(checks, advice))
+            if _adds_to_checks(advice, checks)
+            else None
+        )
+        or example_fix(
             checks,
             values,
             command,
@@ -376,11 +384,27 @@ def _disjuncts(
     return found
 
 
+def _adds_to_checks(advice: list[Advice], checks: list[Check]) -> bool:
+    """The advice names a variable, or a flag that no check's fix would type."""
+    tested = {c.flag for c in checks if c.wanted is not None or c.on_off}
+    return any(a.kind == "env" or a.name not in tested for a in advice)
+
+
+def _failing_fragment(checks: list[Check], advice: list[Advice]) -> str:
+    """The command-line fragment that fails, for a flag the advice names: `--x no_buffer`."""
+    named = {a.name for a in advice if a.kind == "flag"}
+    for check in reversed(checks):
+        if check.flag in named and check.offending is not None:
+            return f"{check.flag} {shell_word(check.offending)}"
+    return ""
+
+
 def _solutions(
     site: Site,
     checks: list[Check],
     values: dict[str, list[str]],
     parts: dict[int, list[Check]] | None = None,
+    advice: Sequence[Advice] = (),
 ) -> list[str]:
     solutions: list[str] = []
     for check in reversed(checks):  # innermost first: the test that singles out this error
@@ -391,10 +415,11 @@ def _solutions(
             solutions += said
         elif (solution := _solution(check)) is not None:
             solutions.append(solution)
-    mapped = {c.flag for c in checks}
+    mapped = {c.flag for c in checks} | {a.name for a in advice}
     for flag, wanted in values.items():
         if flag not in mapped:  # a value the message asks for, for a flag no guard tests
             solutions += [f"Set {flag} {shell_word(v)}, as the message suggests." for v in wanted]
+    solutions = _advice_first(solutions, advice)
     if not solutions:
         flags = find_flags(site.errorMessage)
         if flags:
@@ -403,6 +428,21 @@ def _solutions(
             f"Read the code around the raise in {site.qualname} to see which input leads to it."
         )
     return ordered_unique(solutions)[:_MAX_SOLUTIONS]
+
+
+def _advice_first(solutions: list[str], advice: Sequence[Advice]) -> list[str]:
+    """The message's own advice first: the solution that already says it (with its notes),
+    else the advice in words."""
+    first: list[str] = []
+    for item in advice:
+        typed = item.name if item.value is None else f"{item.name} {shell_word(item.value)}"
+        said_it = re.compile(rf"(?<![\w-]){re.escape(typed)}(?![\w-])")
+        said = next((s for s in solutions if said_it.search(s)), None)
+        if item.kind == "flag" and said is not None:
+            first.append(said)
+        else:
+            first.append(advice_solution(item))
+    return ordered_unique([*first, *solutions])
 
 
 def _prevention(site: Site, checks: list[Check], flags: list[str], others: list[Site]) -> list[str]:
