@@ -14,11 +14,14 @@ from collections.abc import Mapping
 
 from extractors.arguments import flags_of
 from extractors.config_classes import module_facts
+from extractors.environment import environment_of
 from extractors.facts import Rules
 from extractors.references import scope_of
 from extractors.settings_model import FileSettings, Outline
 
 DEFAULT_RULES = Rules()
+# a file that may define or read environment variables (the parse decides)
+_ENVIRON = re.compile(r"environ|getenv|_env|Env(Bool|Int|Float|Str)\(|TYPE_CHECKING")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # as Python numbers lines (not str.splitlines)
 _CLASS_NAME = re.compile(rb"class[ \t]+([A-Za-z_]\w*)")
 # the idioms by which a flag names the config field it sets (extractors/arguments.py)
@@ -72,11 +75,13 @@ def file_settings(
     lines = _LINE_BREAK.split(source)
     imports, aliases, constants, texts, classes = module_facts(tree, lines, rules)
     flags = flags_of(tree, lines, texts) if "add_argument" in source else []
+    environ = environment_of(tree, lines) if _ENVIRON.search(source) else []
     return FileSettings(
         imports=imports,
         aliases=aliases,
         constants=constants,
         classes=classes,
         flags=flags,
+        environ=environ,
         scopes={name: scope_of(node) for name, node in sorted((validators or {}).items())},
     )

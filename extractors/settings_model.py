@@ -140,6 +140,15 @@ class FunctionScope(_Fact):
     bindings: dict[str, Binding] = Field(default_factory=dict)
 
 
+class EnvVar(_Fact):
+    """An environment variable a module defines or reads (extractors/environment.py)."""
+
+    name: str
+    type: str | None = None  # source text of its annotation, or what its reader says
+    default: str | None = None  # source text
+    doc: str | None = None  # first sentence of the comment above it
+
+
 class FileSettings(_Fact):
     """Everything one file says about settings (nothing about where it lives: the same
     text at two paths has the same facts)."""
@@ -149,6 +158,7 @@ class FileSettings(_Fact):
     constants: dict[str, list[str]] = Field(default_factory=dict)  # `CHOICES = ["a", "b"]`
     classes: list[ConfigClass] = Field(default_factory=list)
     flags: list[Flag] = Field(default_factory=list)
+    environ: list[EnvVar] = Field(default_factory=list)  # the environment variables it defines
     # the validators' scopes by qualname, when the site pass had their trees at hand
     scopes: dict[str, FunctionScope] = Field(default_factory=dict)
 

@@ -23,9 +23,9 @@ from pipeline.mine.settings.modules import ModuleIndex
 from tests.settings_fixture import make_settings_repo
 
 
-def resolve_tree(files: dict[str, str], site_file: str) -> list[list[tuple]]:
+def resolve_tree(files: dict[str, str], site_file: str, full: bool = False) -> list[list]:
     """The settings of every site of `site_file`, joined over `files` (loaded on demand, as
-    the pipeline loads them), each as (expr, class, field, flags)."""
+    the pipeline loads them), each as (expr, class, field, flags), or whole with `full`."""
     texts = {path: textwrap.dedent(text) for path, text in files.items()}
     outlines = {path: outline_of(text.encode()) for path, text in texts.items()}
     loaded = {}
@@ -40,6 +40,8 @@ def resolve_tree(files: dict[str, str], site_file: str) -> list[list[tuple]]:
     found = resolve_rounds(
         [(site_file, s) for s in extraction.sites], outlines, ModuleIndex(texts), loaded.get, load
     )
+    if full:
+        return found
     return [[(s.expr, s.cls, s.field, s.flags) for s in settings] for settings in found]
 
 

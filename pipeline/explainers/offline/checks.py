@@ -231,6 +231,9 @@ def _snake(name: str) -> str:
 def constant(node: ast.expr) -> object:
     if isinstance(node, ast.Constant) and not isinstance(node.value, bool | type(None)):
         return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):  # `-1`
+        inner = constant(node.operand)
+        return -inner if isinstance(inner, int | float) else None
     return None
 
 

@@ -110,23 +110,30 @@ def explain_site(
         if (s.lineNumber, s.errorMessage) != (site.lineNumber, site.errorMessage)
     ]
     advice = checked_advice(site.errorMessage, checks, site.settings)
+    internal = next((s.reason for s in site.settings if s.surface == "internal"), None)
     fragment = longest_fragment(site.messagePattern)
     flags = ordered_unique([*message_flags, *(c.flag for c in checks if c.flag is not None)])
     return Explanation(
         documentation=_documentation(site, function, checks, others),
         triggerScenarios=_trigger(site, function, checks),
         commonSituations=_situations(site, checks),
-        solutions=_solutions(site, checks, values, parts, advice),
-        exampleFix=(
-            advice_fix(advice, command, _failing_fragment(checks, advice))
-            if _adds_to_checks(advice, checks)
-            else None
-        )
-        or example_fix(
-            checks,
-            values,
-            command,
-            [part for check in reversed(checks) for part in parts[id(check)]],
+        solutions=_internal_solutions(site, internal)
+        if internal
+        else _solutions(site, checks, values, parts, advice),
+        exampleFix=_internal_fix(internal)
+        if internal
+        else (
+            (
+                advice_fix(advice, command, _failing_fragment(checks, advice))
+                if _adds_to_checks(advice, checks)
+                else None
+            )
+            or example_fix(
+                checks,
+                values,
+                command,
+                [part for check in reversed(checks) for part in parts[id(check)]],
+            )
         ),
         handlingStrategy="validation",
         validationCode=validation_code(site, function, checks, fragment),
@@ -382,6 +389,23 @@ def _disjuncts(
         if sub.setting is not None:
             found.append(sub)
     return found
+
+
+def _internal_solutions(site: Site, reason: str) -> list[str]:
+    """A check no setting reaches: no configuration error, so what to report."""
+    return [
+        f"This is not a configuration error: {reason}.",
+        f"Report it to the project with the full traceback, the command or code that led to "
+        f"it and the versions in use; the check is in {site.qualname} ({site.filePath}, line "
+        f"{site.lineNumber}).",
+    ]
+
+
+def _internal_fix(reason: str) -> str:
+    return (
+        f"# not a configuration error: {reason}\n"
+        "# report it with the traceback and the inputs that led to it"
+    )
 
 
 def _adds_to_checks(advice: list[Advice], checks: list[Check]) -> bool:

@@ -20,6 +20,7 @@ from pipeline.dataset.models import SWITCH_ACTIONS, Setting
 from pipeline.explainers.offline.conditions import Condition, is_none
 
 PLACEHOLDER = "<value>"  # a value the code does not name
+OTHER_SURFACES = ("env", "request", "model-config")  # a setting changed elsewhere than a flag
 _MISSING = object()
 
 
@@ -32,7 +33,7 @@ def settings_of(
     if not names:
         return None, None
     expr = ".".join(names)
-    read = [s for s in settings if s.expr == expr]
+    read = [s for s in settings if s.expr == expr and s.surface != "internal"]
     leaf = next((s for s in read if s.flags), read[0] if read else None)
     if leaf is None:
         return None, None
@@ -294,6 +295,9 @@ def solution(
         if what == "set":
             return f"Pass `{flag} {shell(value) if value else PLACEHOLDER}`{about}."
         return f"Give `{flag}` a value that passes the check{about}."
+    elsewhere = surface_solution(setting, what, value, bounded)
+    if elsewhere is not None or setting.surface in OTHER_SURFACES:
+        return elsewhere
     carried = primary_flag(carrier)
     if carried is not None:
         if what == "unset":
@@ -308,6 +312,100 @@ def solution(
         if what == "unset":
             return f"Leave {setting.field} of {setting.cls} unset{about}."
     return None
+
+
+# --- the surfaces other than a flag ---------------------------------------------------------
+
+
+def env_value(setting: Setting, what: str, value: str | None) -> str | None:
+    """What to export for a variable: `1`/`0` for a switch, else the value."""
+    if what in ("on", "off"):
+        return "1" if what == "on" else "0"
+    if what in ("value", "set") and value is not None and value != PLACEHOLDER:
+        python = literal(value)
+        if python is True or python is False:
+            return "1" if python else "0"
+        return str(python) if python is not _MISSING else value
+    return None
+
+
+def _json_value(what: str, value: str | None) -> str | None:
+    python = _python(what, value)
+    return None if python is _MISSING else json.dumps(python)
+
+
+def surface_solution(setting: Setting, what: str, value: str | None, about: str) -> str | None:
+    """The fix in words for an environment variable, a request field, a config.json key."""
+    if setting.surface == "env":
+        if what == "unset":
+            return f"Unset the environment variable: `unset {setting.field}`{about}."
+        exported = env_value(setting, what, value)
+        if exported is None:
+            return f"Give the environment variable {setting.field} a value that passes the check{about}."
+        return f"Run `export {setting.field}={shell(exported)}` before starting{about}."
+    if setting.surface == "request":
+        shown = _json_value(what, value)
+        if what == "unset":
+            return f"Leave `{setting.field}` out of the request body{about}."
+        if shown is None:
+            return None
+        python = (
+            f"{setting.cls}({setting.field}={_python_text(what, value)})" if setting.cls else None
+        )
+        offline = f", `{python}` in Python" if python else ""
+        return f'Send `"{setting.field}": {shown}` in the request body{offline}{about}.'
+    if setting.surface == "model-config":
+        shown = _json_value(what, value)
+        body = json.dumps({setting.field: json.loads(shown)}) if shown else None
+        override = f", or pass `{setting.via} {shell(body)}`" if setting.via and body else ""
+        if shown is None:
+            return f"Check `{setting.field}` in the model's config.json{about}."
+        return f'Set `"{setting.field}": {shown}` in the model\'s config.json{override}{about}.'
+    return None
+
+
+def _python_text(what: str, value: str | None) -> str:
+    python = _python(what, value)
+    return json.dumps(python) if isinstance(python, str) else repr(python)
+
+
+def surface_change(
+    setting: Setting, what: str, value: str | None, offending: str | None, command: str | None
+) -> str | None:
+    """Before/after for an environment variable (set in front of the command), a request
+    body, a config.json key (its override flag on the command line)."""
+    base = command or ""
+    if setting.surface == "env":
+        failing = {"on": "0", "off": "1"}.get(what) or offending
+        before = f"{setting.field}={shell(failing)} {base}" if failing else base
+        if what == "unset":
+            after = base
+        else:
+            exported = env_value(setting, what, value)
+            if exported is None:
+                return None
+            after = f"{setting.field}={shell(exported)} {base}"
+        return _before_after(before.strip(), after.strip(), f"# (without {setting.field})")
+    if setting.surface == "request":
+        shown = _json_value(what, value)
+        if shown is None:
+            return None
+        failing = literal(offending)
+        before = json.dumps({setting.field: offending if failing is _MISSING else failing})
+        after = f'{{"{setting.field}": {shown}}}'
+        return f"# before: the request body\n{before}\n# after\n{after}"
+    if setting.surface == "model-config" and setting.via:
+        shown = _json_value(what, value)
+        if shown is None:
+            return None
+        override = shell(json.dumps({setting.field: json.loads(shown)}))
+        after = f"{base} {setting.via} {override}".strip()
+        return _before_after(base, after, "# (the command as run)")
+    return None
+
+
+def _before_after(before: str, after: str, empty: str) -> str:
+    return f"# before\n{before or empty}\n# after\n{after or empty}"
 
 
 def shell(value: str) -> str:

@@ -33,9 +33,12 @@ from pipeline.explainers.offline.conditions import (
     source_segment,
 )
 from pipeline.explainers.offline.settings import (
+    OTHER_SURFACES,
     command_change,
     constructor_change,
+    needs,
     primary_flag,
+    surface_change,
 )
 
 
@@ -140,6 +143,12 @@ def example_fix(
     candidates = [c for c in reversed(checks) if not is_precondition(c, checks)]
     for check in [*candidates, *(alternatives or [])]:  # innermost first
         if check.setting is None:
+            continue
+        if check.setting.surface in OTHER_SURFACES:
+            what, value = needs(check.condition, check.setting, check.wanted)
+            fix = surface_change(check.setting, what, value, check.offending, command)
+            if fix is not None:
+                return fix
             continue
         change = command_change(
             check.condition, check.setting, check.carrier, check.wanted, check.offending

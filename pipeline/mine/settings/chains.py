@@ -6,6 +6,9 @@ order of `RESOLVERS` (the first that claims a chain answers for it):
 
 | resolver | root | walked from |
 |---|---|---|
+| `model_config` | `hf_config`/`hf_text_config` in the chain, a PretrainedConfig's `self` | a config.json key (surfaces.py) |
+| `environment` | a module imported as `envs` (`envs.VLLM_X`) | its environment variables (surfaces.py) |
+| `request_field` | the receiver of SamplingParams or a pydantic `...Request` | a request body field (surfaces.py) |
 | `receiver_chain` | the method's receiver (`self`, a closure's `self`) | the enclosing class |
 | `local_alias` | a local assigned a chain once (`cfg = self.x`) | what it holds, resolved again |
 | `parsed_args` | an unannotated `args` | the flags of the site's own file, by dest |
@@ -14,9 +17,9 @@ order of `RESOLVERS` (the first that claims a chain answers for it):
 
 A walk from a class follows annotations field by field (`X | None` unwrapped, `__init__`
 attributes, bases), and one property that returns a chain of `self`; the last attribute
-must be a field a user passes. A new surface (environment variables, request fields, model
-config keys, arguments followed to callers) is a new `Resolver` in the table, not a new
-branch of the walk.
+must be a field a user passes. A new surface is a new `Resolver` in the table, not a new
+branch of the walk. A site whose chains reach nothing may be internal: `internal_reason`
+decides it from its guards (tensors handed in, private state) and says why.
 """
 
 from __future__ import annotations
@@ -37,6 +40,14 @@ from pipeline.dataset.models import Setting
 from pipeline.mine.settings.flags import FlagIndex, action_of, options_of
 from pipeline.mine.settings.loaded import Loaded
 from pipeline.mine.settings.names import MAX_DEPTH, ClassSymbol, TreeNames
+from pipeline.mine.settings.surfaces import (
+    environ_reads,
+    environment,
+    internal_reason,
+    is_request,
+    model_config,
+    request_field,
+)
 
 _NAMESPACE = frozenset({"argparse.Namespace", "Namespace"})
 
@@ -49,6 +60,8 @@ class SiteReads:
     qualname: str
     scope: FunctionScope
     references: tuple[Reference, ...]
+    guards: tuple[str, ...] = ()
+    environ: tuple[Setting, ...] = ()  # the variables its guards read themselves
 
     @classmethod
     def of(cls, path: str, site: RaiseSite, facts: FileSettings | None) -> SiteReads:
@@ -60,6 +73,8 @@ class SiteReads:
             site.qualname,
             scope or function_scope(site.functionSource),
             tuple(references(site.guards, site.errorMessage)),
+            tuple(site.guards),
+            tuple(environ_reads(tuple(site.guards))),
         )
 
 
@@ -107,10 +122,14 @@ class ChainWalk:
             return []
         owner, receiver = _receiver(read.path, facts, read.qualname, read.scope)
         where = Where(read.path, owner, receiver, read.scope)
-        found: list[Setting] = []
+        found: list[Setting] = list(read.environ)
         for ref in read.references:
             found += self.resolve(ref, ref.expr, where, 0)
         unique = {(s.expr, s.cls, s.field): s for s in found}
+        if not unique:
+            reason = internal_reason(read.qualname, read.guards, read.references, where)
+            if reason is not None:
+                return [internal_setting(read, reason)]
         return list(unique.values())
 
     def resolve(self, ref: Reference, expr: str, where: Where, depth: int) -> list[Setting]:
@@ -193,7 +212,7 @@ class ChainWalk:
             choices=choices,
             doc=item.doc or next(helps, None),
             flags=options_of(flags),
-            surface="flag" if flags else "code",
+            surface="flag" if flags else "request" if is_request(self, cls) else "code",
             action=action_of(flags, item.type.names),
             nargs=next((flag.nargs for _, flag in flags if flag.nargs), None),
         )
@@ -304,8 +323,29 @@ def annotated_param(
     return walk.walk(cls, list(ref.attrs), expr, ref.root) if cls is not None else []
 
 
+def internal_setting(read: SiteReads, reason: str) -> Setting:
+    """A site no setting reaches: what it checks, and why that is no setting."""
+    subject = read.references[0].expr if read.references else read.guards[-1]
+    return Setting(
+        expr=subject,
+        cls=None,
+        field=subject,
+        type=None,
+        default=None,
+        choices=None,
+        doc=None,
+        flags=[],
+        surface="internal",
+        reason=reason,
+    )
+
+
 # The resolvers, in the order they are asked: the first that claims a chain answers for it.
+# The surfaces other than a flag's come first: each claims only chains of its own kind.
 RESOLVERS: tuple[Resolver, ...] = (
+    model_config,
+    environment,
+    request_field,
     receiver_chain,
     local_alias,
     parsed_args,

@@ -88,6 +88,10 @@ class FlagIndex:
                     found.append((member.owner, member.field, path, flag))
         return found
 
+    def by_dest(self, dest: str) -> list[Located]:
+        """The flags of the parsers loaded so far whose dest is `dest` (nothing more loaded)."""
+        return list(self._by_dest.get(dest, []))
+
     def flags_by_dest(self, dest: str, path: str, same_file: bool = False) -> list[Located]:
         """The flags a parsed Namespace's `dest` comes from: those of the site's own file,
         else (unless `same_file`) those of the parsers loaded (the sites' files and the
