@@ -80,3 +80,38 @@ def test_the_message_advice_comes_first_with_its_variable_and_never_the_failing_
         "# after\nSGLANG_ENABLE_SPEC_V2=1 python -m sglang.launch_server "
         "--mamba-scheduler-strategy extra_buffer"
     )
+
+
+def test_a_loop_header_and_a_temporary_never_become_fixes():
+    from pipeline.dataset.models import Site, github_url
+
+    source = (
+        "def validate_content(content):\n"
+        "    for idx, part in enumerate(content):\n"
+        "        kind = part.get('type')\n"
+        "        if kind not in ('text', 'image'):\n"
+        "            raise ValueError(f'bad part {idx}')\n"
+    )
+    checked = Site(
+        repo="acme/engine",
+        analyzedSha="a" * 40,
+        filePath="engine/chat.py",
+        lineNumber=5,
+        qualname="validate_content",
+        validatorKind="name",
+        errorClass="ValueError",
+        errorMessage="bad part {idx}",
+        messagePattern="bad part (.*?)",
+        messageStatus="template",
+        guards=["(idx, part) in enumerate(content)", "kind not in ('text', 'image')"],
+        sourceCode=source,
+        sourceCodeStart=1,
+        sourceCodeEnd=5,
+        githubUrl=github_url("acme/engine", "a" * 40, "engine/chat.py", 1, 5),
+        functionSource=source,
+    )
+    solutions = explain_site(checked).solutions
+    assert not any("enumerate(content)" in s or "Make sure kind" in s for s in solutions)
+    assert solutions == [
+        "Read the code around the raise in validate_content to see which input leads to it."
+    ]

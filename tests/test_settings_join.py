@@ -994,3 +994,43 @@ def test_index_lines_carry_settings_and_an_older_index_still_loads(
     )
     (root / "index.jsonl").write_text(older)
     assert all(entry.settings == [] for entry in load_dataset(root).entries)
+
+
+def test_flags_no_idiom_links_are_linked_by_the_fields_name():
+    files = {
+        "pkg/messages.py": """
+        from dataclasses import dataclass
+
+        @dataclass
+        class EngineConfig:
+            quant_policy: int = 0
+            dflash_block_size: int = 16
+
+            def __post_init__(self):
+                if self.quant_policy not in (0, 4, 8):
+                    raise ValueError("bad policy")
+                if self.dflash_block_size < 1:
+                    raise ValueError("bad block size")
+        """,
+        "pkg/cli.py": """
+        class ArgumentHelper:
+            @staticmethod
+            def quant_policy(parser):
+                parser.add_argument("--quant-policy", type=int, default=0)
+
+            @staticmethod
+            def dflash(parser):
+                parser.add_argument("--speculative-dflash-block-size", type=int, default=16)
+        """,
+    }
+    assert resolve_tree(files, "pkg/messages.py") == [
+        [("self.quant_policy", "EngineConfig", "quant_policy", ["--quant-policy"])],
+        [
+            (
+                "self.dflash_block_size",
+                "EngineConfig",
+                "dflash_block_size",
+                ["--speculative-dflash-block-size"],
+            )
+        ],
+    ]

@@ -27,7 +27,9 @@ from pipeline.explainers.offline.checks import (
     check_of,
     flag_rename,
     holes,
+    is_loop_header,
     is_precondition,
+    is_temporary,
     is_type_test,
     longest_fragment,
     ordered_unique,
@@ -119,7 +121,7 @@ def explain_site(
         commonSituations=_situations(site, checks),
         solutions=_internal_solutions(site, internal)
         if internal
-        else _solutions(site, checks, values, parts, advice),
+        else _solutions(site, checks, values, function, parts, advice),
         exampleFix=_internal_fix(internal)
         if internal
         else (
@@ -427,13 +429,16 @@ def _solutions(
     site: Site,
     checks: list[Check],
     values: dict[str, list[str]],
+    function: FunctionFacts,
     parts: dict[int, list[Check]] | None = None,
     advice: Sequence[Advice] = (),
 ) -> list[str]:
     solutions: list[str] = []
     for check in reversed(checks):  # innermost first: the test that singles out this error
-        if is_precondition(check, checks):
+        if is_precondition(check, checks) or is_loop_header(check, function):
             continue
+        if is_temporary(check, function):
+            continue  # a value the function computes itself: no fix to name
         said = [s for part in (parts or {}).get(id(check), []) if (s := _solution(part))]
         if said:
             solutions += said

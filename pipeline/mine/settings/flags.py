@@ -35,6 +35,8 @@ class FlagIndex:
         self._by_field: dict[tuple[str, str, str], list[Located]] = {}
         self._by_dest: dict[str, list[Located]] = {}
         self._families: list[tuple[str, Flag, ClassSymbol]] = []
+        # flags no idiom links, by dest: lmdeploy's parsers name no class at all
+        self._unlinked: dict[str, list[Located]] = {}
         for path in sorted(p for p, outline in outlines.items() if outline.parser):
             facts = loaded.peek(path)
             if facts is None:
@@ -46,8 +48,11 @@ class FlagIndex:
                         self._families.append((path, flag, family))
                     continue
                 self._by_dest.setdefault(flag.dest, []).append((path, flag))
-                for key in self._flag_fields(path, flag):
+                linked = self._flag_fields(path, flag)
+                for key in linked:
                     self._by_field.setdefault(key, []).append((path, flag))
+                if not linked and "_" in flag.dest:
+                    self._unlinked.setdefault(flag.dest, []).append((path, flag))
         self._carriers = self._index_carriers()
         # the tree's parser reads `--config.key value` for its JSON-config flags
         self.dotted = any(outline.dotted for outline in outlines.values())
@@ -76,7 +81,23 @@ class FlagIndex:
         for path, flag, family in self._families:
             if family.key == cls.key or family.key in self.names.ancestors(cls):
                 found.append((path, _field_flag(flag, name)))
-        return found
+        return found or self._by_name(name)
+
+    def _by_name(self, name: str) -> list[Located]:
+        """The one unlinked flag a field's name leads to: its dest is the name (two words at
+        least: `quant_policy`), or the name after one word (`--speculative-dflash-block-size`
+        sets `dflash_block_size`). None when several disagree."""
+        found = list(self._unlinked.get(name, []))
+        if not found and "_" in name:
+            found = [
+                item
+                for dest, items in self._unlinked.items()
+                if dest.endswith("_" + name) and "_" not in dest[: -len(name) - 1]
+                for item in items
+            ]
+        if found and all(f.options == found[0][1].options for _, f in found):
+            return found
+        return []
 
     def family_fields(self, dest: str) -> list[tuple[ClassSymbol, ConfigField, str, Flag]]:
         """The fields named `dest` of the classes a family loop flags."""
