@@ -118,7 +118,9 @@ class Judged:
 
 
 def judge(record: dict, entry: dict, flags: set[str], variables: set[str]) -> Judged:
-    texts = [(t, False) for t in record["solutions"]] + [(record["exampleFix"], True)]
+    # the example fix's `# before` side shows the failing value on purpose: only its after
+    after = record["exampleFix"].split("# after", 1)[-1]
+    texts = [(t, False) for t in record["solutions"]] + [(after, True)]
     switches = {
         f for s in entry["settings"] if s.get("action") in SWITCH_ACTIONS for f in s["flags"]
     }

@@ -162,3 +162,40 @@ def test_prefetch_looks_up_many_explanations_and_texts_at_once():
         "solutions[0]: flag --foo-bar does not occur in the repository"
     ]
     assert repository.calls == [["--foo-bar", "--kernel-backend"], ["foo_bar"]]
+
+
+def test_a_dotted_key_needs_its_flag_and_its_key_in_the_repository():
+    grounding = RepoGrounding(Repository('add_argument("--spec-config")\nmethod: str = "ngram"'))
+    found = explanation(
+        triggerScenarios="x",
+        solutions=["Pass `--spec-config.method ngram`.", "Pass `--spec-config.nothing 1`."],
+        exampleFix="# before\nserve\n# after\nserve",
+    )
+    assert [v for v in grounding.check(found) if "spec-config" in v] == [
+        "solutions[1]: flag --spec-config.nothing does not occur in the repository"
+    ]
+
+
+def test_a_switch_given_a_value_is_a_violation():
+    from pipeline.dataset.models import Setting
+
+    switch = Setting(
+        expr="self.enforce_eager",
+        cls="ModelConfig",
+        field="enforce_eager",
+        type="bool",
+        default="False",
+        choices=None,
+        doc=None,
+        flags=["--enforce-eager"],
+        action="store_true",
+    )
+    grounding = RepoGrounding(Repository("--enforce-eager --kernel-backend"))
+    found = explanation(
+        triggerScenarios="x",
+        solutions=["Pass `--enforce-eager true`."],
+        exampleFix="# before\nserve\n# after\nserve --enforce-eager",
+    )
+    assert grounding.check(found, [switch]) == [
+        "solutions[0]: --enforce-eager takes no value, but is given true"
+    ]

@@ -7,7 +7,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from pipeline.dataset.models import Explanation, Setting
+from pipeline.dataset.models import SWITCH_ACTIONS, Explanation, Setting
 from pipeline.explainers.base import Grounding
 from pipeline.explainers.flags import find_flags, flag_pairs, snake_name
 
@@ -86,6 +86,22 @@ def choice_violations(explanation: Explanation, settings: Sequence[Setting]) -> 
     return violations
 
 
+def switch_violations(explanation: Explanation, settings: Sequence[Setting]) -> list[str]:
+    """Where the explanation gives a value to a flag that takes none (`--enforce-eager true`
+    for a `store_true` flag)."""
+    switches = {f for s in settings if s.action in SWITCH_ACTIONS for f in s.flags}
+    if not switches:
+        return []
+    violations = []
+    for field, text in text_fields(explanation):
+        if field in CODE_FIELDS:
+            continue
+        for flag, value in flag_pairs(text, command=field == "exampleFix"):
+            if flag in switches:
+                violations.append(f"{field}: {flag} takes no value, but is given {value}")
+    return violations
+
+
 class RepoGrounding(Grounding):
     """Grounds explanations in one repository at one commit, given a lookup that tells which
     strings occur in any of its files (`Snapshot.contains`); each string is looked up once.
@@ -108,11 +124,18 @@ class RepoGrounding(Grounding):
         return {n for n in needles if self._known[n]}
 
     def _grounded(self, flags: set[str]) -> set[str]:
-        """Which of these flags occur in the repository under one of their names."""
+        """Which of these flags occur in the repository under one of their names; a dotted
+        key (`--speculative-config.method`) when its flag does and its key is a name there."""
         found = self._occurring(flags)
         others = {n for flag in flags - found for n in flag_needles(flag)[1:]}
-        found_others = self._occurring(others)
-        return found | {f for f in flags - found if found_others & set(flag_needles(f))}
+        keys = {f.rsplit(".", 1)[1] for f in flags - found if "." in f}
+        found_others = self._occurring(others | keys)
+        return found | {
+            f
+            for f in flags - found
+            if found_others & set(flag_needles(f)[1:])
+            and ("." not in f or f.rsplit(".", 1)[1] in found_others)
+        }
 
     def prefetch(self, items: Iterable[Explanation | str]) -> None:
         """Look up in one call every flag these explanations (or texts) mention, so that the
@@ -125,8 +148,9 @@ class RepoGrounding(Grounding):
         self._grounded({flag for text in texts for flag in find_flags(text)})
 
     def check(self, explanation: Explanation, settings: Sequence[Setting] = ()) -> list[str]:
-        """Violations: code that does not parse, a flag the repository lacks, a flag paired
-        with a value outside the choices of the site's `settings`."""
+        """Violations: code that does not parse, a flag or an exported environment variable
+        the repository lacks, a flag paired with a value outside the choices of the site's
+        `settings`, a value given to a switch."""
         violations: list[str] = []
         for name in CODE_FIELDS:
             code = getattr(explanation, name)
@@ -149,4 +173,8 @@ class RepoGrounding(Grounding):
                 violations.append(
                     f"{field}: environment variable {name} does not occur in the repository"
                 )
-        return violations + choice_violations(explanation, settings)
+        return (
+            violations
+            + choice_violations(explanation, settings)
+            + switch_violations(explanation, settings)
+        )

@@ -220,38 +220,33 @@ _TENSOR = re.compile(
 )
 
 
+# a root that holds a configuration (the bench's reading of a guard, and the explainers')
+_CONFIG_ROOT = re.compile(r"^(cls|cfg|config|args|\w+_config|\w+_cfg|\w+_args|\w+_params)$")
+
+
 def internal_reason(
     qualname: str, guards: tuple[str, ...], refs: tuple[Reference, ...], where: Where
 ) -> str | None:
-    """Why no setting reaches a site, when its guards say so: they test only tensors and
-    values handed to the function, or the private state of its object. None otherwise."""
+    """Why no setting reaches a site, when its guards say so: they test tensors (`x.shape`,
+    `x.dtype`, `x.dim()`) and read no configuration (no public attribute of the receiver, no
+    `config`/`args`-like name), or only the private state of its object. None otherwise."""
     if not guards:
         return None
     text = " ".join(guards)
-    roots = {ref.root for ref in refs}
     receiver = where.receiver
     private = [
         ref for ref in refs if ref.root == receiver and ref.attrs and ref.attrs[0].startswith("_")
     ]
-    public = [ref for ref in refs if ref.root == receiver and ref.attrs and ref not in private]
-    if (
-        _TENSOR.search(text)
-        and not public
-        and roots - {receiver}
-        <= set(where.scope.params)
-        | {
-            "torch",
-            "np",
-            "numpy",
-            "math",
-            "len",
-        }
-    ):
+    public = [ref for ref in refs if ref.root == receiver and ref not in private]
+    configs = [ref for ref in refs if _CONFIG_ROOT.match(ref.root) and ref.root != receiver]
+    if configs or public:
+        return None
+    if _TENSOR.search(text):
         return (
             f"it checks the shapes or types of the tensors and values passed to {qualname}, "
             "which the calling code builds; no setting reaches them"
         )
-    if private and not public and roots <= {receiver, "len", "isinstance"}:
+    if private:
         names = ", ".join(sorted({ref.expr for ref in private}))
         return f"it checks the internal state of the object ({names}), which no setting sets"
     return None
