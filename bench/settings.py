@@ -7,8 +7,8 @@
   internal) (goal: vLLM >= 80%, SGLang >= 85%);
 - offline explanations (`vmine run --llm offline`): the share of records whose solutions
   name a real setting (a parser's flag, an environment variable the tree defines or reads, a
-  request field or config.json key of the record's settings) with every value they give it
-  passing the guards (goal: vLLM >= 60%, SGLang >= 70%); fallback example fixes, those that
+  request field, config.json key or constructor argument of the record's settings) with no
+  value they give it that keeps every guard on that setting true (goal: vLLM >= 60%, SGLang >= 70%); fallback example fixes, those that
   are only comments, among the records not marked internal (goal: at most 15%); internal
   records, each with its reason (goal: at most 20%); switches given a value and values that
   keep a guard true (goal: 0 each);
@@ -96,14 +96,19 @@ def tree_facts(store: Path) -> tuple[set[str], set[str]]:
 
 
 def _passes(entry: dict, flag: str, value: str) -> bool:
-    """Whether a value given to a flag leaves no guard on that flag's setting true."""
+    """Whether a value given to a flag can avoid the raise: it fails when every guard on
+    that flag's setting is one the code decides and it still holds with the value (the value
+    the failing comparison names)."""
     exprs = {s["expr"] for s in entry["settings"] if flag in s["flags"]}
+    verdicts = []
     for condition in parse_guards(entry["guards"]):
         subject = condition.subject
         names = dotted_parts(subject) if subject is not None else None
-        if names and ".".join(names) in exprs and holds_with(condition, value):
-            return False
-    return True
+        if names and ".".join(names) in exprs:
+            verdicts.append(holds_with(condition, value))
+        elif any(expr in condition.source for expr in exprs):
+            verdicts.append(None)  # a test of it the code does not decide here (`a or b`)
+    return not verdicts or not all(v is True for v in verdicts)
 
 
 @dataclass
@@ -118,21 +123,22 @@ class Judged:
 
 
 def judge(record: dict, entry: dict, flags: set[str], variables: set[str]) -> Judged:
-    # the example fix's `# before` side shows the failing value on purpose: only its after
-    after = record["exampleFix"].split("# after", 1)[-1]
-    texts = [(t, False) for t in record["solutions"]] + [(after, True)]
+    # the example fix's `# before` side shows the failing value on purpose, and what both
+    # sides hold is the scenario kept: only what the after side changes is proposed
+    before, _, after = record["exampleFix"].partition("# after")
+    kept = set(flag_pairs(before, command=True))
     switches = {
         f for s in entry["settings"] if s.get("action") in SWITCH_ACTIONS for f in s["flags"]
     }
     switch_valued = failing = 0
     named = False
-    for text, command in texts:
-        pairs = flag_pairs(text, command=command)
-        for flag, value in pairs:
-            if flag in switches:
-                switch_valued += 1
-            elif not _passes(entry, flag, value):
-                failing += 1
+    proposed = [p for t in record["solutions"] for p in flag_pairs(t)]
+    proposed += [p for p in flag_pairs(after, command=True) if p not in kept]
+    for flag, value in proposed:
+        if flag in switches:
+            switch_valued += 1
+        elif not _passes(entry, flag, value):
+            failing += 1
     for text in record["solutions"]:
         said = [f for f in _FLAG.findall(text) if f.split(".", 1)[0] in flags]
         said += [name for name, _ in _EXPORT.findall(text) if name in variables]
@@ -140,6 +146,8 @@ def judge(record: dict, entry: dict, flags: set[str], variables: set[str]) -> Ju
             if setting["surface"] in ("request", "model-config"):
                 if f'"{setting["field"]}"' in text:
                     said.append(setting["field"])
+            elif setting["surface"] == "code" and f"{setting['class']}({setting['field']}=" in text:
+                said.append(setting["field"])  # a constructor's argument
         pairs = flag_pairs(text)
         if said and all(_passes(entry, f, v) for f, v in pairs if f not in switches):
             named = True

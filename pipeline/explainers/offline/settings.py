@@ -144,6 +144,9 @@ def passing_values(
         return wanted, offending
     if op is ops.EQ and offending is not None:
         blocked = {offending}
+        number = literal(offending)
+        if not choices and isinstance(number, int | float) and not isinstance(number, bool):
+            return typed(number + 1), offending  # `x == 0`: any other number passes
     elif op is ops.IN and items is not None:
         blocked = set(items)
     elif op is ops.NOT_IN and items is not None:

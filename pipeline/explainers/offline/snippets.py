@@ -59,6 +59,14 @@ def _cli_change(check: Check, placeholder: bool) -> tuple[str, str] | None:
     return f"{flag} {shell_word(offending)}", f"{flag} {shell_word(check.wanted)}"
 
 
+def _same_subject(other: Check, check: Check) -> bool:
+    """The check itself, or another test of what it changes (its context would undo it)."""
+    if other is check:
+        return True
+    flag = check.flag or primary_flag(check.carrier)
+    return flag is not None and other.flag == flag
+
+
 def _cli_context(check: Check) -> str | None:
     """A command-line fragment that keeps an outer check true in both before and after."""
     if check.flag is None:
@@ -155,7 +163,9 @@ def example_fix(
         )
         if change is None:
             continue
-        context = [f for other in checks if other is not check and (f := _cli_context(other))]
+        context = [
+            f for other in checks if not _same_subject(other, check) and (f := _cli_context(other))
+        ]
         before, after = (
             _command_line(command, " ".join(filter(None, [*context, side]))) for side in change
         )
@@ -169,7 +179,11 @@ def example_fix(
             change = _cli_change(check, placeholder)
             if change is None:
                 continue
-            context = [f for other in checks if other is not check and (f := _cli_context(other))]
+            context = [
+                f
+                for other in checks
+                if not _same_subject(other, check) and (f := _cli_context(other))
+            ]
             sides = [
                 _command_line(command, " ".join(filter(None, [*context, side]))) for side in change
             ]
