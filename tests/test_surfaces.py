@@ -283,3 +283,19 @@ def test_a_setting_elsewhere_than_a_flag_says_what_to_change(guard, fields, solu
         assert explanation.solutions[0] == solution
     if fix is not None:
         assert explanation.exampleFix == fix
+
+
+def test_pages_say_where_a_setting_is_set():
+    from pipeline.dataset.models import Setting
+    from pipeline.site.pages import where_set
+
+    def made(**fields):
+        base = dict(expr="x", cls=None, field="f", type=None, default=None, choices=None)
+        return Setting(**{**base, "doc": None, "flags": [], **fields})
+
+    assert where_set(made(flags=["--max-model-len"])) == "--max-model-len"
+    assert where_set(made(surface="env", field="VLLM_X")) == "env VLLM_X"
+    assert where_set(made(surface="request", field="top_k")) == "request body"
+    assert where_set(made(surface="model-config", via="--hf-overrides")) == (
+        "config.json (--hf-overrides)"
+    )
