@@ -299,3 +299,34 @@ def test_pages_say_where_a_setting_is_set():
     assert where_set(made(surface="model-config", via="--hf-overrides")) == (
         "config.json (--hf-overrides)"
     )
+
+
+def test_an_attribute_init_sets_is_a_constructor_argument_with_the_flag_of_its_name():
+    files = {
+        "pkg/server_args.py": """
+        from dataclasses import dataclass
+
+        @dataclass
+        class ServerArgs:
+            quantization: str | None = None
+
+            @staticmethod
+            def add_cli_args(parser):
+                parser.add_argument("--quantization", default=ServerArgs.quantization)
+        """,
+        "pkg/model_config.py": """
+        class ModelConfig:
+            def __init__(self, quantization: str | None = None, seed: int = 0):
+                self.quantization = quantization
+                self.seed = seed
+
+            def _verify_quantization(self):
+                if self.quantization == "fp4" or self.seed < 0:
+                    raise ValueError("no fp4")
+        """,
+    }
+    (found,) = resolve_tree(files, "pkg/model_config.py", full=True)
+    assert [(s.expr, s.cls, s.field, s.flags, s.surface) for s in found] == [
+        ("self.quantization", "ModelConfig", "quantization", ["--quantization"], "flag"),
+        ("self.seed", "ModelConfig", "seed", [], "code"),
+    ]

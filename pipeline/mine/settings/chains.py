@@ -34,6 +34,7 @@ from extractors.settings_model import (
     FileSettings,
     FunctionScope,
     Reference,
+    TypeRef,
     first_sentence,
 )
 from pipeline.dataset.models import Setting
@@ -170,6 +171,8 @@ class ChainWalk:
             return found
         item = member.field
         if len(attrs) == 1:
+            if item is None and member.attribute is not None and not attrs[0].startswith("_"):
+                return [self.attribute_setting(expr, member.owner, attrs[0], member.attribute)]
             if item is None or not item.init or item.name.startswith("_"):
                 return []
             found = [self.setting(expr, member.owner, item)]
@@ -215,6 +218,27 @@ class ChainWalk:
             surface="flag" if flags else "request" if is_request(self, cls) else "code",
             action=action_of(flags, item.type.names),
             nargs=next((flag.nargs for _, flag in flags if flag.nargs), None),
+        )
+
+    def attribute_setting(self, expr: str, cls: ClassSymbol, name: str, ref: TypeRef) -> Setting:
+        """An attribute `__init__` sets from its parameter of the same name: a constructor
+        argument, with the flags whose dest is that name when the parsers agree on them
+        (SGLang's ModelConfig(quantization=server_args.quantization) and `--quantization`)."""
+        flags = self.flags.by_dest(name)
+        if flags and any(f.options != flags[0][1].options for _, f in flags):
+            flags = []
+        return Setting(
+            expr=expr,
+            cls=cls.facts.name,
+            field=name,
+            type=" | ".join(ref.names) or None,
+            default=None,
+            choices=list(ref.literals) or None,
+            doc=next((first_sentence(f.help) for _, f in flags if f.help), None),
+            flags=options_of(flags),
+            surface="flag" if flags else "request" if is_request(self, cls) else "code",
+            action=action_of(flags, ref.names),
+            nargs=next((f.nargs for _, f in flags if f.nargs), None),
         )
 
     def namespace_setting(
