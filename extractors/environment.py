@@ -6,7 +6,7 @@
 | `if TYPE_CHECKING:` then `VLLM_PORT: int \\| None = None` | VLLM_PORT, type `int \\| None`, default None |
 | `environment_variables = {"VLLM_X": lambda: os.getenv("VLLM_X", "0"), ...}`, comments above a key | VLLM_X, default `"0"`, the comments as its doc |
 | `class Envs:` then `SGLANG_X = EnvBool(False)` (a comment above as doc) | SGLANG_X, type bool, default False |
-| `os.getenv("X", d)`, `os.environ.get("X", d)`, `os.environ["X"]`, `get_bool_env_var("X", d)` at module level | X, default d |
+| `os.getenv("X", d)`, `os.environ.get("X", d)`, `os.environ["X"]`, `get_bool_env_var("X", d)` at module level (not inside a function) | X, default d |
 
 A variable's name is upper case with an underscore (`VLLM_PORT`, not `PATH`).
 """
@@ -66,9 +66,20 @@ def environment_of(tree: ast.Module, lines: list[str]) -> list[EnvVar]:
         elif isinstance(stmt, ast.ClassDef):
             for var in _env_class(stmt, lines):
                 add(var)
-    for var in reads_of(tree, lines):
-        add(var)
+    for stmt in _module_level(tree.body):  # a function's own reads define nothing
+        for var in reads_of(stmt, lines):
+            add(var)
     return sorted(found.values(), key=lambda v: v.name)
+
+
+def _module_level(body: list[ast.stmt]):
+    """The module's statements, those of its top-level `if`/`try` blocks too, not the bodies
+    of its functions and classes."""
+    for stmt in body:
+        if isinstance(stmt, ast.If | ast.Try):
+            yield from _module_level([*stmt.body, *stmt.orelse, *getattr(stmt, "finalbody", [])])
+        elif not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield stmt
 
 
 def _is_type_checking(stmt: ast.stmt) -> bool:

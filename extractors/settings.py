@@ -21,7 +21,7 @@ from extractors.settings_model import FileSettings, Outline
 
 DEFAULT_RULES = Rules()
 # a file that may define or read environment variables (the parse decides)
-_ENVIRON = re.compile(r"environ|getenv|_env|Env(Bool|Int|Float|Str)\(|TYPE_CHECKING")
+_ENVIRON = re.compile(r"environ|getenv|env_var|get_\w*_env\b|Env(Bool|Int|Float|Str|Tuple|List)\(")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # as Python numbers lines (not str.splitlines)
 _CLASS_NAME = re.compile(rb"class[ \t]+([A-Za-z_]\w*)")
 # the idioms by which a flag names the config field it sets (extractors/arguments.py)
