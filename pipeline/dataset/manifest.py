@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from extractors.facts import Scope
 from pipeline.dataset.jsonl import json_text
 from pipeline.dataset.models import LineNumber, RepoName, Sha40, Timestamp
 
@@ -103,6 +104,8 @@ class Manifest(_Strict):
     analyzedSha: Sha40
     datasetVersion: Timestamp
     source: str
+    # which raises are records: those inside validators, or those of any function (`all`)
+    scope: Scope = "validators"
     counts: Counts
     skippedFiles: list[SkippedFileEntry] = Field(default_factory=list)
     failedSites: list[SiteProblem] = Field(default_factory=list)
@@ -114,7 +117,7 @@ class Manifest(_Strict):
     llm: LLMUsage
     tool: Tool
 
-    added_fields: ClassVar[frozenset[str]] = frozenset({"fallbackSites", "replacedFields"})
+    added_fields: ClassVar[frozenset[str]] = frozenset({"scope", "fallbackSites", "replacedFields"})
 
     def to_json(self) -> str:
         return json_text(self, indent=2) + "\n"

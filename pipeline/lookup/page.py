@@ -66,7 +66,8 @@ def format_lookup(found: Lookup) -> str:
             + "\n"
         )
     best = found.matches[0]
-    if best.kind == "approximate":  # a few lines: no page of a record that is not this one
+    if best.kind == "approximate" and best.doubt is None:
+        # only similar words: a few lines, no page of a record that is not this one
         head.append("No record matches this message. The nearest records (text similarity):")
         for match in found.matches[:_NEAREST]:
             head.append(
@@ -76,6 +77,18 @@ def format_lookup(found: Lookup) -> str:
         head.append("Paste the whole message (the traceback's last line) to match it; --all lists")
         head.append("every candidate, --json gives the nearest records whole.")
         return "\n".join(head) + "\n"
+    if best.kind == "approximate":  # a match on weak evidence (`doubt`): its page, said so
+        head.append(
+            "No record matches this message exactly. The closest records (approximate, "
+            "by text similarity):"
+        )
+        for match in found.matches:
+            head.append(
+                f"  {match.score:.2f}  {_first_line(match.entry.errorMessage)}  "
+                f"({match.entry.filePath}:{match.entry.lineNumber})"
+            )
+        head.append("")
+        head.append("Closest record:")
     else:
         head.append(f"Match: {_how(best)}.")
         if best.kind == "reworded" and best.wording is not None:
@@ -89,11 +102,6 @@ def format_lookup(found: Lookup) -> str:
             head.append(
                 f"{others} other record{'s' if others > 1 else ''} also "
                 f"match{'' if others > 1 else 'es'} (see --all)."
-            )
-        if not best.class_agrees:
-            head.append(
-                f"Note: the message was raised as {best.candidate.errorClass}; "
-                f"this record is a {best.entry.errorClass}."
             )
     head.append("")
     entry = best.entry  # validated before its record file is opened

@@ -35,6 +35,7 @@ _DEFAULT_KEYS = (
     "idle_timeout",
     "response_format",
     "cache_dir",
+    "scope",
 )
 
 
