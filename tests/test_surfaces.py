@@ -240,6 +240,12 @@ FIXES = [
         '# before: the request body\n{"top_k": -2}\n# after\n{"top_k": -1}',
     ),
     (
+        "not self.model",
+        dict(surface="request", field="model", cls="ChatCompletionRequest", type="str"),
+        'Send a `"model"` in the request body.',
+        None,
+    ),
+    (
         "self.hf_text_config.sliding_window is None",
         dict(surface="model-config", field="sliding_window", via="--hf-overrides"),
         "Check `sliding_window` in the model's config.json.",

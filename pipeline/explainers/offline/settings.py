@@ -351,7 +351,9 @@ def surface_solution(setting: Setting, what: str, value: str | None, about: str)
         if what == "unset":
             return f"Leave `{setting.field}` out of the request body{about}."
         if shown is None:
-            return None
+            if what == "set":
+                return f'Send a `"{setting.field}"` in the request body{about}.'
+            return f'Send a `"{setting.field}"` in the request body that passes the check{about}.'
         python = (
             f"{setting.cls}({setting.field}={_python_text(what, value)})" if setting.cls else None
         )
