@@ -25,6 +25,10 @@ ADVICE = [
     ("CUDA graphs fail here; pass --enforce-eager", [Advice(F, "--enforce-eager", None)]),
     ("export VLLM_USE_V1=0 to fall back", [Advice(E, "VLLM_USE_V1", "0")]),
     (
+        "Please ensure at least two are specified for `--gpu_ids`, or use `--gpu_ids='all'`.",
+        [Advice(F, "--gpu_ids", "all")],
+    ),
+    (
         "--use-replay requires --kernel-backend triton or cuda.",
         [Advice(F, "--kernel-backend", "triton"), Advice(F, "--kernel-backend", "cuda")],
     ),

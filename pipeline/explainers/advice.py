@@ -14,6 +14,7 @@ with --x a" says what fails, not what to do.
 | `not compatible with --x no_buffer.To fix, use --x a` | flag `--x` = a (not no_buffer) |
 | `Use `--runner pooling` for this model` | flag `--runner` = pooling |
 | `pass --enforce-eager` | flag `--enforce-eager`, no value |
+| `or use `--gpu_ids='all'`` | flag `--gpu_ids` = all (quotes taken off) |
 | `export VLLM_USE_V1=0 to fall back` | env VLLM_USE_V1 = 0 |
 | `requires --kernel-backend triton or cuda.` | flag `--kernel-backend` = triton, then cuda |
 """
@@ -42,7 +43,7 @@ _LEAD = re.compile(
 _ENV = r"[A-Z][A-Z0-9]*_[A-Z0-9_]+"
 # what a clause names: `--flag value`, `--flag=value`, `NAME=value`, `` `NAME=value` ``
 _ITEM = re.compile(
-    rf"`?(?P<flag>{FLAG_NAME})`?(?:(?:=|\s+)`?(?P<fvalue>{VALUE})`?)?"
+    rf"`?(?P<flag>{FLAG_NAME})`?(?:(?:=|\s+)`?['\"]?(?P<fvalue>{VALUE})['\"]?`?)?"
     rf"|`?(?P<env>{_ENV})\s*=\s*`?(?P<evalue>[A-Za-z0-9_.:/-]+?)`?(?=[\s.,;:)`'\"]|$)"
     rf"|(?<=\bor\s)`?(?P<alt>{VALUE})`?(?=[.,;:)`'\"]|\s*$)"
 )
