@@ -119,3 +119,27 @@ def test_a_loop_header_and_a_temporary_never_become_fixes():
     assert solutions == [
         "Read the code around the raise in validate_content to see which input leads to it."
     ]
+
+
+def test_an_advised_variable_is_said_once_and_exported_without_a_command():
+    from pipeline.dataset.models import Setting
+
+    allow = Setting(
+        expr="envs.VLLM_ALLOW_LONG_MAX_MODEL_LEN",
+        cls=None,
+        field="VLLM_ALLOW_LONG_MAX_MODEL_LEN",
+        type="bool",
+        default="False",
+        choices=None,
+        doc=None,
+        flags=[],
+        surface="env",
+    )
+    message = "Too long. To allow it, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1."
+    explanation = explain_site(site("not envs.VLLM_ALLOW_LONG_MAX_MODEL_LEN", [allow], message))
+    assert explanation.solutions == [
+        "Run `export VLLM_ALLOW_LONG_MAX_MODEL_LEN=1` before starting (default False)."
+    ]
+    assert explanation.exampleFix == (
+        "# before\n# (the variables unset)\n# after\nexport VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+    )

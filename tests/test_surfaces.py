@@ -336,3 +336,21 @@ def test_an_attribute_init_sets_is_a_constructor_argument_with_the_flag_of_its_n
         ("self.quantization", "ModelConfig", "quantization", ["--quantization"], "flag"),
         ("self.seed", "ModelConfig", "seed", [], "code"),
     ]
+
+
+def test_a_plain_parameter_named_as_a_flags_dest_is_that_flag():
+    files = {
+        "pkg/cli.py": """
+        def add_cli_args(parser):
+            parser.add_argument("--max-model-len", type=int, default=None, help="Context length.")
+        """,
+        "pkg/limits.py": """
+        def _verify_max_len(max_model_len, derived_max_model_len, block):
+            if max_model_len > derived_max_model_len or block < 1:
+                raise ValueError("too long")
+        """,
+    }
+    (found,) = resolve_tree(files, "pkg/limits.py", full=True)
+    assert [(s.expr, s.field, s.flags, s.doc) for s in found] == [
+        ("max_model_len", "max_model_len", ["--max-model-len"], "Context length.")
+    ]

@@ -66,6 +66,9 @@ def advice_fix(advice: Sequence[Advice], command: str | None, before: str = "") 
         for a in advice
         if a.kind == "flag" and first[a.name] is a
     )
+    if command is None and not flags:  # no command to put them in front of: export them
+        exports = "\n".join(f"export {pair}" for pair in env.split(" "))
+        return f"# before\n# (the variables unset)\n# after\n{exports}"
     base = command or ""
     after = " ".join(p for p in (env, base, flags) if p)
     start = " ".join(p for p in (base, before) if p)

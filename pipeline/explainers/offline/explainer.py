@@ -503,9 +503,11 @@ def _advice_first(solutions: list[str], advice: Sequence[Advice]) -> list[str]:
     first: list[str] = []
     for item in advice:
         typed = item.name if item.value is None else f"{item.name} {shell_word(item.value)}"
+        if item.kind == "env":  # the variable's own solution says it with its default
+            typed = f"export {item.name}={shell_word(item.value or '1')}"
         said_it = re.compile(rf"(?<![\w-]){re.escape(typed)}(?![\w-])")
         said = next((s for s in solutions if said_it.search(s)), None)
-        if item.kind == "flag" and said is not None:
+        if said is not None:
             first.append(said)
         else:
             first.append(advice_solution(item))

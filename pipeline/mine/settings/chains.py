@@ -14,6 +14,7 @@ order of `RESOLVERS` (the first that claims a chain answers for it):
 | `parsed_args` | an unannotated `args` | the flags of the site's own file, by dest |
 | `namespace_param` | a parameter annotated `argparse.Namespace` | the tree's flags, by dest |
 | `annotated_param` | a parameter annotated with a class | that class |
+| `plain_parameter` | a plain parameter (`max_model_len`) | the flag whose dest is its name |
 
 A walk from a class follows annotations field by field (`X | None` unwrapped, `__init__`
 attributes, bases), and one property that returns a chain of `self`; the last attribute
@@ -364,6 +365,41 @@ def internal_setting(read: SiteReads, reason: str) -> Setting:
     )
 
 
+def plain_parameter(
+    walk: ChainWalk, ref: Reference, expr: str, where: Where, depth: int
+) -> list[Setting] | None:
+    """`max_model_len`, a plain parameter of the function: the flag whose dest is its name,
+    when the parsers read so far agree on one (the callers pass the setting down under its
+    own name); nothing else is claimed."""
+    if ref.attrs or ref.root not in where.scope.params or ref.root == where.receiver:
+        return None
+    binding = where.scope.bindings.get(ref.root)
+    if (binding is not None and binding.chain is not None) or "_" not in ref.root:
+        return None  # an alias of a chain (another resolver's), or a one-word name
+    flags = walk.flags.by_dest(ref.root)
+    if not flags or any(f.options != flags[0][1].options for _, f in flags):
+        return None
+    for path, flag in flags:
+        for owner, item in walk.flags.fields(path, flag):
+            return [walk.setting(expr, owner, item)]
+    path, flag = flags[0]
+    return [
+        Setting(
+            expr=expr,
+            cls=None,
+            field=ref.root,
+            type=flag.type,
+            default=flag.default,
+            choices=walk.flags.choices(path, flag),
+            doc=first_sentence(flag.help),
+            flags=options_of(flags),
+            surface="flag",
+            action=action_of(flags, ()),
+            nargs=flag.nargs,
+        )
+    ]
+
+
 # The resolvers, in the order they are asked: the first that claims a chain answers for it.
 # The surfaces other than a flag's come first: each claims only chains of its own kind.
 RESOLVERS: tuple[Resolver, ...] = (
@@ -375,4 +411,5 @@ RESOLVERS: tuple[Resolver, ...] = (
     parsed_args,
     namespace_param,
     annotated_param,
+    plain_parameter,
 )
