@@ -354,3 +354,56 @@ def test_a_plain_parameter_named_as_a_flags_dest_is_that_flag():
     assert [(s.expr, s.field, s.flags, s.doc) for s in found] == [
         ("max_model_len", "max_model_len", ["--max-model-len"], "Context length.")
     ]
+
+
+# (case, the class, its __init__'s check, the settings as (expr, surface, cls, field, type))
+CONSTRUCTOR_ARGUMENTS = [
+    (
+        "a parameter of a public class's __init__",
+        "class MixedConfig:",
+        "def __init__(self, block_sizes: list[int], group: int = 1):\n"
+        "    if len(block_sizes) > 1 or group < 1:",
+        [
+            ("block_sizes", "code", "MixedConfig", "block_sizes", "list"),
+            ("group", "code", "MixedConfig", "group", "int"),
+        ],
+    ),
+    (
+        "a Hugging Face config's parameter: a config.json key",
+        "class MyModelConfig(PretrainedConfig):",
+        "def __init__(self, num_experts=8, **kwargs):\n    if num_experts < 1:",
+        [("num_experts", "model-config", "MyModelConfig", "num_experts", None)],
+    ),
+    (
+        "a tensor handed in is no argument a user chooses",
+        "class PackedConfig:",
+        "def __init__(self, data: torch.Tensor):\n    if data.ndim != 2 or data is None:",
+        [],
+    ),
+    ("a private class", "class _PackedConfig:", "def __init__(self, size):\n    if size < 1:", []),
+    (
+        "a private parameter",
+        "class PackedConfig:",
+        "def __init__(self, _size):\n    if _size < 1:",
+        [],
+    ),
+    (
+        "a method other than __init__",
+        "class PackedConfig:",
+        "def validate(self, size):\n    if size < 1:",
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "header", "check", "expected"),
+    CONSTRUCTOR_ARGUMENTS,
+    ids=[c[0] for c in CONSTRUCTOR_ARGUMENTS],
+)
+def test_a_plain_parameter_of_a_public_constructor_is_its_argument(case, header, check, expected):
+    body = textwrap.indent(f'{check}\n        raise ValueError("bad")', "    ")
+    source = f"import torch\nfrom transformers import PretrainedConfig\n\n\n{header}\n{body}\n"
+    (found,) = resolve_tree({"pkg/configs.py": source}, "pkg/configs.py", full=True)
+    got = [(s.expr, s.surface, s.cls, s.field, s.type) for s in found if s.surface != "internal"]
+    assert got == expected

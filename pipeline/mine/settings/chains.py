@@ -15,6 +15,7 @@ order of `RESOLVERS` (the first that claims a chain answers for it):
 | `namespace_param` | a parameter annotated `argparse.Namespace` | the tree's flags, by dest |
 | `annotated_param` | a parameter annotated with a class | that class |
 | `plain_parameter` | a plain parameter (`max_model_len`) | the flag whose dest is its name |
+| `constructor_argument` | a plain parameter of a public class's `__init__` | that constructor's argument (surfaces.py) |
 
 A walk from a class follows annotations field by field (`X | None` unwrapped, `__init__`
 attributes, bases), and one property that returns a chain of `self`; the last attribute
@@ -43,6 +44,7 @@ from pipeline.mine.settings.flags import FlagIndex, action_of, options_of
 from pipeline.mine.settings.loaded import Loaded
 from pipeline.mine.settings.names import MAX_DEPTH, ClassSymbol, TreeNames
 from pipeline.mine.settings.surfaces import (
+    constructor_argument,
     environ_reads,
     environment,
     internal_reason,
@@ -83,12 +85,13 @@ class SiteReads:
 @dataclass(frozen=True)
 class Where:
     """Where a site's chains are read: its file, the class of its function's receiver and
-    the receiver's name (None for a plain function), the function's bindings."""
+    the receiver's name (None for a plain function), the function's bindings and qualname."""
 
     path: str
     owner: ClassSymbol | None
     receiver: str | None
     scope: FunctionScope
+    qualname: str = ""
 
 
 class Resolver(Protocol):
@@ -123,7 +126,7 @@ class ChainWalk:
         if facts is None:
             return []
         owner, receiver = _receiver(read.path, facts, read.qualname, read.scope)
-        where = Where(read.path, owner, receiver, read.scope)
+        where = Where(read.path, owner, receiver, read.scope, read.qualname)
         found: list[Setting] = list(read.environ)
         for ref in read.references:
             found += self.resolve(ref, ref.expr, where, 0)
@@ -412,4 +415,5 @@ RESOLVERS: tuple[Resolver, ...] = (
     namespace_param,
     annotated_param,
     plain_parameter,
+    constructor_argument,
 )

@@ -6,6 +6,7 @@
 | `model_config` | `hf_config.x`, `self.model_config.hf_text_config.x`, `self.x` of a PretrainedConfig subclass | key `x` of the model's config.json; `via` the override flag (`--hf-overrides`, `--json-model-override-args`) |
 | `environment` | `envs.VLLM_X` (`envs.SGLANG_X.get()`) of a module that defines the variable | `export VLLM_X=...`, its type, default and comment |
 | `request_field` | `self.x` of SamplingParams, PoolingParams or a pydantic `...Request` | field `x` of the request body |
+| `constructor_argument` | `block_sizes`, a plain parameter of `Config.__init__` (a public class) | the argument `Config(block_sizes=...)`; not a tensor's, not a private class's or parameter's |
 
 `environ_reads` gives the variables a guard reads itself (`os.environ.get("X")`), and
 `internal_reason` decides, from the guards alone, that a site checks what no user sets:
@@ -44,6 +45,7 @@ class Where(Protocol):
     owner: ClassSymbol | None
     receiver: str | None
     scope: FunctionScope
+    qualname: str
 
 
 # names of a model's Hugging Face config (its config.json) on the objects that hold it
@@ -194,6 +196,46 @@ def request_field(
             doc=None,
             flags=[],
             surface="request",
+        )
+    ]
+
+
+# annotations of a parameter that holds data handed in, not a value a user chooses
+_DATA_TYPES = re.compile(r"\b(Tensor|ndarray|Array|Module|Parameter)\b")
+
+
+def constructor_argument(
+    walk: ChainWalk, ref: Reference, expr: str, where: Where, depth: int
+) -> list[Setting] | None:
+    """`block_sizes` read in `Config.__init__(self, block_sizes)`: what a user passes to the
+    public constructor, `Config(block_sizes=...)`. Only a parameter of `__init__` itself (not a
+    closure's), of a class and a parameter not named private, not annotated as a tensor."""
+    *outer, method = where.qualname.split(".")
+    if ref.attrs or method != "__init__" or not outer or "<locals>" in outer:
+        return None
+    cls = outer[-1]  # any class: the config classes the tree facts hold are not all of them
+    if ref.root not in where.scope.params[1:] or ref.root.startswith("_") or cls.startswith("_"):
+        return None
+    binding = where.scope.bindings.get(ref.root)
+    if binding is not None and binding.chain is not None:
+        return None  # reassigned from a chain: another resolver's
+    names = binding.type.names if binding is not None and binding.type is not None else []
+    if any(_DATA_TYPES.search(name) for name in names):
+        return None
+    if where.owner is not None and derives_from(walk, where.owner, PRETRAINED):
+        return _key_setting(walk, expr, ref.root, where.owner)  # a key of its config.json
+    literals = binding.type.literals if binding is not None and binding.type is not None else []
+    return [
+        Setting(
+            expr=expr,
+            cls=cls,
+            field=ref.root,
+            type=" | ".join(names) or None,
+            default=None,
+            choices=list(literals) or None,
+            doc=None,
+            flags=[],
+            surface="code",
         )
     ]
 
