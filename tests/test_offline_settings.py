@@ -481,3 +481,43 @@ def test_the_failing_value_the_message_names_is_never_proposed():
     )
     assert "`--mamba-cache-mode all`" not in " ".join(explanation.solutions)
     assert explanation.solutions[0].startswith("Pass `--mamba-cache-mode align`")
+
+
+# (guard, the setting, the first solution): a range test gets a value inside its bounds,
+# and a value a user cannot see (the empty string of a list of accepted ones) is never proposed
+VALUES_INSIDE = [
+    (
+        "not 0.0 < self.top_p <= 1.0",
+        setting("top_p", type_="float", default="1.0", flags=["--top-p"]),
+        "Pass `--top-p 1.0` (default 1.0).",
+    ),
+    (
+        "not 0 < self.port < 65536",
+        setting("port", type_="int", flags=["--port"]),
+        "Pass `--port 1`.",
+    ),
+    (
+        "not -1.0 <= self.bias < 1.0",
+        setting("bias", type_="float", flags=["--bias"]),
+        "Pass `--bias -1.0`.",
+    ),
+    (
+        "not 0.0 < self.ratio < 1.0",
+        setting("ratio", type_="float", flags=["--ratio"]),
+        "Pass `--ratio 0.5`.",
+    ),
+    (
+        'self.backend not in ["", "eager", "inductor"]',
+        setting("backend", default='""', flags=["--backend"]),
+        "Pass `--backend eager`",
+    ),
+]
+
+
+@pytest.mark.parametrize(("guard", "item", "solution"), VALUES_INSIDE)
+def test_a_value_inside_the_bounds_and_never_an_empty_one(guard, item, solution):
+    explanation = explain_site(
+        site(guard, [item.model_copy(update={"expr": "self." + item.field})])
+    )
+    assert explanation.solutions[0].startswith(solution)
+    assert "''" not in explanation.exampleFix

@@ -28,6 +28,7 @@ from pipeline.explainers.offline.settings import (
     is_bool,
     passing_values,
     primary_flag,
+    proposable,
     settings_of,
 )
 
@@ -260,6 +261,8 @@ def flag_change_values(condition: Condition, suggested: list[str]) -> tuple[str 
     switch = condition.switch
     if switch is not None:
         return None, None
+    if condition.bounds is not None:
+        return inside(condition.bounds), None
     compare = condition.compare
     if compare is None:
         return None, None
@@ -283,10 +286,30 @@ def flag_change_values(condition: Condition, suggested: list[str]) -> tuple[str 
     if items is not None:
         texts = [str(i) for i in items]
         if op is ops.NOT_IN:
-            return next((s for s in suggested if s in texts), texts[0]), None
+            typable = [t for t in texts if proposable(t)]
+            return next((s for s in suggested if s in typable), next(iter(typable), None)), None
         if op is ops.IN:
             return next((s for s in suggested if s not in texts), None), texts[0]
     return None, None
+
+
+def inside(bounds: tuple[ast.expr, float, bool, float, bool]) -> str | None:
+    """A value inside a range test's bounds (`0 < port < 65536` -> 1, `0.0 < p <= 1.0` ->
+    1.0): the high bound when it is included, else the low one when it is, else the next
+    integer above the low bound when both bounds are integers, else their middle."""
+    _, low, low_in, high, high_in = bounds
+    if high_in:
+        value: float = high
+    elif low_in:
+        value = low
+    elif isinstance(low, int) and isinstance(high, int):
+        value = low + 1
+    else:
+        value = (low + high) / 2
+    passes = (low <= value if low_in else low < value) and (
+        value <= high if high_in else value < high
+    )
+    return str(value) if passes else None
 
 
 def ordered_unique(items) -> list:

@@ -138,6 +138,31 @@ class Condition:
         return None
 
     @property
+    def bounds(self) -> tuple[ast.expr, float, bool, float, bool] | None:
+        """(subject, low, low included, high, high included) of a failing range test,
+        `not 0.0 < self.top_p <= 1.0` (the check fails outside the bounds), with number
+        constants as bounds."""
+        node = self.node
+        if not (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
+            return None
+        test = node.operand
+        if not isinstance(test, ast.Compare) or len(test.ops) != 2:
+            return None
+        if not all(isinstance(op, ast.Lt | ast.LtE) for op in test.ops):
+            return None
+        low, middle, high = test.left, *test.comparators
+        numbers = [_number(low), _number(high)]
+        if None in numbers or dotted_parts(middle) is None:
+            return None
+        return (
+            middle,
+            numbers[0],  # type: ignore[return-value]
+            isinstance(test.ops[0], ast.LtE),
+            numbers[1],  # type: ignore[return-value]
+            isinstance(test.ops[1], ast.LtE),
+        )
+
+    @property
     def switch(self) -> tuple[ast.expr, bool] | None:
         """(dotted name, truth it has here) for `x` / `not x` tests."""
         node, truth = self.node, True
@@ -154,6 +179,8 @@ class Condition:
             return switch[0]
         if (compare := self.compare) is not None and dotted_parts(compare[0]) is not None:
             return compare[0]
+        if (bounds := self.bounds) is not None:
+            return bounds[0]
         node = self.node
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             node = node.operand
@@ -172,6 +199,16 @@ class Condition:
                 )
             return f"{self.source} does not hold" if negate else f"{self.source} holds"
         return _phrase(self, self.node, negate, rename or {})
+
+
+def _number(node: ast.expr) -> float | None:
+    """An int or float constant (a negative one too), not a bool."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _number(node.operand)
+        return -inner if inner is not None else None
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        return None if isinstance(node.value, bool) else node.value
+    return None
 
 
 @functools.lru_cache(maxsize=256)

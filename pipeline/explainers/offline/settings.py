@@ -126,6 +126,12 @@ def notes(setting: Setting, first: str = "") -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
+def proposable(value: str | None) -> bool:
+    """A value a fix may propose: one a user can see and type, not the empty string (`''`
+    of `x not in ["", "eager"]` passes the check, but reads as no value at all)."""
+    return value is not None and value.strip() not in ("", "''", '""')
+
+
 def passing_values(
     condition: Condition, setting: Setting, wanted: str | None, offending: str | None
 ) -> tuple[str | None, str | None]:
@@ -150,7 +156,7 @@ def passing_values(
     elif op is ops.IN and items is not None:
         blocked = set(items)
     elif op is ops.NOT_IN and items is not None:
-        passing = [i for i in items if not choices or i in choices]
+        passing = [i for i in items if (not choices or i in choices) and proposable(i)]
         return (passing[0] if passing else None), offending
     elif op is ops.NOT_IN and choices and _values_of_own_type(right, setting):
         # `x not in get_args(Mode)` with x a Mode: every accepted value passes
@@ -163,7 +169,8 @@ def passing_values(
         candidates = [c for c in choices if c != default] + [c for c in choices if c == default]
     else:
         candidates = [default] if default not in (None, "None") else []
-    return next((c for c in candidates if c not in blocked), None), offending
+    passing = (c for c in candidates if c not in blocked and c != offending and proposable(c))
+    return next(passing, None), offending
 
 
 def holds_with(condition: Condition, value: str) -> bool | None:
@@ -175,6 +182,14 @@ def holds_with(condition: Condition, value: str) -> bool | None:
     switch = condition.switch
     if switch is not None:
         return bool(python) == switch[1]
+    bounds = condition.bounds
+    if bounds is not None:  # `not lo < x <= hi` holds outside the bounds
+        if not isinstance(python, int | float) or isinstance(python, bool):
+            return None
+        _, low, low_in, high, high_in = bounds
+        above = low <= python if low_in else low < python
+        below = python <= high if high_in else python < high
+        return not (above and below)
     compare = condition.compare
     if compare is None:
         return None
