@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 
 from extractors.arguments import flags_of
+from extractors.callers import callers_of
 from extractors.config_classes import module_facts
 from extractors.environment import environment_of
 from extractors.facts import Rules
@@ -22,6 +23,7 @@ from extractors.settings_model import FileSettings, Outline
 DEFAULT_RULES = Rules()
 # a file that may define or read environment variables (the parse decides)
 _ENVIRON = re.compile(r"environ|getenv|env_var|get_\w*_env\b|Env(Bool|Int|Float|Str|Tuple|List)\(")
+_RAISE = re.compile(r"\braise\b")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # as Python numbers lines (not str.splitlines)
 _CLASS_NAME = re.compile(rb"class[ \t]+([A-Za-z_]\w*)")
 # the idioms by which a flag names the config field it sets (extractors/arguments.py)
@@ -76,6 +78,7 @@ def file_settings(
     imports, aliases, constants, texts, classes = module_facts(tree, lines, rules)
     flags = flags_of(tree, lines, texts) if "add_argument" in source else []
     environ = environment_of(tree, lines) if _ENVIRON.search(source) else []
+    scopes = {name: scope_of(node) for name, node in sorted((validators or {}).items())}
     return FileSettings(
         imports=imports,
         aliases=aliases,
@@ -83,5 +86,6 @@ def file_settings(
         classes=classes,
         flags=flags,
         environ=environ,
-        scopes={name: scope_of(node) for name, node in sorted((validators or {}).items())},
+        scopes=scopes,
+        callers=callers_of(tree) if _RAISE.search(source) else {},
     )

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 # 3: configuration classes are those of the Rules (extractors/classes.py config_kind).
 # 4: flags keep nargs and whether a splat gives their keywords; outlines say whether a
 # parser reads dotted keys; environment variables, request and model-config fields.
-SETTINGS_VERSION = "4"
+SETTINGS_VERSION = "5"
 
 # why a class counts: its decorator, its base, or only that it has annotated attributes
 ClassKind = Literal["dataclass", "config", "pydantic", "enum", "annotated", "plain"]
@@ -140,6 +140,15 @@ class FunctionScope(_Fact):
     bindings: dict[str, Binding] = Field(default_factory=dict)
 
 
+class Caller(_Fact):
+    """A call in the same file to a validator (extractors/callers.py): the calling
+    function, the dotted names it passes by the callee's parameter, its own scope."""
+
+    qualname: str
+    args: dict[str, Reference] = Field(default_factory=dict)
+    scope: FunctionScope
+
+
 class EnvVar(_Fact):
     """An environment variable a module defines or reads (extractors/environment.py)."""
 
@@ -161,6 +170,8 @@ class FileSettings(_Fact):
     environ: list[EnvVar] = Field(default_factory=list)  # the environment variables it defines
     # the validators' scopes by qualname, when the site pass had their trees at hand
     scopes: dict[str, FunctionScope] = Field(default_factory=dict)
+    # the calls to those validators in the file, by the callee's qualname
+    callers: dict[str, list[Caller]] = Field(default_factory=dict)
 
 
 class Outline(_Fact):

@@ -407,3 +407,85 @@ def test_a_plain_parameter_of_a_public_constructor_is_its_argument(case, header,
     (found,) = resolve_tree({"pkg/configs.py": source}, "pkg/configs.py", full=True)
     got = [(s.expr, s.surface, s.cls, s.field, s.type) for s in found if s.surface != "internal"]
     assert got == expected
+
+
+CALLER_CONFIG = """
+    from dataclasses import dataclass
+
+    @dataclass
+    class SchedulerConfig:
+        max_num_seqs: int = 128
+        chunk: int = 16
+
+        def __post_init__(self):
+            _verify_seqs(self.max_num_seqs, limit=self.chunk)
+            self._check_chunk(self.chunk)
+
+        def _check_chunk(self, size):
+            if size < 1:
+                raise ValueError("chunk too small")
+
+        def forward(self, batch):
+            _verify_seqs(len(batch), limit=4)
+
+    def _verify_seqs(num_seqs, limit):
+        if num_seqs < 1 or limit > 1024:
+            raise ValueError("bad number of sequences")
+"""
+
+
+def test_a_parameter_its_callers_pass_a_setting_to_is_that_setting():
+    found = resolve_tree({"pkg/scheduler.py": CALLER_CONFIG}, "pkg/scheduler.py", full=True)
+    by_site = sorted([(s.expr, s.cls, s.field, s.surface) for s in site] for site in found)
+    assert by_site == [
+        # `_verify_seqs(len(batch), limit=4)` passes no chain: only the first call counts
+        [
+            ("num_seqs", "SchedulerConfig", "max_num_seqs", "code"),
+            ("limit", "SchedulerConfig", "chunk", "code"),
+        ],
+        [("size", "SchedulerConfig", "chunk", "code")],  # `self._check_chunk(self.chunk)`
+    ]
+
+
+def test_a_parameter_followed_through_two_callers():
+    files = {
+        "pkg/cli.py": """
+        def add_cli_args(parser):
+            parser.add_argument("--port", type=int, default=8000)
+        """,
+        "pkg/serve.py": """
+        import argparse
+
+        def run_server(args: argparse.Namespace):
+            _bind(args.port)
+
+        def _bind(port):
+            _check_port(port)
+
+        def _check_port(number):
+            if number < 1:
+                raise ValueError("bad port")
+        """,
+    }
+    (found,) = resolve_tree(files, "pkg/serve.py", full=True)
+    assert [(s.expr, s.field, s.flags) for s in found] == [("number", "port", ["--port"])]
+
+
+def test_a_tensor_a_caller_hands_on_stays_internal():
+    source = """
+    from dataclasses import dataclass
+    import torch
+
+    @dataclass
+    class BlockMasks:
+        counts: torch.Tensor
+
+        def __post_init__(self):
+            _check_block(self.counts)
+
+    def _check_block(cnt):
+        if cnt.dtype != torch.int32:
+            raise ValueError("counts must be int32")
+    """
+    (found,) = resolve_tree({"pkg/masks.py": source}, "pkg/masks.py", full=True)
+    assert [(s.expr, s.surface) for s in found] == [("cnt.dtype", "internal")]

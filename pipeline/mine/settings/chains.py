@@ -14,6 +14,7 @@ order of `RESOLVERS` (the first that claims a chain answers for it):
 | `parsed_args` | an unannotated `args` | the flags of the site's own file, by dest |
 | `namespace_param` | a parameter annotated `argparse.Namespace` | the tree's flags, by dest |
 | `annotated_param` | a parameter annotated with a class | that class |
+| `caller_argument` | a parameter the same file's callers pass a chain to | that chain, from the caller (extractors/callers.py) |
 | `plain_parameter` | a plain parameter (`max_model_len`) | the flag whose dest is its name |
 | `constructor_argument` | a plain parameter of a public class's `__init__` | that constructor's argument (surfaces.py) |
 
@@ -44,6 +45,7 @@ from pipeline.mine.settings.flags import FlagIndex, action_of, options_of
 from pipeline.mine.settings.loaded import Loaded
 from pipeline.mine.settings.names import MAX_DEPTH, ClassSymbol, TreeNames
 from pipeline.mine.settings.surfaces import (
+    DATA_TYPES,
     constructor_argument,
     environ_reads,
     environment,
@@ -368,6 +370,32 @@ def internal_setting(read: SiteReads, reason: str) -> Setting:
     )
 
 
+def caller_argument(
+    walk: ChainWalk, ref: Reference, expr: str, where: Where, depth: int
+) -> list[Setting] | None:
+    """`max_len` (or `cfg.x`), a parameter of the function that its callers in the same
+    file pass a chain to (`_verify(self.max_model_len)`): that chain, resolved where the
+    caller reads it; a caller's own parameter is followed on to its callers in turn (up to
+    MAX_DEPTH). None when no caller passes one that reaches a setting."""
+    if ref.root not in where.scope.params or ref.root == where.receiver:
+        return None
+    facts = walk.loaded.get(where.path)
+    callers = facts.callers.get(where.qualname, []) if facts is not None else []
+    found: list[Setting] = []
+    for caller in callers:
+        passed = caller.args.get(ref.root)
+        if passed is None or facts is None:
+            continue
+        owner, receiver = _receiver(where.path, facts, caller.qualname, caller.scope)
+        at = Where(where.path, owner, receiver, caller.scope, caller.qualname)
+        inner = Reference(root=passed.root, attrs=(*passed.attrs, *ref.attrs))
+        found += walk.resolve(inner, expr, at, depth + 1)
+    # a tensor the caller holds in a field (`BlockSparseTensors(cnt: torch.Tensor)`) is data
+    # it hands on, not a setting
+    found = [s for s in found if not (s.type and DATA_TYPES.search(s.type))]
+    return found or None
+
+
 def plain_parameter(
     walk: ChainWalk, ref: Reference, expr: str, where: Where, depth: int
 ) -> list[Setting] | None:
@@ -414,6 +442,7 @@ RESOLVERS: tuple[Resolver, ...] = (
     parsed_args,
     namespace_param,
     annotated_param,
+    caller_argument,
     plain_parameter,
     constructor_argument,
 )

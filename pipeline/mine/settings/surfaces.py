@@ -201,7 +201,7 @@ def request_field(
 
 
 # annotations of a parameter that holds data handed in, not a value a user chooses
-_DATA_TYPES = re.compile(r"\b(Tensor|ndarray|Array|Module|Parameter)\b")
+DATA_TYPES = re.compile(r"\b(Tensor|ndarray|Array|Module|Parameter)\b")
 
 
 def constructor_argument(
@@ -220,7 +220,7 @@ def constructor_argument(
     if binding is not None and binding.chain is not None:
         return None  # reassigned from a chain: another resolver's
     names = binding.type.names if binding is not None and binding.type is not None else []
-    if any(_DATA_TYPES.search(name) for name in names):
+    if any(DATA_TYPES.search(name) for name in names):
         return None
     if where.owner is not None and derives_from(walk, where.owner, PRETRAINED):
         return _key_setting(walk, expr, ref.root, where.owner)  # a key of its config.json
