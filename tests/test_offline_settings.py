@@ -521,3 +521,15 @@ def test_a_value_inside_the_bounds_and_never_an_empty_one(guard, item, solution)
     )
     assert explanation.solutions[0].startswith(solution)
     assert "''" not in explanation.exampleFix
+
+
+def test_a_constructor_argument_left_unset_is_shown_as_none():
+    item = setting(
+        "dst_mesh_dims", cls="TrainerInfo", type_="list[int] | None", default="None", flags=[]
+    ).model_copy(update={"surface": "code"})
+    explanation = explain_site(
+        site("self.dst_mesh_dims is not None", [item], qualname="TrainerInfo.__post_init__")
+    )
+    assert explanation.solutions[0] == (
+        "Leave dst_mesh_dims of TrainerInfo unset: `TrainerInfo(dst_mesh_dims=None)` (default None)."
+    )

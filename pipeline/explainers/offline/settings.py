@@ -328,7 +328,9 @@ def solution(
             call = constructor(setting, what, value)
             return f"Set `{call}`{bounded}." if call else None
         if what == "unset":
-            return f"Leave {setting.field} of {setting.cls} unset{about}."
+            # both `x is not None` and `if x:` pass with None
+            call = f"{setting.cls}({setting.field}=None)"
+            return f"Leave {setting.field} of {setting.cls} unset: `{call}`{about}."
     return None
 
 
