@@ -14,13 +14,20 @@ from typing import TypeVar, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from pipeline.dataset.jsonl import jsonl_lines
-from pipeline.dataset.layout import MANIFEST, index_path, manifest_path, records_dir
+from pipeline.dataset.layout import (
+    MANIFEST,
+    index_path,
+    manifest_path,
+    records_dir,
+    verification_path,
+)
 from pipeline.dataset.manifest import Manifest
 from pipeline.dataset.models import (
     Envelope,
     ErrorRecord,
     IndexEntry,
 )
+from pipeline.dataset.verification import Verification
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -244,3 +251,22 @@ def one_dataset(path: Path) -> Path:
             f"{path}: {len(found)} datasets under this folder ({names}{more}); name one"
         )
     return found[0]
+
+
+def load_verification(root: Path) -> dict[str, Verification]:
+    """The `verification.jsonl` of the dataset in `root` by record id ({} when it has none);
+    DatasetError on a line that is not a Verification."""
+    path = verification_path(root)
+    try:
+        text = read_regular(path)
+    except FileNotFoundError:
+        return {}
+    except NotRegularFile as exc:
+        raise DatasetError(f"{path}: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{path}: cannot read: {exc}") from None
+    found: dict[str, Verification] = {}
+    for number, line in enumerate(jsonl_lines(text), start=1):
+        verification = _parse(Verification, line, f"{path}:{number}")
+        found[verification.id] = verification
+    return found

@@ -1,0 +1,56 @@
+"""A dataset's `verification.jsonl` (written by `vmine verify` beside `index.jsonl`): one
+`Verification` a line, one per record, and the summary the manifest holds."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pipeline.dataset.models import LineNumber, RecordId
+
+Outcome = Literal[
+    "verified",
+    "mismatch",
+    "raised-elsewhere",
+    "other-exception",
+    "no-raise",
+    "not-importable",
+    "not-callable",
+    "stale",
+]
+OUTCOMES: tuple[Outcome, ...] = Outcome.__args__  # type: ignore[attr-defined]
+# Which of two attempts' outcomes is kept: the nearer to a proof.
+_RANK = {outcome: rank for rank, outcome in enumerate(OUTCOMES)}
+
+
+class Verification(BaseModel):
+    """How one record's site behaved when its validator ran in the target's environment."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: RecordId
+    outcome: Outcome
+    release: str  # what ran: `vllm 0.28.0`, or the interpreter's version
+    raisedClass: str | None = None
+    filePath: str | None = None  # where it raised, when not at the site (installed path)
+    lineNumber: LineNumber | None = None
+    message: str | None = None  # what it raised, or why it did not run (cut to 500)
+    missing: str | None = None  # the module that did not import
+    reproducer: str | None = None  # a verified site's program, which raises the message
+    attempts: int = 0
+
+    def better_than(self, other: Verification) -> bool:
+        return _RANK[self.outcome] < _RANK[other.outcome]
+
+
+class VerificationSummary(BaseModel):
+    """What the manifest says of a verification: where it ran and the counts of outcomes."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    release: str
+    python: str  # the interpreter's version
+    byOutcome: dict[str, int] = Field(default_factory=dict)
+    byKind: dict[str, dict[str, int]] = Field(default_factory=dict)  # validatorKind -> outcomes
+    seconds: float = 0.0

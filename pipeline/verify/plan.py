@@ -1,0 +1,261 @@
+"""A site's reproducer, planned from its facts: a short Python program that imports the
+site's module, makes the object its validator runs on, sets the values the solver found and
+calls the validator. The program is what verify runs, so a `verified` site's reproducer is
+exactly what raised. Pure: source text in, source text out.
+
+How each kind of validator is called (`Function.binding` says which):
+
+| the function                         | the call                                      |
+|--------------------------------------|-----------------------------------------------|
+| a method, `__post_init__`, `__init__`| `raw(C, "f")(self, ...)`, `self = blank(C)`   |
+| a classmethod, a pydantic validator  | `raw(C, "f")(C, value, ...)`                  |
+| on `cls`                             |                                               |
+| a staticmethod, a module function    | `raw(C, "f")(...)`, `raw(mod.f)(...)`         |
+
+`blank(C)` is an instance made without running `__init__`, with the class's field defaults
+(`model_construct()` for a pydantic model, the dataclass fields' defaults otherwise); `raw`
+takes the decorators off (pydantic's, classmethod, staticmethod, property, functools.wraps).
+Each value is put where the guards read it: on `self` or `cls`, on a stand-in passed as an
+argument, on the module's globals (`envs`, the platform object, a feature check), through
+stand-ins where an attribute on the way is missing or None. A parameter with no value and no
+default gets a stand-in.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass
+
+from pipeline.dataset.models import Setting
+from pipeline.verify.installed import Function
+from pipeline.verify.solve import STAND, TRUE, Solution, value_for
+
+PRELUDE = {
+    "Stand": '''class Stand:
+    """A stand-in: unknown attributes are stand-ins too; false unless made true."""
+    def __init__(self, truth=False): object.__setattr__(self, "_truth", truth)
+    def __getattr__(self, name):
+        if name.startswith("__"): raise AttributeError(name)
+        value = Stand(); object.__setattr__(self, name, value); return value
+    def __call__(self, *args, **kwargs): return Stand()
+    def __bool__(self): return self._truth
+    def __iter__(self): return iter(())
+    def __getitem__(self, key): return Stand()
+    def __repr__(self): return "Stand()"
+''',
+    "blank": '''def blank(cls):
+    """An instance of cls made without __init__, with its fields' defaults."""
+    if hasattr(cls, "model_construct"): return cls.model_construct()
+    self = object.__new__(cls)
+    for f in getattr(cls, "__dataclass_fields__", {}).values():
+        factory = getattr(f, "default_factory", None)
+        value = f.default if repr(f.default) != "<dataclasses._MISSING_TYPE object>" else None
+        if value is None and callable(factory):
+            try: value = factory()
+            except Exception: value = None
+        object.__setattr__(self, f.name, value)
+    return self
+''',
+    "raw": '''def raw(owner, name=None):
+    """The function itself, its decorators taken off."""
+    f = owner if name is None else owner.__dict__.get(name, getattr(owner, name, None))
+    for _ in range(8):
+        f = getattr(f, "wrapped", f)
+        f = getattr(f, "__func__", f)
+        f = getattr(f, "fget", f)
+        f = getattr(f, "__wrapped__", f)
+    return f
+''',
+    "put": '''def put(owner, path, value):
+    """Set owner.a.b (`f()` in the path: a call that returns the rest)."""
+    *names, last = path.split(".")
+    for name in names:
+        inner = None
+        if not name.endswith("()"):
+            try: inner = getattr(owner, name, None)
+            except Exception: inner = None
+        if inner is None or isinstance(inner, (bool, int, float, str)):
+            inner = Stand(True)
+            made = inner
+            _set(owner, name.removesuffix("()"), (lambda *a, **k: made) if name.endswith("()") else inner)
+        owner = inner
+    if last.endswith("()"):
+        _set(owner, last[:-2], lambda *a, **k: value)
+    else:
+        _set(owner, last, value)
+
+def _set(owner, name, value):
+    try:
+        object.__setattr__(owner, name, value)
+        return
+    except TypeError:
+        setattr(owner, name, value)  # a module or a class
+    except AttributeError:
+        setattr(type(owner), name, property(lambda _self: value))
+''',
+}
+# What each helper needs of the others.
+_NEEDS = {"put": ("Stand",), "blank": (), "raw": (), "Stand": ()}
+_SKIPPED_ROOTS = set(dir(builtins)) | set(PRELUDE)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A reproducer and what it sets (`unplaced`: constrained expressions it could not set)."""
+
+    code: str
+    sets: tuple[str, ...]
+    unplaced: tuple[str, ...]
+
+
+def plan(
+    module: str,
+    function: Function,
+    solution: Solution,
+    settings: list[Setting],
+    header: str,
+) -> Plan:
+    """The reproducer of a site whose raise is in `function` of `module`."""
+    settings_by_expr = {_normal(setting.expr): setting for setting in settings}
+    bound = function.params[0] if function.binding != "static" and function.params else None
+    owner = "mod." + ".".join(function.classes) if function.classes else None
+    arguments = set(function.arguments)
+    lines: list[str] = []
+    used: set[str] = {"raw"}
+    values: dict[str, str] = {}  # argument -> value
+    argument_objects: set[str] = set()
+    puts: list[tuple[str, str, str]] = []  # owner code, path, value
+    loop_items: dict[str, str] = {}
+    sets: list[str] = []
+    unplaced: list[str] = []
+    for expr, wants in solution.wants.items():
+        value = value_for(wants, settings_by_expr.get(expr))
+        if value is None:
+            unplaced.append(expr)
+            continue
+        steps = _steps(expr)
+        if steps is None:
+            unplaced.append(expr)
+            continue
+        root, path = steps
+        value = _qualified(value, arguments | {bound} | set(function.loops), used)
+        if root == bound and path:
+            puts.append((root, path, value))
+        elif root in arguments or root in function.loops:
+            if path:
+                argument_objects.add(root)
+                puts.append((root, path, value))
+            else:
+                values[root] = value
+                if root in function.loops:
+                    loop_items[root] = value
+        elif root == bound or not root or root in _SKIPPED_ROOTS:
+            unplaced.append(expr)
+            continue
+        else:  # a module global
+            puts.append(("mod", f"{root}.{path}" if path else root, value))
+        if root == bound and function.name == "__init__" and path in arguments:
+            values.setdefault(path, value)  # __init__ sets self.x from its parameter x
+        sets.append(expr)
+    # A loop's iterable holds the item the guards describe.
+    for name, iterable in function.loops.items():
+        if name in values or name in argument_objects:
+            steps = _steps(ast.unparse(iterable))
+            if steps is not None:
+                item = name if name in argument_objects else values[name]
+                root, path = steps
+                if root == bound and path:
+                    puts.append((root, path, f"[{item}]"))
+                elif root in arguments and not path:
+                    values[root] = f"[{item}]"
+    lines.append(f"import {module} as mod")
+    if bound is not None:
+        if function.binding == "instance":
+            lines.append(f"{bound} = blank({owner})")
+            used.add("blank")
+        else:
+            lines.append(f"{bound} = {owner}")
+    for name in sorted(argument_objects):
+        lines.append(f"{name} = {TRUE}")
+        used.add("Stand")
+    for target, path, value in puts:
+        if target in function.loops and target not in argument_objects:
+            continue
+        lines.append(f"put({target}, {path!r}, {value})")
+        used.add("put")
+    call_arguments = []
+    for name in function.arguments:
+        if name in argument_objects:
+            call_arguments.append(f"{name}={name}")
+        elif name in values and name not in function.loops:
+            call_arguments.append(f"{name}={values[name]}")
+        elif name not in function.defaults:
+            call_arguments.append(f"{name}={STAND}")
+            used.add("Stand")
+    if bound is not None:
+        call_arguments.insert(0, bound)
+    target = f"raw({owner}, {function.name!r})" if owner else f"raw(mod.{function.name})"
+    lines.append(f"{target}({', '.join(call_arguments)})")
+    if any("Stand(" in line for line in lines):
+        used.add("Stand")
+    prelude = [PRELUDE[name] for name in _with_needs(used)]
+    code = "\n".join([f"# {header}", *prelude, *lines]) + "\n"
+    return Plan(code, tuple(sets), tuple(unplaced))
+
+
+def _with_needs(used: set[str]) -> list[str]:
+    wanted = set(used)
+    for name in used:
+        wanted.update(_NEEDS[name])
+    return [name for name in PRELUDE if name in wanted]
+
+
+def _normal(expr: str) -> str:
+    try:
+        return ast.unparse(ast.parse(expr, mode="eval").body)
+    except SyntaxError:
+        return expr
+
+
+def _steps(expr: str) -> tuple[str, str] | None:
+    """`self.a.f().b` -> ("self", "a.f().b"); None for what cannot be set (a subscript)."""
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return None
+    names: list[str] = []
+    while True:
+        if isinstance(node, ast.Attribute):
+            names.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name):
+            node = node.func
+            if isinstance(node, ast.Name):
+                rest = ".".join(reversed(names))
+                return ("", "") if node.id in _SKIPPED_ROOTS else (node.id + "()", rest)
+            names.append(node.attr + "()")
+            node = node.value
+        elif isinstance(node, ast.Name):
+            return node.id, ".".join(reversed(names))
+        else:
+            return None
+
+
+def _qualified(value: str, local_names: set[str], used: set[str]) -> str:
+    """A value's free names read from the module (`Mode.X` -> `mod.Mode.X`)."""
+    try:
+        tree = ast.parse(value, mode="eval")
+    except SyntaxError:
+        return value
+
+    class Qualify(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            if node.id in PRELUDE:
+                used.add(node.id)
+                return node
+            if node.id in _SKIPPED_ROOTS or node.id in local_names:
+                return node
+            return ast.Attribute(ast.Name("mod", ast.Load()), node.id, ast.Load())
+
+    return ast.unparse(Qualify().visit(tree))
