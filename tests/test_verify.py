@@ -219,3 +219,33 @@ def test_run_verify_uses_the_targets_verify_env(tmp_path):
     assert "verify: 8 sites on python" in result.output
     (dataset,) = [path.parent for path in (tmp_path / "o").rglob("manifest.json")]
     assert set(item.outcome for item in load_verification(dataset).values()) == {"verified"}
+
+
+def test_pages_and_explain_show_the_outcome_and_the_reproducer(verified, tmp_path):
+    dataset, _, outcome = verified
+    entries = {entry.qualname: entry for entry in load_dataset(dataset).entries}
+    port = entries["ServerSettings.check_port"]
+    reproducer = next(item.reproducer for item in outcome.verifications if item.id == port.id)
+    python = f"python {sys.version.split()[0]}"
+    runner = CliRunner()
+    for fmt, page in (("markdown", f"{port.id}.md"), ("html", f"errors/{port.id}.html")):
+        done = runner.invoke(
+            main, ["render", str(dataset), "--format", fmt, "-o", str(tmp_path / fmt)]
+        )
+        assert done.exit_code == 0, done.output
+        text = (tmp_path / fmt / page).read_text()
+        assert f"Verified on {python}: this program raises exactly this message" in text
+    markdown = (tmp_path / "markdown" / f"{port.id}.md").read_text()
+    assert f"```python\n{reproducer}\n```" in markdown
+    found = runner.invoke(
+        main,
+        [
+            "explain",
+            "ValueError: port 80 is reserved; pick one above 1023",
+            "--dataset",
+            str(dataset),
+        ],
+    )
+    assert found.exit_code == 0, found.output
+    assert f"Verified\n\n  Verified on {python}: this program raises" in found.output
+    assert "  raw(mod.ServerSettings, 'check_port')(cls, value=1023)" in found.output

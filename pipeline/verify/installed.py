@@ -6,6 +6,7 @@ guards read, each with the expression that defines it last before the raise."""
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass, field
 
 
@@ -127,3 +128,45 @@ def _last_name(decorator: ast.expr) -> str:
     if isinstance(decorator, ast.Attribute):
         return decorator.attr
     return decorator.id if isinstance(decorator, ast.Name) else ""
+
+
+@functools.lru_cache(maxsize=64)
+def _parents(text: str) -> tuple[dict[int, list[ast.stmt]], dict[int, ast.AST]]:
+    """The statements that start on each line, and each node's parent (by id)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return {}, {}
+    starts: dict[int, list[ast.stmt]] = {}
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+        if isinstance(node, ast.stmt):
+            starts.setdefault(node.lineno, []).append(node)
+    return starts, parents
+
+
+def passing_test(text: str, line: int) -> str | None:
+    """The test that keeps the exit at `line` of an installed file from being taken: for a
+    `raise`, its enclosing `if` tests negated; for an `assert`, its test. None when the line
+    holds neither, or a raise under no `if`."""
+    starts, parents = _parents(text)
+    for statement in starts.get(line, []):
+        if isinstance(statement, ast.Assert):
+            return ast.unparse(statement.test)
+        if not isinstance(statement, ast.Raise):
+            continue
+        tests: list[str] = []
+        node: ast.AST = statement
+        while id(node) in parents:
+            parent = parents[id(node)]
+            if isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                break
+            if isinstance(parent, ast.If):
+                test = ast.unparse(parent.test)
+                tests.append(f"({test})" if node in parent.body else f"not ({test})")
+            node = parent
+        if tests:
+            return "not (" + " and ".join(reversed(tests)) + ")"
+    return None

@@ -41,19 +41,42 @@ PRELUDE = {
     def __call__(self, *args, **kwargs): return Stand()
     def __bool__(self): return self._truth
     def __iter__(self): return iter(())
+    def __len__(self): return 0
     def __getitem__(self, key): return Stand()
     def __repr__(self): return "Stand()"
+    def __lt__(self, other): return False
+    __gt__ = __le__ = __ge__ = __lt__
+    def __add__(self, other): return Stand()
+    __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __floordiv__ = __mod__ = __add__
+    def __index__(self): return 1
+    def __float__(self): return 1.0
+    __hash__ = object.__hash__
 ''',
     "blank": '''def blank(cls):
     """An instance of cls made without __init__, with its fields' defaults."""
+    import dataclasses
+    if getattr(cls, "__abstractmethods__", None):
+        cls = type(cls.__name__, (cls,), {})
+        cls.__abstractmethods__ = frozenset()
     if hasattr(cls, "model_construct"): return cls.model_construct()
-    self = object.__new__(cls)
+    if not hasattr(cls, "__getattr__"):  # attributes __init__ would set: stand-ins
+        def missing(self, name):
+            if name.startswith("__"): raise AttributeError(name)
+            value = Stand(); object.__setattr__(self, name, value); return value
+        try: cls = type(cls.__name__, (cls,), {"__getattr__": missing, "__module__": cls.__module__})
+        except Exception: pass
+    try: self = cls.__new__(cls)
+    except TypeError: self = object.__new__(cls)
     for f in getattr(cls, "__dataclass_fields__", {}).values():
-        factory = getattr(f, "default_factory", None)
-        value = f.default if repr(f.default) != "<dataclasses._MISSING_TYPE object>" else None
-        if value is None and callable(factory):
-            try: value = factory()
-            except Exception: value = None
+        value, factory = f.default, f.default_factory
+        if type(value).__name__ == "FieldInfo":  # pydantic's Field(...) in a dataclass
+            factory = value.default_factory or factory
+            value = value.default
+        if value is dataclasses.MISSING or type(value).__name__ == "PydanticUndefinedType":
+            value = None
+            if callable(factory):
+                try: value = factory()
+                except Exception: value = None
         object.__setattr__(self, f.name, value)
     return self
 ''',
@@ -96,7 +119,7 @@ def _set(owner, name, value):
 ''',
 }
 # What each helper needs of the others.
-_NEEDS = {"put": ("Stand",), "blank": (), "raw": (), "Stand": ()}
+_NEEDS = {"put": ("Stand",), "blank": ("Stand",), "raw": (), "Stand": ()}
 _SKIPPED_ROOTS = set(dir(builtins)) | set(PRELUDE)
 
 
@@ -131,6 +154,8 @@ def plan(
     unplaced: list[str] = []
     for expr, wants in solution.wants.items():
         value = value_for(wants, settings_by_expr.get(expr))
+        if value == TRUE and expr.endswith(")"):
+            value = "True"  # what a feature check such as `has_ray()` returns
         if value is None:
             unplaced.append(expr)
             continue

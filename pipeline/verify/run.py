@@ -25,7 +25,7 @@ from pipeline.dataset.models import IndexEntry
 from pipeline.dataset.reader import Dataset, load_dataset
 from pipeline.dataset.verification import OUTCOMES, Verification, VerificationSummary
 from pipeline.dataset.writer import write_verification
-from pipeline.verify.installed import function_at, raise_line
+from pipeline.verify.installed import function_at, passing_test, raise_line
 from pipeline.verify.outcome import judged
 from pipeline.verify.plan import plan
 from pipeline.verify.solve import solutions
@@ -241,14 +241,17 @@ def _earlier_site(
     entry: IndexEntry,
     by_line: Mapping[tuple[str, int], IndexEntry],
 ) -> str | None:
-    """The test that keeps the raise that fired first from firing again: its site's guards,
-    negated, when it is a site of the dataset in the same file."""
-    if result.outcome != "raised-elsewhere" or result.filePath != site.installed:
+    """The test that keeps the exit that was taken first from being taken again, when it is
+    in the site's own file: a site of the dataset, its guards negated; any other `raise` (of
+    any class) or `assert`, read from the installed file (passing_test)."""
+    if result.outcome not in ("raised-elsewhere", "other-exception"):
         return None
-    other = by_line.get((entry.filePath, result.lineNumber or 0))
-    if other is None or not other.guards:
+    if result.filePath != site.installed or not result.lineNumber:
         return None
-    return "not (" + " and ".join(f"({guard})" for guard in other.guards) + ")"
+    other = by_line.get((entry.filePath, result.lineNumber))
+    if other is not None and other.guards:
+        return "not (" + " and ".join(f"({guard})" for guard in other.guards) + ")"
+    return passing_test(site.text, result.lineNumber)
 
 
 def _summary(

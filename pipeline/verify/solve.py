@@ -414,7 +414,7 @@ def _truthy(type_text: str) -> str:
         return f"[{STAND}]"
     if type_text.startswith("dict"):
         return "{'x': Stand()}"
-    return "True" if not type_text else TRUE
+    return TRUE
 
 
 def _falsy(type_text: str) -> str:
