@@ -21,6 +21,8 @@ class Function:
     decorators: tuple[str, ...]  # each decorator's last name: classmethod, field_validator, ...
     locals: dict[str, ast.expr] = field(default_factory=dict)  # name -> defining expression
     loops: dict[str, ast.expr] = field(default_factory=dict)  # loop variable -> iterable
+    # each enclosing loop: its target's names (`for k, v in ...`: two) and its iterable
+    loop_targets: tuple[tuple[tuple[str, ...], ast.expr], ...] = ()
 
     @property
     def binding(self) -> str:
@@ -83,6 +85,7 @@ def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, classes, line: int) 
     params = tuple(argument.arg for argument in [*positional, *arguments.kwonlyargs])
     local_values: dict[str, ast.expr] = {}
     loops: dict[str, ast.expr] = {}
+    loop_targets: list[tuple[tuple[str, ...], ast.expr]] = []
     for inner in _before(node, line):
         if isinstance(inner, ast.Assign) and len(inner.targets) == 1:
             target = inner.targets[0]
@@ -91,9 +94,13 @@ def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, classes, line: int) 
         elif isinstance(inner, ast.AnnAssign) and isinstance(inner.target, ast.Name):
             if inner.value is not None and inner.target.id not in params:
                 local_values[inner.target.id] = inner.value
-        elif isinstance(inner, ast.For) and isinstance(inner.target, ast.Name):
-            if inner.lineno <= line <= (inner.end_lineno or inner.lineno):
-                loops[inner.target.id] = inner.iter
+        elif isinstance(inner, ast.For) and inner.lineno <= line <= (inner.end_lineno or 0):
+            target = inner.target
+            elements = target.elts if isinstance(target, ast.Tuple) else [target]
+            if all(isinstance(element, ast.Name) for element in elements):
+                names = tuple(element.id for element in elements)  # type: ignore[attr-defined]
+                loop_targets.append((names, inner.iter))
+                loops.update(dict.fromkeys(names, inner.iter))
     for name in loops:
         local_values.pop(name, None)
     return Function(
@@ -104,6 +111,7 @@ def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, classes, line: int) 
         decorators=tuple(_last_name(decorator) for decorator in node.decorator_list),
         locals=local_values,
         loops=loops,
+        loop_targets=tuple(loop_targets),
     )
 
 

@@ -149,7 +149,6 @@ def plan(
     values: dict[str, str] = {}  # argument -> value
     argument_objects: set[str] = set()
     puts: list[tuple[str, str, str]] = []  # owner code, path, value
-    loop_items: dict[str, str] = {}
     sets: list[str] = []
     unplaced: list[str] = []
     for expr, wants in solution.wants.items():
@@ -173,8 +172,6 @@ def plan(
                 puts.append((root, path, value))
             else:
                 values[root] = value
-                if root in function.loops:
-                    loop_items[root] = value
         elif root == bound or not root or root in _SKIPPED_ROOTS:
             unplaced.append(expr)
             continue
@@ -184,16 +181,28 @@ def plan(
             values.setdefault(path, value)  # __init__ sets self.x from its parameter x
         sets.append(expr)
     # A loop's iterable holds the item the guards describe.
-    for name, iterable in function.loops.items():
-        if name in values or name in argument_objects:
-            steps = _steps(ast.unparse(iterable))
-            if steps is not None:
-                item = name if name in argument_objects else values[name]
-                root, path = steps
-                if root == bound and path:
-                    puts.append((root, path, f"[{item}]"))
-                elif root in arguments and not path:
-                    values[root] = f"[{item}]"
+    for names, iterable in function.loop_targets:
+        if not any(name in values or name in argument_objects for name in names):
+            continue
+        items = [name if name in argument_objects else values.get(name, TRUE) for name in names]
+        holder = _holder(iterable, items)
+        if holder is None:
+            continue
+        # A local iterable: what defines it is set instead (`d = parse(x)`: parse returns it).
+        defined = function.locals.get(holder[0])
+        steps = _steps(ast.unparse(defined) if defined is not None else holder[0])
+        if steps is None:
+            continue
+        root, path = steps
+        if root == bound and path:
+            puts.append((root, path, holder[1]))
+        elif root in arguments and not path:
+            values[root] = holder[1]
+        elif root in arguments:
+            argument_objects.add(root)
+            puts.append((root, path, holder[1]))
+        elif root and root not in _SKIPPED_ROOTS and root not in function.locals:
+            puts.append(("mod", f"{root}.{path}" if path else root, holder[1]))
     lines.append(f"import {module} as mod")
     if bound is not None:
         if function.binding == "instance":
@@ -227,6 +236,29 @@ def plan(
     prelude = [PRELUDE[name] for name in _with_needs(used)]
     code = "\n".join([f"# {header}", *prelude, *lines]) + "\n"
     return Plan(code, tuple(sets), tuple(unplaced))
+
+
+def _holder(iterable: ast.expr, items: list[str]) -> tuple[str, str] | None:
+    """What to set so that a loop over `iterable` yields `items` once: (expression, value).
+    `for k, v in d.items()`: d = {k: v}; `for i, x in enumerate(xs)`: xs = [x]; `for x in
+    xs`: xs = [x]."""
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute):
+        if iterable.func.attr == "items" and len(items) == 2 and not iterable.args:
+            return ast.unparse(iterable.func.value), f"{{{items[0]}: {items[1]}}}"
+        if iterable.func.attr in ("keys", "values") and len(items) == 1:
+            pair = f"{{{items[0]}: Stand(True)}}" if iterable.func.attr == "keys" else None
+            value = pair or f"{{'x': {items[0]}}}"
+            return ast.unparse(iterable.func.value), value
+        return None
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name):
+        if iterable.func.id == "enumerate" and len(items) == 2 and iterable.args:
+            return ast.unparse(iterable.args[0]), f"[{items[1]}]"
+        if iterable.func.id in ("sorted", "list", "tuple", "reversed") and iterable.args:
+            inner = items[0] if len(items) == 1 else f"({', '.join(items)})"
+            return ast.unparse(iterable.args[0]), f"[{inner}]"
+        return None
+    inner = items[0] if len(items) == 1 else f"({', '.join(items)})"
+    return ast.unparse(iterable), f"[{inner}]"
 
 
 def _with_needs(used: set[str]) -> list[str]:

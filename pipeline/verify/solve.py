@@ -9,7 +9,8 @@ constraints, from the literal it is compared with, the setting's choices, type a
 | `x in ("a", "b")`           | `"a"` (`in NAME`: the first of NAME)              |
 | `x not in ("a", "b")`       | a choice outside them, else a new string          |
 | `x > 3`, `x <= 3`           | `4`, `3` (between two bounds when both are given) |
-| `x > y` (both read)         | `y = 1`, `x = 2`                                  |
+| `x > y` (both read)         | `y = 1`, `x = 2`, unless either is set otherwise  |
+| `x != y` (both read)        | `x` a stand-in (it equals nothing else)           |
 | `x % y != 0`                | `x = 3`, `y = 2`                                  |
 | `len(x) > 1`                | a list of two stand-ins                           |
 | `x is None`, `x is not None`| `None`, its default or a value of its type        |
@@ -40,7 +41,9 @@ ALTERNATIVES = 4  # how many ways through `or` tests are tried per site
 class Want:
     """One constraint on an expression: `op` with `value` (source text) when it needs one."""
 
-    op: str  # eq ne in notin lt le gt ge none notnone true false isinstance notisinstance len
+    # eq ne in notin lt le gt ge none notnone true false isinstance notisinstance len has
+    # hasnot items (a loop over `.items()`), weak (a value any other constraint beats)
+    op: str
     value: str | None = None
 
 
@@ -252,9 +255,12 @@ def _pair(left: ast.expr, op: type, right: ast.expr):
         return lambda solution: False
     if _is_value(right):
         return _one(left, Want(name, text(right)))
-    # Two expressions read: give the right one 1 and the left one what the test needs.
-    ordered = {"eq": "1", "ne": "2", "lt": "0", "le": "1", "gt": "2", "ge": "1"}[name]
-    return _all([_one(right, Want("eq", "1")), _one(left, Want("eq", ordered))])
+    # Two expressions read: weak values, which any other constraint on them beats. A stand-in
+    # differs from everything; an order between two numbers: the right one 1.
+    if name == "ne":
+        return _one(left, Want("weak", TRUE))
+    ordered = {"eq": "1", "lt": "0", "le": "1", "gt": "2", "ge": "1"}[name]
+    return _all([_one(right, Want("weak", "1")), _one(left, Want("weak", ordered))])
 
 
 _BOUND_OPS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
@@ -324,7 +330,7 @@ def value_for(wants: list[Want], setting: Setting | None) -> str | None:
         if "ne" in kinds and repr(value) == kinds["ne"]:
             value = value + 1
         return repr(value)
-    excluded = _excluded(kinds)
+    excluded = _excluded(wants)
     if "ne" in kinds or "notin" in kinds:
         for choice in choices:
             if repr(choice) not in excluded:
@@ -337,6 +343,8 @@ def value_for(wants: list[Want], setting: Setting | None) -> str | None:
         return OTHER
     if "isinstance" in kinds:
         return _instance_of(kinds["isinstance"] or "object")
+    if "weak" in kinds:
+        return kinds["weak"]
     if "notisinstance" in kinds:
         return TRUE
     if "none" in kinds or "false" in kinds:
@@ -362,16 +370,18 @@ def _literal(text: str | None) -> object:
         return None
 
 
-def _excluded(kinds: dict[str, str | None]) -> set[str]:
+def _excluded(wants: list[Want]) -> set[str]:
+    """The values (as repr) that `!=` and `not in` constraints rule out."""
     excluded = set()
-    if kinds.get("ne"):
-        value = _literal(kinds["ne"])
-        excluded.add(repr(value) if value is not None else kinds["ne"])
-    if kinds.get("notin"):
-        try:
-            excluded.update(repr(member) for member in ast.literal_eval(kinds["notin"]))
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            pass
+    for want in wants:
+        if want.op == "ne" and want.value:
+            value = _literal(want.value)
+            excluded.add(repr(value) if value is not None else want.value)
+        elif want.op == "notin" and want.value:
+            try:
+                excluded.update(repr(member) for member in ast.literal_eval(want.value))
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                pass
     return excluded
 
 
