@@ -109,6 +109,10 @@ def main() -> int:
     for kind, counts in summary["byKind"].items():
         shown = ", ".join(f"{outcome} {count}" for outcome, count in counts.items())
         print(f"  {kind:10} {shown}")
+    fixes = summary.get("byFix", {})
+    tested = fixes.get("verified", 0) + fixes.get("fails", 0)
+    if tested:
+        print(f"fixes: {fixes} ({fixes.get('verified', 0) / tested:.0%} of the tested verified)")
     print(f"time: {step.seconds:.0f} s wall, {step.cpu:.0f} s CPU (vmine and its workers)")
     reasons = Counter(
         (line.get("raisedClass") or "", (line.get("message") or "")[:60])

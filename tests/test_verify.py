@@ -249,3 +249,22 @@ def test_pages_and_explain_show_the_outcome_and_the_reproducer(verified, tmp_pat
     assert found.exit_code == 0, found.output
     assert f"Verified\n\n  Verified on {python}: this program raises" in found.output
     assert "  raw(mod.ServerSettings, 'check_port')(cls, value=1023)" in found.output
+
+
+def test_each_verified_fix_is_run_and_a_fix_that_does_nothing_fails(tmp_path):
+    dataset, installed = mined_fixture(tmp_path)
+    entries = {entry.qualname: entry for entry in load_dataset(dataset).entries}
+    record_file = dataset / "records" / f"{entries['check_args'].id}.json"
+    envelope = json.loads(record_file.read_text())
+    assert envelope["record"]["exampleFix"] == (
+        "# before\n--enforce-eager --mode fast\n# after\n--enforce-eager --mode safe"
+    )
+    envelope["record"]["exampleFix"] = "# before\n--enforce-eager\n# after\n--mode fast"
+    record_file.write_text(json.dumps(envelope))
+    options = VerifyOptions(python=sys.executable, jobs=1, environ={"PYTHONPATH": str(installed)})
+    outcome = verify_dataset(dataset, options)
+    fixes = {item.id: item.fix for item in outcome.verifications}
+    assert fixes[entries["check_args"].id] == "fails"
+    assert fixes[entries["ServerSettings.check_port"].id] == "verified"  # port=1024
+    assert fixes[entries["ModelConfig.__init__"].id] == "untested"  # a sentence, no setting
+    assert outcome.summary.byFix == {"verified": 4, "fails": 1, "untested": 3}

@@ -39,6 +39,11 @@ class Verification(BaseModel):
     missing: str | None = None  # the module that did not import
     reproducer: str | None = None  # a verified site's program, which raises the message
     attempts: int = 0
+    # A verified site's exampleFix applied to its reproducer: `verified` (this raise no
+    # longer fires), `fails` (it still does), `untested` (the fix changes no setting that
+    # can be applied); None when the site was not verified.
+    fix: Literal["verified", "fails", "untested"] | None = None
+    fixMessage: str | None = None  # what the reproducer raised with the fix applied
 
     def better_than(self, other: Verification) -> bool:
         return _RANK[self.outcome] < _RANK[other.outcome]
@@ -53,4 +58,5 @@ class VerificationSummary(BaseModel):
     python: str  # the interpreter's version
     byOutcome: dict[str, int] = Field(default_factory=dict)
     byKind: dict[str, dict[str, int]] = Field(default_factory=dict)  # validatorKind -> outcomes
+    byFix: dict[str, int] = Field(default_factory=dict)  # the verified sites' fix outcomes
     seconds: float = 0.0

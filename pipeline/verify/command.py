@@ -41,5 +41,7 @@ def summary_lines(summary: VerificationSummary) -> list[str]:
 
     lines = [f"verify: {total} sites on {summary.release}: {counts(summary.byOutcome)}"]
     lines += [f"  {kind}: {counts(by)}" for kind, by in summary.byKind.items()]
+    if summary.byFix:
+        lines.append(f"verify: fixes of the verified sites: {counts(summary.byFix)}")
     lines.append(f"verify: {summary.seconds:.0f} s")
     return lines

@@ -316,3 +316,39 @@ def _qualified(value: str, local_names: set[str], used: set[str]) -> str:
             return ast.Attribute(ast.Name("mod", ast.Load()), node.id, ast.Load())
 
     return ast.unparse(Qualify().visit(tree))
+
+
+def with_changes(code: str, changes: list[tuple[str, str]]) -> str | None:
+    """A reproducer with `changes` (expression, value source) applied just before its call:
+    on the objects it made (`self`, a stand-in argument, the module), or as the call's own
+    keyword argument; None when an expression is none of these."""
+    lines = code.rstrip("\n").split("\n")
+    try:
+        call = ast.parse(lines[-1], mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(call, ast.Call):
+        return None
+    made = {line.split(" = ", 1)[0] for line in lines if " = " in line and not line[:1].isspace()}
+    keywords = {keyword.arg: keyword for keyword in call.keywords if keyword.arg}
+    added = []
+    for expr, value in changes:
+        steps = _steps(expr)
+        if steps is None:
+            return None
+        root, path = steps
+        if not path and root in keywords:
+            keywords[root].value = ast.parse(value, mode="eval").body
+        elif root in made and root != "mod" and path:
+            added.append(f"put({root}, {path!r}, {value})")
+        elif root in keywords and path:  # a value passed by name: a stand-in instead
+            added += [f"{root} = {TRUE}", f"put({root}, {path!r}, {value})"]
+            keywords[root].value = ast.Name(root, ast.Load())
+        elif root not in made and root not in keywords and root and root not in _SKIPPED_ROOTS:
+            added.append(f"put(mod, {(f'{root}.{path}' if path else root)!r}, {value})")
+        else:
+            return None
+    prelude = [] if "def put(" in code else [PRELUDE["put"]]
+    if "class Stand" not in code:
+        prelude.insert(0, PRELUDE["Stand"])
+    return "\n".join([*prelude, *lines[:-1], *added, ast.unparse(call)]) + "\n"

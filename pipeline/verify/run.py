@@ -25,9 +25,10 @@ from pipeline.dataset.models import IndexEntry
 from pipeline.dataset.reader import Dataset, load_dataset
 from pipeline.dataset.verification import OUTCOMES, Verification, VerificationSummary
 from pipeline.dataset.writer import write_verification
+from pipeline.verify.fixes import fix_changes
 from pipeline.verify.installed import function_at, passing_test, raise_line
 from pipeline.verify.outcome import judged
-from pipeline.verify.plan import plan
+from pipeline.verify.plan import plan, with_changes
 from pipeline.verify.solve import solutions
 from pipeline.verify.workers import Worker, worker_environment
 
@@ -224,7 +225,9 @@ def verify_site(
             result = judged(entry, answer, site.installed, release, planned.code, runs)
             if best is None or result.better_than(best):
                 best = result
-            if result.outcome in ("verified", "not-importable"):
+            if result.outcome == "verified":
+                return _with_fix(result, site, worker, options, release, dataset)
+            if result.outcome == "not-importable":
                 return result
             before = _earlier_site(result, site, entry, by_line)
             if before is not None and before not in tests:
@@ -233,6 +236,40 @@ def verify_site(
     if best is None:
         return Verification(id=entry.id, outcome="no-raise", release=release)
     return best.model_copy(update={"attempts": runs})
+
+
+def _with_fix(
+    result: Verification,
+    site: _Site,
+    worker: Worker,
+    options: VerifyOptions,
+    release: str,
+    dataset: Dataset,
+) -> Verification:
+    """A verified site's exampleFix applied to its reproducer: this raise must not fire."""
+    entry = site.entry
+    changes = fix_changes(dataset.records[entry.id].exampleFix, entry.settings)
+    code = None
+    if changes and result.reproducer:
+        code = with_changes(result.reproducer, [(change.expr, change.value) for change in changes])
+    if code is None:
+        return result.model_copy(update={"fix": "untested"})
+    answer = worker.ask(
+        {
+            "op": "run",
+            "module": site.module,
+            "code": code,
+            "timeout": options.timeout,
+            "memory": options.memory,
+        }
+    )
+    after = judged(entry, answer, site.installed, release, code, result.attempts)
+    return result.model_copy(
+        update={
+            "fix": "fails" if after.outcome in ("verified", "mismatch") else "verified",
+            "fixMessage": after.message,
+        }
+    )
 
 
 def _earlier_site(
@@ -263,6 +300,7 @@ def _summary(
     for verification in verifications:
         by_kind.setdefault(kinds[verification.id], Counter())[verification.outcome] += 1
     ordered = {outcome: by_outcome[outcome] for outcome in OUTCOMES if by_outcome[outcome]}
+    fixes = Counter(verification.fix for verification in verifications if verification.fix)
     return VerificationSummary(
         release=release,
         python=python,
@@ -271,5 +309,6 @@ def _summary(
             kind: {outcome: counts[outcome] for outcome in OUTCOMES if counts[outcome]}
             for kind, counts in sorted(by_kind.items())
         },
+        byFix={fix: fixes[fix] for fix in ("verified", "fails", "untested") if fixes[fix]},
         seconds=round(seconds, 1),
     )
