@@ -91,27 +91,37 @@ PRELUDE = {
     return f
 ''',
     "put": '''def put(owner, path, value):
-    """Set owner.a.b (`f()` in the path: a call that returns the rest)."""
-    *names, last = path.split(".")
-    for name in names:
-        inner = None
-        if not name.endswith("()"):
-            try: inner = getattr(owner, name, None)
-            except Exception: inner = None
-        if inner is None or isinstance(inner, (bool, int, float, str)):
-            inner = Stand(True)
-            made = inner
-            _set(owner, name.removesuffix("()"), (lambda *a, **k: made) if name.endswith("()") else inner)
-        owner = inner
-    if last.endswith("()"):
-        _set(owner, last[:-2], lambda *a, **k: value)
-    else:
-        _set(owner, last, value)
+    """Set owner.a.b: `f()` in the path is a call that returns the rest, `[k]` an item."""
+    name, _, rest = path.partition(".")
+    if not rest:
+        return _put(owner, name, value)
+    try: inner = None if name.endswith("()") else _get(owner, name)
+    except Exception: inner = None
+    item = rest.startswith("[")
+    if inner is None or isinstance(inner, (bool, int, float, str)) or (item and not isinstance(inner, (dict, list))):
+        inner = ([] if isinstance(_key(rest.split(".")[0]), int) else {}) if item else Stand(True)
+        _put(owner, name, inner)
+    put(inner, rest, value)
 
-def _set(owner, name, value):
+def _key(segment):
+    return __import__("ast").literal_eval(segment[1:-1])
+
+def _get(owner, name):
+    if name.startswith("["):
+        return owner[_key(name)]
+    return getattr(owner, name, None)
+
+def _put(owner, name, value):
+    if name.endswith("()"):
+        name, value = name[:-2], (lambda result: lambda *a, **k: result)(value)
+    if name.startswith("["):
+        key = _key(name)
+        if isinstance(owner, list):
+            owner.extend(Stand(True) for _ in range(max(key + 1, -key) - len(owner)))
+        owner[key] = value
+        return
     try:
         object.__setattr__(owner, name, value)
-        return
     except TypeError:
         setattr(owner, name, value)  # a module or a class
     except AttributeError:
@@ -213,6 +223,9 @@ def plan(
     for name in sorted(argument_objects):
         lines.append(f"{name} = {TRUE}")
         used.add("Stand")
+    # A value read from another expression (`k.dtype = q.dtype`) is set after the others.
+    made = {target for target, _, _ in puts} - {"mod"}
+    puts.sort(key=lambda put: any(f"{name}." in put[2] for name in made))
     for target, path, value in puts:
         if target in function.loops and target not in argument_objects:
             continue
@@ -276,7 +289,7 @@ def _normal(expr: str) -> str:
 
 
 def _steps(expr: str) -> tuple[str, str] | None:
-    """`self.a.f().b` -> ("self", "a.f().b"); None for what cannot be set (a subscript)."""
+    """`self.a.f().b[0]` -> ("self", "a.f().b.[0]"); None for what cannot be set."""
     try:
         node = ast.parse(expr, mode="eval").body
     except SyntaxError:
@@ -293,10 +306,24 @@ def _steps(expr: str) -> tuple[str, str] | None:
                 return ("", "") if node.id in _SKIPPED_ROOTS else (node.id + "()", rest)
             names.append(node.attr + "()")
             node = node.value
+        elif isinstance(node, ast.Subscript) and _simple_key(node.slice):
+            names.append(f"[{ast.unparse(node.slice)}]")
+            node = node.value
         elif isinstance(node, ast.Name):
             return node.id, ".".join(reversed(names))
         else:
             return None
+
+
+def _simple_key(node: ast.expr) -> bool:
+    """A subscript put can set: an int, or a string without dots."""
+    try:
+        key = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return (isinstance(key, int) and not isinstance(key, bool)) or (
+        isinstance(key, str) and "." not in key
+    )
 
 
 def _qualified(value: str, local_names: set[str], used: set[str]) -> str:

@@ -11,6 +11,7 @@ constraints, from the literal it is compared with, the setting's choices, type a
 | `x > 3`, `x <= 3`           | `4`, `3` (between two bounds when both are given) |
 | `x > y` (both read)         | `y = 1`, `x = 2`, unless either is set otherwise  |
 | `x != y` (both read)        | `x` a stand-in (it equals nothing else)           |
+| `x == y` (both read)        | `x` set to what `y` reads, after `y` is set       |
 | `x % y != 0`                | `x = 3`, `y = 2`                                  |
 | `len(x) > 1`                | a list of two stand-ins                           |
 | `x is None`, `x is not None`| `None`, its default or a value of its type        |
@@ -42,7 +43,8 @@ class Want:
     """One constraint on an expression: `op` with `value` (source text) when it needs one."""
 
     # eq ne in notin lt le gt ge none notnone true false isinstance notisinstance len has
-    # hasnot items (a loop over `.items()`), weak (a value any other constraint beats)
+    # hasnot, weak (a value any other constraint beats), same (the value of another
+    # expression, read when the reproducer runs)
     op: str
     value: str | None = None
 
@@ -259,6 +261,8 @@ def _pair(left: ast.expr, op: type, right: ast.expr):
     # differs from everything; an order between two numbers: the right one 1.
     if name == "ne":
         return _one(left, Want("weak", TRUE))
+    if name == "eq":
+        return _one(left, Want("same", text(right)))
     ordered = {"eq": "1", "lt": "0", "le": "1", "gt": "2", "ge": "1"}[name]
     return _all([_one(right, Want("weak", "1")), _one(left, Want("weak", ordered))])
 
@@ -343,6 +347,8 @@ def value_for(wants: list[Want], setting: Setting | None) -> str | None:
         return OTHER
     if "isinstance" in kinds:
         return _instance_of(kinds["isinstance"] or "object")
+    if "same" in kinds:
+        return kinds["same"]
     if "weak" in kinds:
         return kinds["weak"]
     if "notisinstance" in kinds:
