@@ -71,6 +71,7 @@ def solutions(
     """Ways to make every test hold, the first the most direct (at most ALTERNATIVES);
     `substitutions` replace a local name by the expression that defines it."""
     found = [Solution()]
+    names = dict(substitutions or {})  # a walrus in one test names a value for the next
     for text in tests:
         try:
             tree = ast.parse(text, mode="eval").body
@@ -78,7 +79,7 @@ def solutions(
             for solution in found:
                 solution.unsolved.append(text)
             continue
-        tree = _Substitute(substitutions or {}).visit(tree)
+        tree = _Substitute(names).visit(tree)
         grown = []
         for solution in found:
             for way in _ways(tree, True):
@@ -93,11 +94,17 @@ def solutions(
 
 
 class _Substitute(ast.NodeTransformer):
-    def __init__(self, substitutions: Mapping[str, ast.expr]) -> None:
+    def __init__(self, substitutions: dict[str, ast.expr]) -> None:
         self.substitutions = substitutions
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
         return self.substitutions.get(node.id, node)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.expr:
+        # `(x := self.a)` tests self.a, and x reads it from then on
+        value = self.visit(node.value)
+        self.substitutions[node.target.id] = value
+        return value
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         # getattr(x, "a", default) reads x.a
@@ -151,6 +158,14 @@ def _ways(node: ast.expr, holds: bool) -> Iterator:
         kind = "isinstance" if holds else "notisinstance"
         yield _one(node.args[0], Want(kind, ast.unparse(node.args[1])))
         return
+    if isinstance(node, ast.Call) and _called(node) in ("any", "all") and _one_generator(node):
+        generator = node.args[0]
+        each = _called(node) == "all"
+        if holds == each:  # all(p) holds, not any(p): every item; an empty iterable does
+            yield _one(generator.generators[0].iter, Want("len", "0"))
+            return
+        yield _some_item(generator, holds)
+        return
     if isinstance(node, ast.Call) and _called(node) == "bool" and len(node.args) == 1:
         yield from _ways(node.args[0], holds)
         return
@@ -158,6 +173,33 @@ def _ways(node: ast.expr, holds: bool) -> Iterator:
         yield lambda solution: bool(node.value) == holds
         return
     yield _one(node, Want("true" if holds else "false"))
+
+
+def _one_generator(node: ast.Call) -> bool:
+    if len(node.args) != 1 or not isinstance(node.args[0], ast.GeneratorExp):
+        return False
+    (generator, *more) = node.args[0].generators
+    return not more and not generator.ifs and isinstance(generator.target, ast.Name)
+
+
+def _some_item(generator: ast.GeneratorExp, holds: bool):
+    """any(p(x) for x in xs) holds (or all(...) does not): xs holds one x for which p(x) is
+    `holds`, when p reads x itself (not its attributes)."""
+    loop = generator.generators[0]
+    name = loop.target.id  # type: ignore[attr-defined]
+
+    def apply(solution: Solution) -> bool:
+        inner = Solution()
+        ways = list(_ways(generator.elt, holds))
+        if not ways or not ways[0](inner) or set(inner.wants) != {name}:
+            return False
+        value = value_for(inner.wants[name], None)
+        if value is None:
+            return False
+        solution.add(loop.iter, Want("eq", f"[{value}]"))
+        return True
+
+    return apply
 
 
 def _all(ways: list) -> object:
