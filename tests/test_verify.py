@@ -268,3 +268,29 @@ def test_each_verified_fix_is_run_and_a_fix_that_does_nothing_fails(tmp_path):
     assert fixes[entries["ServerSettings.check_port"].id] == "verified"  # port=1024
     assert fixes[entries["ModelConfig.__init__"].id] == "untested"  # a sentence, no setting
     assert outcome.summary.byFix == {"verified": 4, "fails": 1, "untested": 3}
+
+
+@pytest.mark.parametrize(
+    ("after", "said", "message"),
+    [
+        ("--enforce-eager --mode safe", "accepted", None),
+        ("--mode turbo", "rejected", "argument --mode: invalid choice: 'turbo' (choose from 'fast', 'safe')"),
+        # parses, but the switch takes no value: `False` is left over and the switch is on
+        ("--enforce-eager False", "differs", "--enforce-eager parsed as True, the fix means False"),
+    ],
+)  # fmt: skip
+def test_the_fix_command_line_is_parsed_by_the_targets_own_parser(tmp_path, after, said, message):
+    dataset, installed = mined_fixture(tmp_path)
+    entry = next(e for e in load_dataset(dataset).entries if e.qualname == "check_args")
+    record_file = dataset / "records" / f"{entry.id}.json"
+    envelope = json.loads(record_file.read_text())
+    envelope["record"]["exampleFix"] = (
+        f"# before\nacme --enforce-eager --mode fast\n# after\nacme {after}"
+    )
+    record_file.write_text(json.dumps(envelope))
+    options = VerifyOptions(python=sys.executable, jobs=1, environ={"PYTHONPATH": str(installed)})
+    outcome = verify_dataset(dataset, options)
+    item = next(item for item in outcome.verifications if item.id == entry.id)
+    assert (item.fixCommand, item.fixCommandMessage) == (said, message)
+    assert outcome.summary.parser == "acme.config.make_parser"
+    assert outcome.summary.byFixCommand == {said: 1}

@@ -44,6 +44,12 @@ class Verification(BaseModel):
     # can be applied); None when the site was not verified.
     fix: Literal["verified", "fails", "untested"] | None = None
     fixMessage: str | None = None  # what the reproducer raised with the fix applied
+    # The exampleFix's "after" command line parsed by the target's own parser: `accepted`
+    # (every flag parsed to the value the fix means), `differs` (it parsed, to another
+    # value), `rejected` (the parser refused it); None when the fix has no command line or
+    # no parser was found.
+    fixCommand: Literal["accepted", "differs", "rejected"] | None = None
+    fixCommandMessage: str | None = None  # the parser's message, or what differs
 
     def better_than(self, other: Verification) -> bool:
         return _RANK[self.outcome] < _RANK[other.outcome]
@@ -59,4 +65,6 @@ class VerificationSummary(BaseModel):
     byOutcome: dict[str, int] = Field(default_factory=dict)
     byKind: dict[str, dict[str, int]] = Field(default_factory=dict)  # validatorKind -> outcomes
     byFix: dict[str, int] = Field(default_factory=dict)  # the verified sites' fix outcomes
+    byFixCommand: dict[str, int] = Field(default_factory=dict)  # the fixes' command lines
+    parser: str | None = None  # the parser builder the command lines were parsed with
     seconds: float = 0.0

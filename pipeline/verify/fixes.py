@@ -74,29 +74,37 @@ def _default(setting: Setting) -> str:
 
 
 def _flags(text: str, by_flag: dict[str, Setting]) -> list[Change] | None:
+    found = flag_values(text, set(by_flag))
+    if found is None:
+        return None
+    return [Change(by_flag[flag].expr, value) for flag, value in found]
+
+
+def flag_values(text: str, flags: set[str]) -> list[tuple[str, str]] | None:
+    """The value (Python source) a command line gives each of `flags` it names (`True` for a
+    switch); None when a value cannot be read (a placeholder)."""
     try:
         words = shlex.split(text)
     except ValueError:
         return None
-    changes = []
+    found = []
     for position, word in enumerate(words):
         if not word.startswith("--"):
             continue
         flag, equals, given = word.partition("=")
-        setting = by_flag.get(flag)
-        if setting is None:
+        if flag not in flags:
             continue  # the command's own words (`vllm serve MODEL`) and other flags
         if not equals:
             following = words[position + 1] if position + 1 < len(words) else None
             given = following if following is not None and not following.startswith("--") else ""
         if given == "":
-            changes.append(Change(setting.expr, "True"))
+            found.append((flag, "True"))
             continue
         value = _value(given)
         if value is None:
             return None
-        changes.append(Change(setting.expr, value))
-    return changes
+        found.append((flag, value))
+    return found
 
 
 def _value(text: str) -> str | None:

@@ -11,6 +11,7 @@ another site of the dataset tried again with that site's guards negated.
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 import threading
@@ -25,9 +26,16 @@ from pipeline.dataset.models import IndexEntry
 from pipeline.dataset.reader import Dataset, load_dataset
 from pipeline.dataset.verification import OUTCOMES, Verification, VerificationSummary
 from pipeline.dataset.writer import write_verification
-from pipeline.verify.fixes import fix_changes
+from pipeline.verify.fixes import after_half, fix_changes, flag_values
 from pipeline.verify.installed import function_at, passing_test, raise_line
 from pipeline.verify.outcome import judged
+from pipeline.verify.parsers import (
+    Builder,
+    command_line,
+    find_builder,
+    parse_program,
+    parse_result,
+)
 from pipeline.verify.plan import plan, with_changes
 from pipeline.verify.solve import solutions
 from pipeline.verify.workers import Worker, worker_environment
@@ -106,11 +114,20 @@ def verify_dataset(
         with ThreadPoolExecutor(max_workers=len(workers)) as executor:
             for result in executor.map(one, ordered):
                 verifications[result.id] = result
+        builder = _builder(dataset, sites)
+        if builder is not None:
+            for entry in dataset.entries:
+                checked = _command_check(entry, dataset, builder, workers[0], options)
+                if checked:
+                    verifications[entry.id] = verifications[entry.id].model_copy(update=checked)
     finally:
         for worker in workers:
             worker.close()
     in_order = [verifications[entry.id] for entry in dataset.entries]
     summary = _summary(dataset, in_order, release, python, time.perf_counter() - started)
+    if builder is not None:
+        where = ".".join([builder.module, *builder.classes, builder.name])
+        summary = summary.model_copy(update={"parser": where})
     manifest = dataset.manifest.model_copy(update={"verification": summary})
     write_verification(dataset.root, in_order, manifest)
     return VerifyOutcome(dataset.root, summary, in_order)
@@ -272,6 +289,80 @@ def _with_fix(
     )
 
 
+def _builder(dataset: Dataset, sites: list[_Site]) -> Builder | None:
+    """The installed function that builds the parser of the dataset's flags (parsers.py),
+    read from the packages the sites are in."""
+    flags = {
+        flag for entry in dataset.entries for setting in entry.settings for flag in setting.flags
+    }
+    if not flags:
+        return None
+    packages: set[Path] = set()
+    for site in sites:
+        parts = site.module.split(".")
+        path = Path(site.installed)
+        up = len(parts) if path.name == "__init__.py" else len(parts) - 1
+        packages.add(path.parents[up] / parts[0])  # the top package's folder
+    files: dict[str, str] = {}
+    for package in sorted(packages):
+        for path in sorted(package.rglob("*.py")):
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if "add_argument" in text:
+                parts = path.relative_to(package.parent).with_suffix("").parts
+                names = parts[:-1] if parts[-1] == "__init__" else parts
+                files[".".join(names)] = text
+    return find_builder(files, flags)
+
+
+def _command_check(
+    entry: IndexEntry, dataset: Dataset, builder: Builder, worker: Worker, options: VerifyOptions
+) -> dict | None:
+    """The exampleFix's "after" command line parsed by the target's parser, compared with
+    the values the fix means to set (fields of a Verification), or None without one."""
+    after = after_half(dataset.records[entry.id].exampleFix)
+    argv = command_line(after) if after else None
+    flags = {flag for setting in entry.settings for flag in setting.flags}
+    meant = flag_values(" ".join(argv), flags) if argv else None
+    if not argv or not meant:
+        return None
+    program = parse_program(builder, argv, [flag for flag, _ in meant])
+    answer = worker.ask(
+        {
+            "op": "run",
+            "module": builder.module,
+            "code": program,
+            "timeout": options.timeout,
+            "memory": options.memory,
+        }  # fmt: skip
+    )
+    result = parse_result(answer.get("message")) if answer.get("class") == "SystemExit" else None
+    if result is None:
+        return None  # the parser could not be built here: nothing said of the fix
+    if "rejected" in result:
+        return {"fixCommand": "rejected", "fixCommandMessage": result["rejected"][:500]}
+    parsed = result.get("parsed", {})
+    differs = [
+        f"{flag} parsed as {parsed.get(flag, 'nothing')}, the fix means {value}"
+        for flag, value in meant
+        if not _same_value(parsed.get(flag), value)
+    ]
+    if differs:
+        return {"fixCommand": "differs", "fixCommandMessage": "; ".join(differs)[:500]}
+    return {"fixCommand": "accepted"}
+
+
+def _same_value(parsed: str | None, meant: str) -> bool:
+    if parsed is None:
+        return False
+    try:
+        return ast.literal_eval(parsed) == ast.literal_eval(meant)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return parsed == meant or parsed.strip("'\"") == meant.strip("'\"")
+
+
 def _earlier_site(
     result: Verification,
     site: _Site,
@@ -301,6 +392,7 @@ def _summary(
         by_kind.setdefault(kinds[verification.id], Counter())[verification.outcome] += 1
     ordered = {outcome: by_outcome[outcome] for outcome in OUTCOMES if by_outcome[outcome]}
     fixes = Counter(verification.fix for verification in verifications if verification.fix)
+    commands = Counter(item.fixCommand for item in verifications if item.fixCommand)
     return VerificationSummary(
         release=release,
         python=python,
@@ -310,5 +402,8 @@ def _summary(
             for kind, counts in sorted(by_kind.items())
         },
         byFix={fix: fixes[fix] for fix in ("verified", "fails", "untested") if fixes[fix]},
+        byFixCommand={
+            said: commands[said] for said in ("accepted", "differs", "rejected") if commands[said]
+        },
         seconds=round(seconds, 1),
     )
