@@ -41,6 +41,9 @@ CASES = [
     (['getattr(args, "grpc", False)'], [{"args.grpc": "Stand(True)"}]),
     (["x in SUPPORTED"], [{"x": "next(iter(SUPPORTED))"}]),
     (["x == 2", "x > 3"], [{"x": None}]),  # contradicts itself: not placed
+    (['x in {"b", "a"}', 'x != "a"'], [{"x": "'b'"}]),  # a set in a fixed order
+    # the way through `or` that contradicts the guard is tried last
+    (["p", "not p or b in (1, 2)"], [{"p": "Stand(True)", "b": "1"}, {"p": None}]),
 ]
 
 

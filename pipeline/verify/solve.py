@@ -35,7 +35,7 @@ from pipeline.dataset.models import Setting
 STAND = "Stand()"
 TRUE = "Stand(True)"
 OTHER = repr("vmine-other")
-ALTERNATIVES = 4  # how many ways through `or` tests are tried per site
+ALTERNATIVES = 6  # how many ways through `or` tests are tried per site
 
 
 @dataclass(frozen=True)
@@ -89,8 +89,16 @@ def solutions(
                 grown.append(extended)
                 if len(grown) >= ALTERNATIVES:
                     break
+        # Ways that contradict themselves go last (they are tried only when nothing else is).
+        grown.sort(key=lambda way: not _consistent(way))
         found = grown[:ALTERNATIVES]
     return found
+
+
+def _consistent(solution: Solution) -> bool:
+    return all(
+        not _contradicts({w.op: w.value for w in wants}) for wants in solution.wants.values()
+    )
 
 
 class _Substitute(ast.NodeTransformer):
@@ -347,6 +355,8 @@ def value_for(wants: list[Want], setting: Setting | None) -> str | None:
     """One value (source) meeting every constraint on an expression, or None when none does
     (a constraint the table cannot meet)."""
     kinds = {want.op: want.value for want in wants}
+    if _contradicts(kinds):
+        return None
     choices = [choice for choice in (setting.choices or [])] if setting else []
     type_text = (setting.type or "") if setting else ""
     if "eq" in kinds:
@@ -359,11 +369,17 @@ def value_for(wants: list[Want], setting: Setting | None) -> str | None:
         return kinds["eq"]
     if "in" in kinds:
         container = kinds["in"]
+        literal = [want.value for want in wants if want.op == "in" and _literal(want.value)]
+        container = literal[-1] if literal else container  # a literal one is the surest
         try:
-            members = list(ast.literal_eval(container))
+            found = ast.literal_eval(container)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return f"next(iter({container}))"
-        return repr(members[0]) if members else None
+        # a set's order changes with the process's hash seed: the same value every run
+        members = sorted(found, key=repr) if isinstance(found, set | frozenset) else list(found)
+        excluded = _excluded(wants)
+        kept = [member for member in members if repr(member) not in excluded]
+        return repr(kept[0]) if kept else None
     if "len" in kinds:
         return "[" + ", ".join([STAND] * int(kinds["len"] or 0)) + "]"
     if "has" in kinds:
@@ -407,6 +423,24 @@ def value_for(wants: list[Want], setting: Setting | None) -> str | None:
             return repr(choices[0])
         return _truthy(type_text)
     return None
+
+
+def _contradicts(kinds: dict[str, str | None]) -> bool:
+    """Constraints no value meets at once (`x` and `not x`, `x is None` and `x > 1`)."""
+    if "true" in kinds and ("false" in kinds or "none" in kinds):
+        return True
+    if "none" in kinds and ({"notnone", "eq", "in", "gt", "ge", "lt", "le", "len"} & set(kinds)):
+        return kinds.get("eq") == "None" and "notnone" not in kinds
+    if "eq" in kinds:
+        value = _literal(kinds["eq"])
+        if "false" in kinds and value and kinds["eq"] not in ("None",):
+            return bool(value) if value is not None else False
+        if "true" in kinds and value is not None and not value:
+            return True
+        members = _literal(kinds.get("in"))
+        if isinstance(members, tuple | list | set | frozenset) and value not in members:
+            return True
+    return False
 
 
 def _literal(text: str | None) -> object:
