@@ -78,3 +78,21 @@ def test_a_nested_function_is_not_callable():
     assert (
         function_at("def f():\n    def g():\n        raise ValueError\n", "f.<locals>.g", 3) is None
     )
+
+
+def test_a_string_keeps_its_own_methods():
+    source = textwrap.dedent(
+        """
+        class Config:
+            @classmethod
+            def check_mode(cls, value):
+                if isinstance(value, str):
+                    name = value.upper()
+                    if name not in MODES:
+                        raise ValueError("x")
+        """
+    )
+    function = function_at(source, "Config.check_mode", 7)
+    (way, *_) = solutions(["isinstance(value, str)", "name not in MODES"], function.locals)
+    code = plan("pkg", function, way, [], "header").code
+    assert code.rstrip().endswith("raw(mod.Config, 'check_mode')(cls, value='x')")

@@ -221,7 +221,14 @@ def plan(
         else:
             lines.append(f"{bound} = {owner}")
     for name in sorted(argument_objects):
-        lines.append(f"{name} = {TRUE}")
+        own = values.pop(name, None)  # `isinstance(value, Mode)` and `value.x == 1`
+        if own is not None and _builtin_literal(own):
+            # A str or a number keeps its own methods: what is asked of them is left to it.
+            values[name] = own
+            argument_objects.discard(name)
+            puts = [put for put in puts if put[0] != name]
+            continue
+        lines.append(f"{name} = {own or TRUE}")
         used.add("Stand")
     # A value read from another expression (`k.dtype = q.dtype`) is set after the others.
     made = {target for target, _, _ in puts} - {"mod"}
@@ -272,6 +279,14 @@ def _holder(iterable: ast.expr, items: list[str]) -> tuple[str, str] | None:
         return None
     inner = items[0] if len(items) == 1 else f"({', '.join(items)})"
     return ast.unparse(iterable), f"[{inner}]"
+
+
+def _builtin_literal(value: str) -> bool:
+    try:
+        found = ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return found is not None and not isinstance(found, bool)
 
 
 def _with_needs(used: set[str]) -> list[str]:
