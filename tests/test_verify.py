@@ -294,3 +294,16 @@ def test_the_fix_command_line_is_parsed_by_the_targets_own_parser(tmp_path, afte
     assert (item.fixCommand, item.fixCommandMessage) == (said, message)
     assert outcome.summary.parser == "acme.config.make_parser"
     assert outcome.summary.byFixCommand == {said: 1}
+
+
+def test_a_run_may_start_no_process():
+    from pipeline.verify.workers import Worker, worker_environment
+
+    worker = Worker(sys.executable, worker_environment())
+    try:
+        code = "import subprocess\nsubprocess.run(['sleep', '60'])\n"
+        answer = worker.ask({"op": "run", "module": None, "code": code, "timeout": 10})
+    finally:
+        worker.close()
+    assert answer["class"] == "PermissionError"
+    assert answer["message"] == "vmine verify: no new processes in a run (subprocess.Popen)"

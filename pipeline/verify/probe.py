@@ -14,7 +14,9 @@ Requests:
   frame's), `no-raise`, `not-importable` (the missing module), `timeout` or `crashed`.
 
 The network is refused inside this process and its children (an audit hook), whatever the
-target's code does; the caller also sets HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE and no proxies.
+target's code does, and a run may start no process; each run is a process group of its own,
+killed when it ends. The caller also sets HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE and no
+proxies, and starts this process in a session of its own, killed when verify ends.
 """
 
 import json
@@ -28,10 +30,19 @@ import traceback
 MESSAGE_LIMIT = 4000
 
 
-def _refuse_network(event, args):
+_NETWORK = ("socket.connect", "socket.bind", "socket.getaddrinfo", "socket.sendto")
+# What a run may not start: a validator has no need of new processes, and the target's own
+# (a compiler probe, a GPU query) outlive the run.
+_PROCESSES = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork")
+_in_run = False
+
+
+def _refuse(event, args):
     # Every connection, name lookup and listening socket goes through one of these events.
-    if event in ("socket.connect", "socket.bind", "socket.getaddrinfo", "socket.sendto"):
+    if event in _NETWORK:
         raise PermissionError(f"vmine verify: the network is blocked ({event})")
+    if _in_run and event in _PROCESSES:
+        raise PermissionError(f"vmine verify: no new processes in a run ({event})")
 
 
 def survey(files, distribution):
@@ -150,6 +161,9 @@ def run(module, code, timeout, memory):
     read_end, write_end = os.pipe()
     child = os.fork()
     if child == 0:
+        global _in_run
+        _in_run = True
+        os.setpgid(0, 0)  # its own group: whatever it leaves behind is killed with it
         os.close(read_end)
         try:
             if memory:
@@ -172,7 +186,7 @@ def run(module, code, timeout, memory):
     while True:
         ready, _, _ = select.select([read_end], [], [], deadline_left)
         if not ready:
-            os.kill(child, signal.SIGKILL)
+            _kill_group(child)
             os.waitpid(child, 0)
             os.close(read_end)
             return {"outcome": "timeout"}
@@ -182,16 +196,24 @@ def run(module, code, timeout, memory):
         chunks.append(chunk)
     os.close(read_end)
     _, status = os.waitpid(child, 0)
+    _kill_group(child)
     if not chunks:
         how = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else "no answer"
         return {"outcome": "crashed", "message": how}
     return json.loads(b"".join(chunks))
 
 
+def _kill_group(group):
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except OSError:  # nothing left of it
+        pass
+
+
 def main():
     answers = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # the target's prints must not reach the answers
-    sys.addaudithook(_refuse_network)
+    sys.addaudithook(_refuse)
     for line in sys.stdin:
         request = json.loads(line)
         if request["op"] == "survey":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -54,6 +55,7 @@ class Worker:
                 stderr=subprocess.DEVNULL,
                 cwd=self.home,
                 env=dict(environ),
+                start_new_session=True,  # what the target's imports start is killed with it
                 text=True,
                 encoding="utf-8",
                 errors="replace",
@@ -85,11 +87,17 @@ class Worker:
             return {"outcome": "crashed", "message": "the worker process died"}
 
     def _restart(self) -> None:
-        self.process.kill()
+        self._kill()
         self.process.wait()
         replacement = Worker(self.python, self.environ)
         shutil.rmtree(self.home, ignore_errors=True)
         self.process, self.home = replacement.process, replacement.home
+
+    def _kill(self) -> None:
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except OSError:  # already gone
+            pass
 
     def close(self) -> None:
         try:
@@ -97,6 +105,7 @@ class Worker:
                 self.process.stdin.close()
             self.process.wait(timeout=10)
         except (OSError, subprocess.TimeoutExpired):
-            self.process.kill()
-            self.process.wait()
+            pass
+        self._kill()  # the worker and anything the target's code left running
+        self.process.wait()
         shutil.rmtree(self.home, ignore_errors=True)
