@@ -381,6 +381,9 @@ def with_changes(code: str, changes: list[tuple[str, str]]) -> str | None:
         root, path = steps
         if not path and root in keywords:
             keywords[root].value = ast.parse(value, mode="eval").body
+        elif path in keywords and call.args and ast.unparse(call.args[0]) == root:
+            # `__init__` sets self.x from its parameter x: the fix is the argument
+            keywords[path].value = ast.parse(value, mode="eval").body
         elif root in made and root != "mod" and path:
             added.append(f"put({root}, {path!r}, {value})")
         elif root in keywords and path:  # a value passed by name: a stand-in instead

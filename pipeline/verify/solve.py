@@ -287,12 +287,7 @@ def _pair(left: ast.expr, op: type, right: ast.expr):
         and op in (ast.Eq, ast.NotEq)
     ):
         divides = op is ast.Eq
-        return _all(
-            [
-                _one(left.left, Want("eq", "4" if divides else "3")),
-                _one(left.right, Want("eq", "2")),
-            ]
-        )
+        return _all([_equal(left.left, 4 if divides else 3), _equal(left.right, 2)])
     if isinstance(left, ast.BinOp) and _is_literal(right) and op in _BOUND_OPS:
         number = ast.literal_eval(right)
         if isinstance(number, int | float) and not isinstance(number, bool):
@@ -301,7 +296,9 @@ def _pair(left: ast.expr, op: type, right: ast.expr):
         if _is_literal(right) and isinstance(ast.literal_eval(right), int):
             size = _bound(op, ast.literal_eval(right))
             return _one(left.args[0], Want("len", str(max(size, 0))))
-        return lambda solution: False
+        # len(x) against another expression: that one is 1 (weakly), x as long as needed
+        size = _bound(op, 1)
+        return _all([_one(right, Want("weak", "1")), _one(left.args[0], Want("len", str(size)))])
     name = {ast.Eq: "eq", ast.NotEq: "ne", **_ORDER}.get(op)
     if name is None:
         return lambda solution: False
@@ -320,6 +317,13 @@ def _pair(left: ast.expr, op: type, right: ast.expr):
 _BOUND_OPS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 
+def _equal(node: ast.expr, value: int | float):
+    """`node` takes the number `value`; through arithmetic when it is some (`a * b`)."""
+    if isinstance(node, ast.BinOp):
+        return _arithmetic(node, value)
+    return _one(node, Want("eq", repr(value)))
+
+
 def _arithmetic(node: ast.BinOp, target: int | float):
     """`a // b > 256`: the operands' values that make `a // b` equal `target` (the other
     operand 1, or the literal it is)."""
@@ -330,8 +334,9 @@ def _arithmetic(node: ast.BinOp, target: int | float):
     kind = type(node.op)
     if literal is None:
         other = 0 if kind in (ast.Add, ast.Sub) else 1
-        ways = [_one(right, Want("eq", repr(other))), _one(left, Want("eq", repr(target)))]
-        return _all(ways)
+        if kind is ast.Mod:  # a % b == target: b above it
+            return _all([_equal(right, target + 1), _equal(left, target)])
+        return _all([_equal(right, other), _equal(left, target)])
     if kind is ast.Add:
         value = target - literal
     elif kind is ast.Sub:
@@ -342,7 +347,7 @@ def _arithmetic(node: ast.BinOp, target: int | float):
         value = -(-target // literal)
     else:
         return lambda solution: False
-    return _one(left, Want("eq", repr(value)))
+    return _equal(left, value)
 
 
 def _bound(op: type, limit: int) -> int:
