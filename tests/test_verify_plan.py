@@ -96,3 +96,17 @@ def test_a_string_keeps_its_own_methods():
     (way, *_) = solutions(["isinstance(value, str)", "name not in MODES"], function.locals)
     code = plan("pkg", function, way, [], "header").code
     assert code.rstrip().endswith("raw(mod.Config, 'check_mode')(cls, value='x')")
+
+
+def test_an_argument_another_value_reads_is_made_first():
+    source = "def check(q, k):\n    if k.dtype != q.dtype:\n        raise ValueError('x')\n"
+    function = function_at(source, "check", 3)
+    (way, *_) = solutions(["q.dtype == k.dtype", "k.dtype == 'bf16'"], function.locals)
+    body = plan("pkg", function, way, [], "header").code.rstrip().split("\n")[-5:]
+    assert body == [
+        "k = Stand(True)",
+        "q = Stand(True)",
+        "put(k, 'dtype', 'bf16')",
+        "put(q, 'dtype', k.dtype)",
+        "raw(mod.check)(q=q, k=k)",
+    ]

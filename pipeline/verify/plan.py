@@ -220,6 +220,9 @@ def plan(
             used.add("blank")
         else:
             lines.append(f"{bound} = {owner}")
+    # An argument another value reads (`k.dtype = q.dtype`) is made before it is read.
+    for _, _, value in puts:
+        argument_objects.update(_names_in(value) & arguments)
     for name in sorted(argument_objects):
         own = values.pop(name, None)  # `isinstance(value, Mode)` and `value.x == 1`
         if own is not None and _builtin_literal(own):
@@ -279,6 +282,14 @@ def _holder(iterable: ast.expr, items: list[str]) -> tuple[str, str] | None:
         return None
     inner = items[0] if len(items) == 1 else f"({', '.join(items)})"
     return ast.unparse(iterable), f"[{inner}]"
+
+
+def _names_in(value: str) -> set[str]:
+    try:
+        tree = ast.parse(value, mode="eval")
+    except SyntaxError:
+        return set()
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
 
 
 def _builtin_literal(value: str) -> bool:
