@@ -110,3 +110,17 @@ def test_an_argument_another_value_reads_is_made_first():
         "put(q, 'dtype', k.dtype)",
         "raw(mod.check)(q=q, k=k)",
     ]
+
+
+def test_a_fix_naming_the_object_otherwise_changes_it_where_the_reproducer_set_it():
+    from pipeline.verify.plan import with_changes
+
+    code = (
+        "import pkg as mod\nself = blank(mod.C)\nput(self, 'limit', 0)\nraw(mod.C, 'check')(self)\n"
+    )
+    changed = with_changes(code, [("cfg.limit", "1")])
+    assert changed.rstrip().split("\n")[-3:] == [
+        "put(self, 'limit', 0)",
+        "put(self, 'limit', 1)",
+        "raw(mod.C, 'check')(self)",
+    ]

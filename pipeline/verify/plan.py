@@ -384,12 +384,21 @@ def with_changes(code: str, changes: list[tuple[str, str]]) -> str | None:
         return None
     made = {line.split(" = ", 1)[0] for line in lines if " = " in line and not line[:1].isspace()}
     keywords = {keyword.arg: keyword for keyword in call.keywords if keyword.arg}
+    # where the reproducer set each path: a fix that names the object otherwise (`cfg.x`
+    # for the validator's `self.x`) changes it there
+    set_on = {}
+    for line in lines:
+        if line.startswith("put(") and not line.startswith("put(mod,"):
+            owner, _, rest = line[4:].partition(", ")
+            set_on.setdefault(rest.split(", ", 1)[0].strip("'\""), owner)
     added = []
     for expr, value in changes:
         steps = _steps(expr)
         if steps is None:
             return None
         root, path = steps
+        if root not in made and root not in keywords and path in set_on:
+            root = set_on[path]
         if not path and root in keywords:
             keywords[root].value = ast.parse(value, mode="eval").body
         elif path in keywords and call.args and ast.unparse(call.args[0]) == root:
