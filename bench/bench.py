@@ -44,6 +44,7 @@ SECTIONS = (
     "ecosystem",
     "settings",
     "history",
+    "scope",
 )
 MAX_RATIO = 0.25
 MAX_RSS = 1024**3

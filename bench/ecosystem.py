@@ -1,11 +1,15 @@
-"""Beyond vLLM and SGLang: six packages nobody here wrote, extracted as `pypi:` sources.
+"""Beyond vLLM and SGLang: packages nobody here wrote, extracted as `pypi:` sources.
 
 Per package: sites by validator kind and by message status, the cold extract's wall time
 and peak RSS (vmine and its workers), and where its first site links on GitHub. For
 transformers, the cold extract is timed against semgrep on the same tree (goal: at most
 0.10x semgrep's wall time), and the issue's counts are taken again: how many `raise
 ValueError` in `__init__` of configuration classes (PretrainedConfig's subclasses among
-them) are sites now. No package may need --repo-name.
+them) are sites now. No package may need --repo-name (lmdeploy's metadata names no GitHub
+repository: it is audited, not checked for that). Then the packages of issue 22's coverage
+audit (deepspeed, lmdeploy, diffusers, accelerate, datasets, outlines): how many of the
+validation errors vmine missed there are sites now, and how many of its false positives
+are left.
 
     .venv/bin/python bench/ecosystem.py
 
@@ -44,6 +48,11 @@ class Package:
     name: str
     version: str
     tag_format: str = "v{version}"
+    repo_name: str | None = None  # only for a release whose metadata names no GitHub repo
+    # sites a reader of the code counts as validation errors (filePath, lineNumber), and
+    # sites that are none (a test helper)
+    expected: tuple[tuple[str, int], ...] = ()
+    not_expected: tuple[tuple[str, int], ...] = ()
 
     @property
     def spec(self) -> str:
@@ -57,6 +66,67 @@ PACKAGES = (
     Package("langchain-core", "1.0.0", "langchain-core=={version}"),
     Package("pydantic-settings", "2.11.0"),
     Package("fastapi", "0.120.0", "{version}"),
+)
+
+# The packages of issue 22's coverage audit, with the validation errors vmine missed there
+# (names `_validated_*`, `_require_*`, `ensure_*`; helpers in another file reached through
+# imports) and the test helper it reported: recall and false positives, counted.
+_FOLDING = "deepspeed/module_inject/auto_ep_folding.py"
+AUDITED = (
+    Package(
+        "deepspeed",
+        "0.19.8",
+        expected=(
+            ("accelerator/abstract_accelerator.py", 313),
+            ("accelerator/abstract_accelerator.py", 315),
+            ("deepspeed/accelerator/abstract_accelerator.py", 313),
+            ("deepspeed/accelerator/abstract_accelerator.py", 315),
+            (_FOLDING, 78),
+            ("deepspeed/moe/ep_repack.py", 346),
+            ("deepspeed/moe/ep_repack.py", 360),
+            (_FOLDING, 101),
+            (_FOLDING, 106),
+            (_FOLDING, 112),
+            ("deepspeed/module_inject/auto_ep_presets/base.py", 20),
+            ("deepspeed/checkpoint/autoep_affine.py", 98),
+        ),
+    ),
+    Package(
+        "lmdeploy",
+        "0.18.0",
+        repo_name="InternLM/lmdeploy",
+        expected=(
+            ("lmdeploy/_guided_decoding.py", 88),
+            ("lmdeploy/serve/processors/multimodal.py", 158),
+        ),
+    ),
+    Package(
+        "diffusers",
+        "0.42.1",
+        expected=(
+            ("src/diffusers/pipelines/cosmos/mixed_precision.py", 388),
+            ("src/diffusers/pipelines/cosmos/mixed_precision.py", 395),
+            ("src/diffusers/utils/versions.py", 73),
+            ("src/diffusers/utils/versions.py", 83),
+            ("src/diffusers/utils/versions.py", 90),
+        ),
+        not_expected=(
+            ("src/diffusers/utils/testing_utils.py", 1488),
+            ("src/diffusers/utils/testing_utils.py", 1538),
+        ),
+    ),
+    Package(
+        "accelerate",
+        "1.16.0",
+        expected=(
+            ("src/accelerate/utils/environment.py", 71),
+            ("src/accelerate/utils/versions.py", 39),
+        ),
+    ),
+    Package(
+        "datasets", "5.2.0", expected=(("src/datasets/packaged_modules/tsfile/tsfile.py", 747),)
+    ),
+    Package("outlines", "1.3.3"),
 )
 
 
@@ -82,6 +152,7 @@ def _extract(package: Package, cache: Path, out: Path):
         "-o",
         str(out),
         "--ci",
+        *(["--repo-name", package.repo_name] if package.repo_name else []),
     ]
     return measure(cmd)
 
@@ -252,6 +323,31 @@ def transformers_figures(outcome: Outcome) -> list[str]:
     return failed
 
 
+def audit(outcomes: list[Outcome]) -> list[str]:
+    """The audited packages' misses found now and false positives left; the failed checks."""
+    expected = found = wrong = left = 0
+    for outcome in outcomes:
+        sites = {(site["filePath"], site["lineNumber"]) for site in outcome.sites}
+        package = outcome.package
+        missed = [where for where in package.expected if where not in sites]
+        kept = [where for where in package.not_expected if where in sites]
+        expected, found = (
+            expected + len(package.expected),
+            found + len(package.expected) - len(missed),
+        )
+        wrong, left = wrong + len(package.not_expected), left + len(kept)
+        for path, line in missed + kept:
+            print(
+                f"    {package.name}: {'missed' if (path, line) in missed else 'reported'}: {path}:{line}"
+            )
+    print(
+        f"  issue 22 audit: validation errors found {found}/{expected}; "
+        f"false positives left {left}/{wrong}",
+        flush=True,
+    )
+    return [] if found == expected and left == 0 else ["issue 22 audit"]
+
+
 def main() -> int:
     RELEASES.mkdir(parents=True, exist_ok=True)
     failed: list[str] = []
@@ -268,6 +364,14 @@ def main() -> int:
     transformers = outcomes[0]
     if not transformers.error:
         failed += transformers_figures(transformers)
+    audited = []
+    for package in AUDITED:
+        outcome = cold_extract(package)
+        report(outcome)
+        audited.append(outcome)
+        if outcome.error:
+            failed.append(package.name)
+    failed += audit(audited)
     print(f"  ecosystem checks failed: {', '.join(failed) or 'none'}", flush=True)
     return 1 if failed else 0
 

@@ -29,7 +29,8 @@ from extractors.messages import (
     Value,
     merge_values,
 )
-from extractors.parts import extension, repeated, unknown_items
+from extractors.narrowing import Together, tested
+from extractors.parts import choice, extension, repeated, unknown_items
 from extractors.syntax.cst_tree import Block, Step, children, own_nodes
 
 # Past these sizes a bound value is no longer followed (its name reads as a Hole): a
@@ -88,6 +89,8 @@ class Bindings:
         self.changed: set[str] = set()
         # what each statement holds, worked out once per function (see `Facts`)
         self.shapes: Facts = {} if shapes is None else shapes
+        # names unpacked together from a helper's tuples (extractors/narrowing.py)
+        self.together: dict[str, Together] = {}
 
     def lookup(self, name: str) -> Value | None:
         if name in self.values:
@@ -99,6 +102,8 @@ class Bindings:
     def copy(self) -> Bindings:
         twin = Bindings(self.module, self.helpers, self.outer, self.renames, self.shapes)
         twin.values = dict(self.values)  # Messages and Items are immutable
+        if self.together:
+            twin.together = dict(self.together)
         if self.outer is not None:
             twin.assigned = set(self.assigned)
         return twin
@@ -106,6 +111,7 @@ class Bindings:
     def _adopt(self, other: Bindings) -> None:
         self.changed |= other.changed | (set(self.values) ^ set(other.values))
         self.values, self.assigned = other.values, other.assigned
+        self.together = other.together
 
     def _reader(self) -> Reader:
         return Reader(self.module, self.lookup, self.helpers, self.renames)
@@ -158,8 +164,8 @@ class Bindings:
         """Whether a compound statement can change nothing we follow: it assigns no name
         and (when we follow a list) calls nothing."""
         _, assigns, calls = _shape(statement, self.shapes)
-        if assigns:
-            return False
+        if assigns or (self.together and isinstance(statement, cst.If)):
+            return False  # (an `if` may tell which of a helper's tuples ran)
         return not (calls and any(isinstance(v, Items) for v in self.values.values()))
 
     def run(self, statement: cst.CSTNode) -> None:
@@ -229,7 +235,33 @@ class Bindings:
             return False
         for name, entry in zip(names, value.entries, strict=True):
             self._bind(name.value, entry.value)  # type: ignore[attr-defined]
+        if value.rows:
+            group = Together(tuple(n.value for n in names), value.rows)  # type: ignore[attr-defined]
+            self.together.update(dict.fromkeys(group.names, group))
         return True
+
+    def _narrow(self, test: cst.BaseExpression, holds: bool) -> None:
+        """What the code under a test (that `holds`, or not) knows of names unpacked
+        together: `msg` under `if not ok:` (extractors/narrowing.py)."""
+        if not self.together:
+            return
+        about = tested(test, holds)
+        group = self.together.get(about[0]) if about is not None else None
+        kept = group.kept(*about) if group is not None and about is not None else None
+        if kept is None:
+            return
+        for index, name in enumerate(kept.names):
+            self._bind(name, choice([row[index].value for row in kept.rows]))
+        self.together.update(dict.fromkeys(kept.names, kept))
+
+    def _narrowed(self, untrue: Sequence[cst.BaseExpression], true=None) -> Bindings:
+        """A copy for the code that runs when the `untrue` tests failed (and `true` holds)."""
+        twin = self.copy()
+        for test in untrue:
+            twin._narrow(test, False)
+        if true is not None:
+            twin._narrow(true, True)
+        return twin
 
     def _extend(self, name: str, operator: cst.BaseAugOp, value: cst.BaseExpression) -> None:
         """`name += value` (other operators make the value unknown)."""
@@ -303,22 +335,27 @@ class Bindings:
         """One arm of an `if`/`elif`/`else` chain ran (none, without an `else`)."""
         arms: list[Bindings] = []
         current: cst.If | None = node
+        earlier: list[cst.BaseExpression] = []  # the tests that failed before this arm
         while current is not None:
             self._touch(current.test)
-            arms += self._arm(current.body.body)
+            arms += self._arm(current.body.body, self._narrowed(earlier, current.test))
+            earlier.append(current.test)
             orelse = current.orelse
             current = None
             if isinstance(orelse, cst.If):
                 current = orelse
             elif isinstance(orelse, cst.Else):
-                arms += self._arm(orelse.body.body)
+                arms += self._arm(orelse.body.body, self._narrowed(earlier))
             else:
-                arms.append(self.copy())
+                arms.append(self._narrowed(earlier))
         self._merge(arms)
 
-    def _arm(self, statements: Sequence[cst.CSTNode]) -> list[Bindings]:
-        """The bindings after a block that may run, or none when it never falls through."""
-        arm = self.copy()
+    def _arm(
+        self, statements: Sequence[cst.CSTNode], start: Bindings | None = None
+    ) -> list[Bindings]:
+        """The bindings after a block that may run (from `start`, else from here), or none
+        when it never falls through."""
+        arm = start if start is not None else self.copy()
         arm.run_block(statements)
         return [] if ends_in_exit(statements) else [arm]
 
@@ -411,9 +448,15 @@ class Bindings:
         it: its header rebinds targets, and parts before that block may have run."""
         if isinstance(statement, cst.If):
             current: cst.BaseSuite | cst.If | cst.Else | None = statement
+            earlier: list[cst.BaseExpression] = []
             while isinstance(current, cst.If):
                 self._touch(current.test)
+                if inner is current.body.body:
+                    self._adopt(self._narrowed(earlier, current.test))
+                earlier.append(current.test)
                 current = current.orelse
+            if isinstance(current, cst.Else) and inner is current.body.body:
+                self._adopt(self._narrowed(earlier))
         elif isinstance(statement, (cst.For, cst.While)):
             # earlier iterations ran before this one (or all of them, before the `else`)
             self._prior_iterations(statement)
@@ -453,6 +496,10 @@ class Bindings:
 
     def _note(self, name: str) -> None:
         self.changed.add(name)
+        group = self.together.get(name) if self.together else None
+        if group is not None:  # rebound: the names no longer hold one row's items
+            for other in group.names:
+                self.together.pop(other, None)
         if self.outer is not None:
             self.assigned.add(name)
 

@@ -6,7 +6,10 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ValidatorKind = Literal["pydantic", "post_init", "init", "name", "reached"]
+# `none`: a function that is no validator (a site of the `all` scope)
+ValidatorKind = Literal["pydantic", "post_init", "init", "name", "reached", "none"]
+# Which raises are sites: those inside validators, or those of any function.
+Scope = Literal["validators", "all"]
 MessageStatus = Literal["literal", "template", "partial", "unresolved"]
 
 # Bumped whenever a change to extractors/ can change the sites of an unchanged file;
@@ -25,7 +28,11 @@ MessageStatus = Literal["literal", "template", "partial", "unresolved"]
 # 7: one syntax toolkit: an annotation's class is read as the settings facts read it
 # (`Union[X, None]`, `ClassVar[X]`, ... name X), and configuration classes are those of
 # the Rules alone (attrs' and vLLM's decorators are in `config_decorators`).
-EXTRACTOR_VERSION = "7"
+# 8: validators followed into other files through imports (`Rules.reached`, and each file's
+# `calls_out`); the name rule takes `_validated_*`, `ensure_*` and `_require_*`; a def
+# nested in the validator is a message helper; a test on the `ok` of a helper's
+# `(ok, message)` tuples keeps the returns it lets through.
+EXTRACTOR_VERSION = "8"
 
 
 class Memo(Protocol):
@@ -49,7 +56,11 @@ class Rules(BaseModel):
         "root_validator",
     )
     method_names: tuple[str, ...] = ("__post_init__", "post_init")
-    name_pattern: str = r"^_*(validate|verify|check)(_|$)|^_*assert_|_(validation|checks?)$"
+    # the name rule (its case table: tests/test_validators.py `CASES`, the names cases)
+    name_pattern: str = (
+        r"^_*(validate|verify|check)(_|$)|^_*(assert|validated|ensure)_|^_+require_"
+        r"|_(validation|checks?)$"
+    )
     error_classes: tuple[str, ...] = ("ValueError",)
     follow_calls: bool = True
     # What makes a configuration class (extractors/classes.py `config_kind`, the one rule):
@@ -77,14 +88,23 @@ class Rules(BaseModel):
         "s",
     )
     config_bases: tuple[str, ...] = ("BaseModel", "BaseSettings", "RootModel")
+    # The file's top-level functions that validators of other files of the repository call
+    # (set per file by the pipeline, pipeline/mine/reach.py; no option): `reached`, as the
+    # functions a validator of the file calls.
+    reached: tuple[str, ...] = ()
+    # `validators`: the raises inside validators; `all`: every raise of an error class in
+    # any function, a function that is no validator giving its sites the kind `none`
+    scope: Scope = "validators"
 
     def cache_token(self) -> str:
-        """A stable text that changes whenever a rule does (part of cache keys)."""
-        return self.model_dump_json()
+        """A stable text that changes whenever a rule does (part of cache keys). The default
+        scope leaves it as it was before scopes existed, so the caches made then still hold."""
+        return self.model_dump_json(exclude={"scope"} if self.scope == "validators" else None)
 
 
 class RaiseSite(BaseModel):
-    """One `raise` of a configured error class inside a validator, as the code shows it."""
+    """One `raise` of a configured error class inside a validator (with the `all` scope, in
+    any function), as the code shows it."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -120,3 +140,6 @@ class FileExtraction(BaseModel):
     filePath: str
     sites: list[RaiseSite] = Field(default_factory=list)
     skipped: str | None = None
+    # `module:name` of the functions the file's validators call through its imports
+    # (extractors/imports.py), for the pipeline to follow into the files that define them
+    calls_out: list[str] = Field(default_factory=list)

@@ -161,41 +161,52 @@ def function_table(
     """All functions of a module in source order, with what the validator rules need; `offset`
     is added to every line number (for a tree parsed from a piece of a file)."""
     table: list[Function] = []
-    classes = frozenset(error_classes)
-
-    def visit(body, prefix: str, owner_class: str | None, parent: str | None, self_class):
-        raises: list[int] = []
-        for stmt in own_statements(body):
-            if isinstance(stmt, ast.ClassDef):
-                qual = prefix + stmt.name
-                visit(stmt.body, qual + ".", qual, parent, qual)
-            elif isinstance(stmt, _DEFS):
-                qual = prefix + stmt.name
-                first = stmt.decorator_list[0] if stmt.decorator_list else stmt
-                fn = Function(
-                    qualname=qual,
-                    name=stmt.name,
-                    owner_class=owner_class,
-                    parent=parent,
-                    self_class=self_class,
-                    decorators=tuple(
-                        name
-                        for name in map(decorator_name, stmt.decorator_list)
-                        if name is not None
-                    ),
-                    start=first.lineno + offset,
-                    def_line=stmt.lineno + offset,
-                    end=(stmt.end_lineno or stmt.lineno) + offset,
-                    indent=stmt.col_offset,
-                    raise_lines=[],
-                    node=stmt,
-                )
-                table.append(fn)
-                fn.raise_lines = visit(stmt.body, qual + ".<locals>.", None, qual, self_class)
-            elif isinstance(stmt, ast.Raise) and raised_class(stmt) in classes:
-                raises.append(stmt.lineno + offset)
-        return raises
-
-    visit(tree.body, "", None, None, None)
+    _visit(table, frozenset(error_classes), offset, tree.body, "", None, None, None)
     table.sort(key=lambda fn: (fn.start, fn.def_line))
     return table
+
+
+def _visit(
+    table: list[Function],
+    classes: frozenset[str],
+    offset: int,
+    body,
+    prefix: str,
+    owner_class: str | None,
+    parent: str | None,
+    self_class,
+) -> list[int]:
+    """The raise lines of `body`'s own scope; its functions (nested ones too) go into `table`.
+    A module-level function, not a closure: a recursive closure is a reference cycle that
+    would keep every parsed tree alive until the cyclic collector ran."""
+    raises: list[int] = []
+    for stmt in own_statements(body):
+        if isinstance(stmt, ast.ClassDef):
+            qual = prefix + stmt.name
+            _visit(table, classes, offset, stmt.body, qual + ".", qual, parent, qual)
+        elif isinstance(stmt, _DEFS):
+            qual = prefix + stmt.name
+            first = stmt.decorator_list[0] if stmt.decorator_list else stmt
+            fn = Function(
+                qualname=qual,
+                name=stmt.name,
+                owner_class=owner_class,
+                parent=parent,
+                self_class=self_class,
+                decorators=tuple(
+                    name for name in map(decorator_name, stmt.decorator_list) if name is not None
+                ),
+                start=first.lineno + offset,
+                def_line=stmt.lineno + offset,
+                end=(stmt.end_lineno or stmt.lineno) + offset,
+                indent=stmt.col_offset,
+                raise_lines=[],
+                node=stmt,
+            )
+            table.append(fn)
+            fn.raise_lines = _visit(
+                table, classes, offset, stmt.body, qual + ".<locals>.", None, qual, self_class
+            )
+        elif isinstance(stmt, ast.Raise) and raised_class(stmt) in classes:
+            raises.append(stmt.lineno + offset)
+    return raises

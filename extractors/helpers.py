@@ -1,7 +1,7 @@
 """Same-file helpers a message comes from, inlined one level deep at the call.
 
 `raise ValueError(_msg(x))` with `def _msg(name): return f"bad {name}"` in the same file
-reads as `bad {x}`; `unsupported = self._unsupported()` with a method of the validator's
+(or nested in the validator, as datasets' `_dtype_error_msg`) reads as `bad {x}`; `unsupported = self._unsupported()` with a method of the validator's
 class that builds a list with `append` and returns it gives that list. A helper counts when
 every `return` of it gives a message (or a list of them) and it never falls off its end;
 its parameters are written as the caller's arguments (`{name}` -> `{x}`), its own calls are
@@ -59,15 +59,18 @@ class HelperTable:
             fn.name: fn for fn in functions if fn.parent is None and fn.owner_class is None
         }
         self.methods: dict[tuple[str, str], Function] = {}
+        self.nested: dict[tuple[str, str], Function] = {}  # (the def it is in, name) -> def
         for fn in functions:
             if fn.owner_class is not None:
                 self.methods.setdefault((fn.owner_class, fn.name), fn)
+            elif fn.parent is not None:
+                self.nested.setdefault((fn.parent, fn.name), fn)
         self._parsed: dict[str, tuple[cst.FunctionDef, cst.Module] | None] = {}
         self._shape: dict[str, bool] = {}
         self._reassigned: dict[str, frozenset[str]] = {}
 
     def for_validator(self, fn: Function) -> ValidatorHelpers:
-        return ValidatorHelpers(self, fn.self_class)
+        return ValidatorHelpers(self, fn.self_class, fn.qualname)
 
     def returns_messages(self, fn: Function, function: cst.FunctionDef) -> bool:
         """Whether a helper may be inlined: it never falls off its end, yields nothing, and
@@ -110,17 +113,21 @@ class HelperTable:
 
 
 class ValidatorHelpers:
-    """The helpers one validator can call: module functions by name, and the methods of its
-    class through `self.name(...)` / `cls.name(...)`."""
+    """The helpers one validator can call: defs nested in it and module functions by name (a
+    nested def shadows a module function of its name), and the methods of its class through
+    `self.name(...)` / `cls.name(...)`."""
 
-    def __init__(self, table: HelperTable, self_class: str | None) -> None:
+    def __init__(self, table: HelperTable, self_class: str | None, qualname: str = "") -> None:
         self.table = table
         self.self_class = self_class
+        self.qualname = qualname
 
     def _helper(self, key: tuple[str | None, str]) -> _Helper | None:
         owner, name = key
         if owner is None:
-            fn = self.table.module_functions.get(name)
+            fn = self.table.nested.get((self.qualname, name)) or self.table.module_functions.get(
+                name
+            )
             return _Helper(fn, False) if fn is not None else None
         if self.self_class is None:
             return None

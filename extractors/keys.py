@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 from collections.abc import Sequence
 
 from extractors.facts import EXTRACTOR_VERSION, Rules
@@ -20,8 +21,20 @@ def digest(text: str) -> str:
 
 @functools.lru_cache(maxsize=64)
 def memo_token(rules: Rules) -> str:
-    """The part of every memo key that changes whenever the extractor or a rule does."""
+    """The part of every memo key that changes whenever the extractor or a rule does; which
+    functions other files' validators call (`reached`) is left out: what is remembered about
+    a piece of text does not depend on it."""
+    if rules.reached:
+        rules = rules.model_copy(update={"reached": ()})
     return digest(f"{EXTRACTOR_VERSION}\0{rules.cache_token()}")
+
+
+@functools.lru_cache(maxsize=256)
+def analysis_token(rules: Rules) -> str:
+    """The token of a whole file's analysis under `rules`: the memo token, and the functions
+    other files' validators call (they make sites of the file)."""
+    token = memo_token(rules)
+    return digest(f"{token}\0reached\0{json.dumps(rules.reached)}") if rules.reached else token
 
 
 def function_key(

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from extractors.patterns import HOLE_PATTERN, escape_literal
@@ -313,6 +313,10 @@ class Items:
 
     entries: tuple[Entry, ...] = ()
     brackets: str = "[]"
+    # A tuple merged from same-shape tuples (a helper's `return False, f"..."` and
+    # `return True, None`): the entries of each, which go together (extractors/narrowing.py
+    # keeps the rows a test lets through); not part of what the value is.
+    rows: tuple[tuple[Entry, ...], ...] = field(default=(), compare=False)
 
     def has_text(self) -> bool:
         return any(entry.value.has_text() for entry in self.entries)
@@ -386,6 +390,7 @@ def merge_items(options: Sequence[Items]) -> Items:
                 for column in columns
             ),
             "()",
+            tuple(row for o in distinct for row in (o.rows or (o.entries,))),
         )
     seqs = [list(o.entries) for o in distinct]
     head: list[Entry] = []

@@ -1,4 +1,5 @@
-"""The extract stage's entry point: one file's text -> the raise sites of its validators."""
+"""The extract stage's entry point: one file's text -> the raise sites of its validators (with
+the `all` scope, of all its functions)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from extractors.facts import FileExtraction, Memo, RaiseSite, Rules, ValidatorKi
 from extractors.functions import Function, function_table
 from extractors.guards import GuardFinder
 from extractors.helpers import HelperTable, ValidatorHelpers
+from extractors.imports import calls_through_imports
 from extractors.keys import function_key, memo_token
 from extractors.limits import depth_problem, size_problem
 from extractors.messages import Message, message_of_args
@@ -76,13 +78,14 @@ def analyse_file(
 ) -> tuple[FileExtraction, FileSettings | None]:
     """`extract_file`, and (with `facts_rules`, the configured rules the settings facts
     are made under, not the file's) the file's settings facts when finding its sites
-    parsed the whole file (they cost little more then) or the file builds a parser whose
-    flags name their fields; None otherwise, or when they cannot be made."""
+    parsed the whole file (they cost little more then), the file has sites (a memo spared
+    the parse: the join asks for them in any case) or the file builds a parser whose flags
+    name their fields; None otherwise, or when they cannot be made."""
     parsed: list[_Parsed] | None = [] if facts_rules is not None else None
     try:
-        extraction = FileExtraction(
-            filePath=path, sites=_extract(path, text, rules, memo, classes, parsed)
-        )
+        calls_out: list[str] = []
+        sites = _extract(path, text, rules, memo, classes, parsed, calls_out)
+        extraction = FileExtraction(filePath=path, sites=sites, calls_out=calls_out)
     except Skip as skip:
         return FileExtraction(filePath=path, skipped=str(skip)), None
     except RecursionError:
@@ -98,7 +101,9 @@ def analyse_file(
             facts = file_settings(whole.source, whole.tree, whole.validators, facts_rules)
             return extraction, facts
         data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-        if facts_rules is not None and links_flags(data):  # its flags are wanted in any case
+        # The join wants the facts of every file with sites, and of the parsers whose flags
+        # name their fields: made here rather than asked for again (a second read and trip).
+        if facts_rules is not None and (extraction.sites or links_flags(data)):
             return extraction, file_settings(decode(text), rules=facts_rules)
     except Exception:  # facts only add to sites; a file they fail on keeps its sites
         pass
@@ -122,8 +127,10 @@ def _extract(
     memo: Memo | None,
     classes: FileClasses | None,
     parsed: list[_Parsed] | None = None,
+    calls_out: list[str] | None = None,
 ) -> list[RaiseSite]:
-    """The sites of a file; the whole file's parse, when one was made, is added to `parsed`."""
+    """The sites of a file; the whole file's parse, when one was made, is added to `parsed`,
+    and what its validators call through its imports to `calls_out`."""
     size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
     problem = size_problem(size)
     if problem is not None:
@@ -156,16 +163,28 @@ def _extract(
         classes.classes,
         functools.cache(functools.partial(class_annotations, source)),
     )
+    if calls_out is not None and rules.follow_calls:
+        calls_out += calls_through_imports(functions, kinds, source)
     if table is not None:
         table.store()  # after the validator pass: it may have filled in calls
-    candidates = [fn for fn in functions if fn.raise_lines and fn.qualname in kinds]
+    every_function = rules.scope == "all"
+    candidates = [
+        fn for fn in functions if fn.raise_lines and (every_function or fn.qualname in kinds)
+    ]
     if parsed:
         parsed[0].validators.update((fn.qualname, fn.node) for fn in candidates if fn.node)
     helpers = HelperTable(functions, lambda fn: _parsed(parse_function(lines, fn, source)), lines)
     sites: list[RaiseSite] = []
     for fn in candidates:
         sites += function_sites(
-            path, lines, fn, kinds[fn.qualname], rules, source, memo, helpers.for_validator(fn)
+            path,
+            lines,
+            fn,
+            kinds.get(fn.qualname, "none"),
+            rules,
+            source,
+            memo,
+            helpers.for_validator(fn),
         )
     sites.sort(key=lambda site: site.lineNumber)
     return sites
@@ -217,16 +236,21 @@ class _Hints:
     decorators: tuple[tuple[str, re.Pattern[str]], ...]
     name_pattern: re.Pattern[str]
     method_names: frozenset[str]
+    reached: frozenset[str]
 
     init_methods: frozenset[str]
 
     def may_have_sites(self, source: str, classes: FileClasses, rules: Rules) -> bool:
         if not self.raises.search(source):
             return False
+        if rules.scope == "all":  # a raise in any function is a site
+            return True
         if any(name in source and word.search(source) for name, word in self.decorators):
             return True
         names = set(_DEF_NAME.findall(source))
         if any(name in self.method_names or self.name_pattern.search(name) for name in names):
+            return True
+        if self.reached & names:
             return True
         if not self.init_methods & names:
             return False
@@ -245,6 +269,7 @@ def _hints(rules: Rules) -> _Hints:
         decorators=tuple((name, re.compile(re.escape(name) + r"\b")) for name in rules.decorators),
         name_pattern=re.compile(rules.name_pattern),
         method_names=frozenset(rules.method_names),
+        reached=frozenset(rules.reached),
         init_methods=frozenset(rules.init_methods),
     )
 

@@ -127,15 +127,19 @@ def find_validators(
     `cls.x(...)`, `super().x(...)` or a read of a property `self.x`; a method through
     `Class.x(...)` of a class of the file, or through `self.member.x(...)` when an annotation
     names the member's class; a module function (or a def nested in the caller) through
-    `x(...)`. A site is attributed to the class that defines the method.
+    `x(...)`. A site is attributed to the class that defines the method. The top-level
+    functions `rules.reached` names (validators of other files call them) are `reached` too.
     """
     pattern = re.compile(rules.name_pattern)
     configs = (
         frozenset(Hierarchy(classes).config_classes(rules)) if rules.init_methods else (frozenset())
     )
     kinds: dict[str, ValidatorKind] = {}
+    reached = frozenset(rules.reached)  # called by validators of other files
     for fn in functions:
         kind = direct_kind(fn, rules, pattern, configs)
+        if kind is None and fn.name in reached and fn.parent is None and fn.owner_class is None:
+            kind = "reached"
         if kind is not None:
             kinds[fn.qualname] = kind
     if not rules.follow_calls:

@@ -161,11 +161,92 @@ def _source_options(command):
     return command
 
 
+# The rules' lists as options of `extract` and `run`: (Rules field, option, what a name
+# given to it does); pipeline.toml's [targets.NAME.rules] takes the same fields.
+_RULE_LISTS = (
+    (
+        "decorators",
+        "--decorator",
+        "Also count functions with this decorator as validators (kind pydantic), e.g. "
+        "register_to_config for diffusers' configuration __init__s.",
+    ),
+    ("method_names", "--method-name", "Also count methods of this name (kind post_init)."),
+    ("error_classes", "--error-class", "Also count raises of this exception class as sites."),
+    (
+        "init_methods",
+        "--init-method",
+        "Also count this method of a configuration class (kind init), as __init__.",
+    ),
+    (
+        "config_suffixes",
+        "--config-suffix",
+        "Also count classes whose name ends in this as configuration classes.",
+    ),
+    (
+        "config_decorators",
+        "--config-decorator",
+        "Also count classes with this decorator as configuration classes.",
+    ),
+    (
+        "config_bases",
+        "--config-base",
+        "Also count classes deriving from this one as configuration classes.",
+    ),
+)
+
+
+def _rule_options(command):
+    """The validator rules of pipeline.toml's [targets.NAME.rules] as options of `run` and
+    `extract`: each list option is repeatable and adds to the defaults; `--name-pattern`
+    and `--follow-calls/--no-follow-calls` replace theirs."""
+    options = [
+        click.option(flag, field, multiple=True, metavar="NAME", help=text + " Repeatable.")
+        for field, flag, text in _RULE_LISTS
+    ]
+    options += [
+        click.option(
+            "--name-pattern",
+            metavar="REGEX",
+            help="Count functions whose name this regular expression finds as validators "
+            "(kind name), instead of the default name rule.",
+        ),
+        click.option(
+            "--follow-calls/--no-follow-calls",
+            default=None,
+            help="Count what validators call, in their file or through an import in another "
+            "file of the repository, as validators (kind reached; the default), or not.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _rules(options: dict[str, Any]):
+    """The Rules the rule options in `options` give (taken out of it), or None when none was
+    given."""
+    added = {field: options.pop(field) for field, _, _ in _RULE_LISTS}
+    name_pattern, follow_calls = options.pop("name_pattern"), options.pop("follow_calls")
+    if not any(added.values()) and name_pattern is None and follow_calls is None:
+        return None
+    from pipeline.mine.config import command_line_rules
+
+    flags = {field: flag for field, flag, _ in _RULE_LISTS}
+    return command_line_rules(added, flags, name_pattern, follow_calls)
+
+
 _cache_dir_option = click.option(
     "--cache-dir",
     type=click.Path(file_okay=False, path_type=Path),
     help="Cache directory for git mirrors, releases and store.sqlite (default: "
     "$VMINE_CACHE_DIR, else the user cache directory).",
+)
+_scope_option = click.option(
+    "--scope",
+    type=click.Choice(["validators", "all"]),
+    help="Which raises are sites: validators (the default) takes the raises of ValueError "
+    "(and the repository's subclasses of it) inside validators; all takes them in any "
+    "function, a function that is no validator giving validatorKind none.",
 )
 _ci_option = click.option(
     "--ci",
@@ -354,6 +435,8 @@ def _verify_settings(python, jobs, site_timeout, memory, environ):
     help="The entry point users run, e.g. 'vllm serve MODEL': example "
     "fixes start their command lines with it (pipeline.toml: a target's command).",
 )
+@_rule_options
+@_scope_option
 @click.option(
     "--verify",
     "verify",
@@ -386,16 +469,25 @@ def run_command(
     from pipeline.mine.run import RunOptions, run_dataset
 
     console = Console.detect(ci or None)
-    overrides = {key: value for key, value in options.items() if value is not None}
     checks = _verify_settings(python, jobs, site_timeout, memory, environ) if verify else None
     with _user_errors("pass --cache PATH", console, interrupted="interrupted"):
+        rules = _rules(options)
+        overrides = {key: value for key, value in options.items() if value is not None}
         if config_path is not None:
+            from pipeline.mine.config import ConfigError
             from pipeline.mine.targets import run_targets
 
+            if rules is not None:
+                raise ConfigError(
+                    "the rule options do not apply with --config: each target sets its own "
+                    "in [targets.NAME.rules]"
+                )
             code = run_targets(config_path, list(args), overrides, console, verify=checks)
         else:
             if len(args) != 1:
                 raise click.UsageError("give exactly one SOURCE (or --config FILE [TARGET...])")
+            if rules is not None:
+                overrides["rules"] = rules
             outcome = run_dataset(RunOptions(source=args[0], **overrides), console)
             code = outcome.exit_code
             if checks is not None and outcome.dataset_dir is not None:
@@ -445,6 +537,8 @@ def run_command(
     type=click.IntRange(min=1),
     help="Processes that analyse files (default: the number of CPUs).",
 )
+@_rule_options
+@_scope_option
 @_ci_option
 def extract_command(
     source: str,
@@ -459,7 +553,9 @@ def extract_command(
     include: tuple[str, ...],
     exclude: tuple[str, ...],
     workers: int | None,
+    scope: str | None,
     ci: bool,
+    **rule_options: Any,
 ) -> None:
     """Print every raise site of SOURCE (a path, git URL, OWNER/NAME or pypi:NAME==VERSION)
     as JSON Lines, one site per line, sorted by filePath then lineNumber; the same input
@@ -477,6 +573,7 @@ def extract_command(
         console,
         interrupted="interrupted: analyses finished so far are cached; rerun to resume",
     ):
+        rules = _rules(rule_options)
         code, text = run_extract(
             source,
             rev,
@@ -491,6 +588,8 @@ def extract_command(
             include=list(include),
             exclude=list(exclude),
             workers=workers,
+            rules=rules,
+            scope=scope,
         )
     if text is not None:
         click.echo(text, nl=False)
@@ -531,15 +630,22 @@ def schema_command(kind: str) -> None:
     help="Exit with 1 when anything was added, removed, reworded, moved or changed.",
 )
 @_cache_dir_option
+@_scope_option
 @_ci_option
 def diff_command(
-    old: str, new: str, fmt: str, exit_code: bool, cache_dir: Path | None, ci: bool
+    old: str,
+    new: str,
+    fmt: str,
+    exit_code: bool,
+    cache_dir: Path | None,
+    scope: str | None,
+    ci: bool,
 ) -> None:
     """Compare the error sets of OLD and NEW: which errors were added, removed, reworded,
     moved or changed. Each is a dataset folder (one holding manifest.json, or a folder with
     exactly one dataset under it), SOURCE@REV, or pypi:NAME==VERSION (extracted, not
-    explained). Exit codes: 0 done (with --exit-code: no difference), 1 with --exit-code
-    when something differs, 2 usage or input error."""
+    explained, in --scope). Exit codes: 0 done (with --exit-code: no difference), 1 with
+    --exit-code when something differs, 2 usage or input error."""
     from pipeline.console import Console
     from pipeline.diff.command import run_diff
 
@@ -547,7 +653,13 @@ def diff_command(
     color = console.colours_stdout()
     with _user_errors("pass --cache-dir DIR"):
         output, diff = run_diff(
-            old, new, fmt=fmt, console=console, color=color, cache_dir=cache_dir
+            old,
+            new,
+            fmt=fmt,
+            console=console,
+            color=color,
+            cache_dir=cache_dir,
+            scope=scope or "validators",
         )
     click.echo(output, nl=False, color=color)
     raise SystemExit(Exit.PROBLEMS if exit_code and diff.differs else Exit.OK)
@@ -565,8 +677,15 @@ def diff_command(
     "datasets",
     multiple=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="A dataset folder, or a folder holding datasets; repeatable "
-    "(default: every dataset under output/).",
+    help="A dataset folder, or a folder holding datasets; repeatable (default: every "
+    "dataset under ./output and under DIR/datasets of the cache directory, for the release "
+    "of each target installed in this environment when there is a dataset of it).",
+)
+@click.option(
+    "--release",
+    metavar="NAME==VERSION",
+    help="Search this published release alone (e.g. vllm==0.28.0); the first time, it is "
+    "mined from PyPI with the offline explainer into DIR/datasets of the cache directory.",
 )
 @click.option(
     "--json",
@@ -581,14 +700,22 @@ def diff_command(
     is_flag=True,
     help="List every candidate record with its score instead of the best page.",
 )
+@_cache_dir_option
 def explain_command(
-    message: str, datasets: tuple[Path, ...], as_json: bool, show_all: bool
+    message: str,
+    datasets: tuple[Path, ...],
+    release: str | None,
+    as_json: bool,
+    show_all: bool,
+    cache_dir: Path | None,
 ) -> None:
     """Find the record that explains MESSAGE: an error message, a `ValueError: ...` line, a
     whole pasted traceback, or a client's or logger's wrapping of it (pydantic items, HTTP
     errors, JSON bodies, log prefixes, colours, wrapped lines); `-` reads it from stdin. A
-    message in another release's wording matches when one record clearly explains it. Exit
-    codes: 0 a record matches, 1 only approximate (similar) records, 2 no dataset."""
+    message in another release's wording matches when one record clearly explains it.
+    Without --dataset it looks in ./output and in the cache directory's datasets/ (where
+    --release keeps what it mines), and says which release it searched. Exit codes: 0 a
+    record matches, 1 only approximate (similar) records, 2 no dataset."""
     import sys
 
     from pipeline.lookup.command import explain
@@ -600,15 +727,23 @@ def explain_command(
     from pipeline.lookup.page import printable
 
     try:
-        explained = explain(
-            text, list(datasets), fmt="json" if as_json else "text", show_all=show_all
-        )
+        with _user_errors("pass --cache-dir DIR"):
+            explained = explain(
+                text,
+                list(datasets),
+                fmt="json" if as_json else "text",
+                show_all=show_all,
+                release=release,
+                cache_dir=cache_dir,
+            )
     except ExplainError as error:
         for warning in error.warnings:
             click.echo(f"warning: {printable(warning)}", err=True)
         raise InputError(str(error)) from None  # InputError escapes it
     for warning in explained.warnings:
         click.echo(f"warning: {warning}", err=True)
+    for note in explained.notes:
+        click.echo(f"note: {note}", err=True)
     click.echo(explained.output, nl=False)
     raise SystemExit(explained.code)
 

@@ -13,30 +13,26 @@ import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
-from rich.console import Console as RichConsole
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 Mode = Literal["tty", "plain", "github"]
 
 
-class _RateColumn(ProgressColumn):
-    """Items per second, once rich has seen enough progress to estimate it."""
+def _rate_column():
+    """Items per second, once rich has seen enough progress to estimate it (rich is imported
+    when a progress bar is first shown: `vmine explain` never needs it)."""
+    from rich.progress import ProgressColumn, Task
+    from rich.text import Text
 
-    def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text("   -/s" if speed is None else f"{speed:6.1f}/s")
+    class RateColumn(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text("   -/s" if speed is None else f"{speed:6.1f}/s")
+
+    return RateColumn()
 
 
 def ignore_parse_warnings() -> None:
@@ -161,7 +157,6 @@ class Console:
     def __init__(self, mode: Mode = "plain", stream: TextIO | None = None) -> None:
         self.mode = mode
         self.stream = stream or sys.stderr
-        self._rich = RichConsole(file=self.stream, highlight=False)
         self._progress: Progress | None = None
 
     @classmethod
@@ -206,17 +201,28 @@ class Console:
         if self.mode != "tty" or self._progress is not None:
             yield Tracker(self, label, total, None)
             return
+        from rich.console import Console as RichConsole
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
         columns = [
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
-            _RateColumn(),
+            _rate_column(),
             TimeElapsedColumn(),
             TextColumn("eta"),
             TimeRemainingColumn(),
             *(TextColumn(f"{name}={{task.fields[{name}]}}") for name in extra_columns),
         ]
-        progress = Progress(*columns, console=self._rich, transient=False)
+        rich = RichConsole(file=self.stream, highlight=False)
+        progress = Progress(*columns, console=rich, transient=False)
         self._progress = progress
         with progress:
             task_id = progress.add_task(label, total=total, **{n: 0 for n in extra_columns})

@@ -10,11 +10,11 @@ import hashlib
 import json
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+import extractors.keys
 from extractors.facts import Rules
-from extractors.keys import memo_token
 from extractors.meaning import raise_line, raise_meaning
 from extractors.patterns import literal_text
 from extractors.settings_model import SETTINGS_VERSION
@@ -49,8 +49,9 @@ def file_digest(algorithm: str) -> hashlib._Hash:
 
 def analysis_token(rules: Rules) -> str:
     """The per-blob cache key's second half: changes whenever the extractor or a rule does
-    (the same token the extractor's own memo keys carry)."""
-    return memo_token(rules)
+    (the token the extractor's own memo keys carry, and the functions other files'
+    validators call)."""
+    return extractors.keys.analysis_token(rules)
 
 
 def settings_token(rules: Rules) -> str:
@@ -112,6 +113,7 @@ class Identified(Protocol):
 
 class Slugged(Identified, Protocol):
     messageFragments: list[str]
+    validatorKind: str
 
 
 def record_id(site: Identified) -> str:
@@ -128,9 +130,16 @@ def record_id(site: Identified) -> str:
 
 
 def identities(sites: Sequence[Slugged]) -> list[tuple[str, str]]:
-    """(id, slug) of each site, in order; slugs are unique among these sites."""
+    """(id, slug) of each site, in order; slugs are unique among these sites. The sites
+    outside validators (the `all` scope) take theirs after the others, so a validator's
+    record has the same slug in either scope."""
     ids = [record_id(site) for site in sites]
-    slug_of = slugs(dict(zip(ids, map(_slug_source, sites), strict=True)))
+    source_of = dict(zip(ids, map(_slug_source, sites), strict=True))
+    outside = {rid for rid, site in zip(ids, sites, strict=True) if site.validatorKind == "none"}
+    slug_of = slugs({rid: text for rid, text in source_of.items() if rid not in outside})
+    if outside:
+        taken = set(slug_of.values())
+        slug_of |= slugs({rid: source_of[rid] for rid in source_of if rid in outside}, taken)
     return [(rid, slug_of[rid]) for rid in ids]
 
 
@@ -165,12 +174,13 @@ def base_slug(message: str, rid: str) -> str:
     return _cut("-".join(words), SLUG_MAX) or f"error-{rid[:8]}"
 
 
-def slugs(messages: Mapping[str, str]) -> dict[str, str]:
-    """Slugs for a dataset's records (`id -> errorMessage`), unique within it. Equal slugs
-    get `-2`, `-3`, ... in the order of their ids, so line numbers never change them."""
+def slugs(messages: Mapping[str, str], taken_before: Iterable[str] = ()) -> dict[str, str]:
+    """Slugs for a dataset's records (`id -> errorMessage`), unique within it and apart from
+    `taken_before`. Equal slugs get `-2`, `-3`, ... in the order of their ids, so line
+    numbers never change them."""
     bases = {rid: base_slug(message, rid) for rid, message in messages.items()}
     result: dict[str, str] = {}
-    taken: set[str] = set()
+    taken: set[str] = set(taken_before)
     duplicates: list[str] = []
     # The first id (in id order) of each base keeps the bare base; suffixes come after, so
     # a suffixed slug can never steal a bare one ("retry 2" keeps `retry-2`).

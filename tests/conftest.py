@@ -59,3 +59,10 @@ def make_git_repo(root: Path, files: dict[str, str]) -> Path:
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "fixture"]):
         subprocess.run(["git", *args], cwd=root, env=env, check=True)
     return root
+
+
+@pytest.fixture(autouse=True)
+def _own_cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Every test its own default cache directory: nothing reads or writes the user's (which
+    `vmine explain` searches for datasets when no --dataset is given)."""
+    monkeypatch.setenv("VMINE_CACHE_DIR", str(tmp_path_factory.mktemp("vmine-cache")))

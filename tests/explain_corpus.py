@@ -5,6 +5,7 @@ launchers, HTTP clients and issue templates wrap it."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -417,11 +418,455 @@ PASTES = [
         "bbbb0000000000a4",
         "parts",
     ),
+    # -- a message quoted inside another error
+    Paste(
+        "vLLM's worker error quoting the message",
+        "RuntimeError: Worker failed with error 'max_model_len (8192) must be <= "
+        "max_num_batched_tokens (2048) when chunked prefill is disabled.', please check the "
+        "stack trace above for the root cause",
+        "bbbb0000000000a2",
+        "pattern",
+    ),
+    Paste(
+        "an exception's repr inside the engine's error",
+        "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. "
+        f"See stack trace (above) for the root cause. ValueError('{SPECULATIVE_DECODE}')",
+        "aaaa000000000001",
+    ),
+    Paste(
+        "FastAPI's RequestValidationError holding the ValueError",
+        "fastapi.exceptions.RequestValidationError: [{'type': 'value_error', 'loc': ('body',), "
+        f"'msg': 'Value error, {FAST_DECODE}', 'input': {{'model': 'llama'}}, 'ctx': "
+        f"{{'error': ValueError('{FAST_DECODE}')}}}}]",
+        "aaaa000000000002",
+    ),
+    Paste(
+        "the openai client's body quoting a worker error",
+        "openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': \"Worker "
+        "failed with error 'gpu_memory_utilization must be in (0, 1], got 1.2. (this flag also "
+        "controls CPU memory reservation when --cpu-offload-gb is set)', please check the "
+        "stack trace above for the root cause\", 'type': 'BadRequestError', 'param': None, "
+        "'code': 400}",
+        "bbbb0000000000a3",
+        "pattern",
+    ),
+    # -- unrelated log lines after the error
+    Paste(
+        "the API server's access-log line after the error",
+        "(APIServer pid=1) ERROR 08-14 12:00:01 [serving_chat.py:250] Error in preprocessing "
+        "prompt inputs\n"
+        + _prefixed(
+            _traceback(f"ValueError: {BATCH_6}"),
+            "(APIServer pid=1) ERROR 08-14 12:00:01 [serving_chat.py:250] ",
+        )
+        + '\n(APIServer pid=1) INFO:     10.0.0.7:51234 - "POST /v1/chat/completions '
+        'HTTP/1.1" 400 Bad Request',
+        "aaaa000000000003",
+        "pattern",
+    ),
+    Paste(
+        "the engine's throughput line after the error",
+        "ERROR 08-14 12:00:01 [core.py:708] ValueError: "
+        f"{FAST_DECODE}\nINFO 08-14 12:00:10 [loggers.py:123] Engine 000: Avg prompt "
+        "throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 0 reqs",
+        "aaaa000000000002",
+    ),
+    Paste(
+        "SGLang's scheduler traceback, then its sigquit line",
+        "[2026-08-14 12:00:01 TP0] Scheduler hit an exception: Traceback (most recent call "
+        'last):\n  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line '
+        "2511, in run_scheduler_process\n    scheduler = Scheduler(server_args, port_args)\n"
+        f"ValueError: {MODEL_LEN}\n\n[2026-08-14 12:00:01] Received sigquit from a child "
+        "process. It usually means the child failed.",
+        "bbbb0000000000a2",
+        "pattern",
+    ),
+    # -- several prefixes on one line
+    Paste(
+        "docker compose, process tag and vLLM's logger on one line",
+        "vllm-openai-1  | (APIServer pid=1) ERROR 08-14 12:00:01 [serving.py:1262] ValueError: "
+        f"{FAST_DECODE}",
+        "aaaa000000000002",
+    ),
+    Paste(
+        "logging's asctime, name and level",
+        "2026-08-14 12:00:01,123 - sglang.srt.entrypoints.http_server - ERROR - ValueError: "
+        f"{BATCH_6}",
+        "aaaa000000000003",
+        "pattern",
+    ),
+    Paste(
+        "kubectl --timestamps over SGLang's prefix",
+        _prefixed(
+            _traceback(f"ValueError: {SPECULATIVE_DECODE}"),
+            "2026-08-14T12:00:01.123456789Z [2026-08-14 12:00:01 TP0] ",
+        ),
+        "aaaa000000000001",
+    ),
+    Paste(
+        "a level and a source file only",
+        f"ERROR [serving.py:1262] ValueError: {PREFILL.errorMessage}",
+        "bbbb0000000000a1",
+    ),
+    # -- the same words raised as another class: no sure match
+    Paste(
+        "an AssertionError in a record's words",
+        f"AssertionError: {FAST_DECODE}",
+        "aaaa000000000002",
+        "approximate",
+    ),
     # -- nothing to find
     Paste(
         "another error altogether",
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
         None,
         "approximate",
+    ),
+]
+
+
+# == Pastes of ValueErrors raised outside validators (issue 19, the `all` scope) ==============
+# Each is what a user of tests/outside_repos.py's `serve` (laid out as vLLM is) or `fastgen`
+# (as SGLang is) would paste from a registry, model loading, backend selection or request
+# handling; `vmine run --scope all` gives their records. A paste names its record by file and
+# the start of its errorMessage (the repositories' ids depend on the commit's repo name only,
+# but a message start reads better than a hash).
+
+
+@dataclass(frozen=True)
+class OutsidePaste:
+    """A paste of an error raised outside validators, and the record it must find first."""
+
+    name: str
+    text: str
+    file_path: str  # the record's filePath
+    message_start: str  # how its errorMessage starts
+
+
+_SERVE_PKG = "/usr/local/lib/python3.12/dist-packages/"
+
+
+def _frames(*frames: tuple[str, int, str, str]) -> str:
+    """A traceback's frames: (file under the package folder, line, function, code line)."""
+    return "".join(
+        f'  File "{_SERVE_PKG}{path}", line {line}, in {function}\n    {code}\n'
+        for path, line, function, code in frames
+    )
+
+
+def _server_traceback(error: str, *frames: tuple[str, int, str, str]) -> str:
+    return (
+        "Traceback (most recent call last):\n"
+        + _frames(("serve/entrypoints/api_server.py", 1868, "run_server", "await init_app()"))
+        + _frames(*frames)
+        + error
+    )
+
+
+_VLLM_LOG = "(APIServer pid=3117) ERROR 03-02 10:14:07 [api_server.py:1420] "
+_SGLANG_LOG = "[2026-03-02 10:14:07] "
+_SGLANG_TP = "[2026-03-02 10:14:07 TP0] "
+_ARCHS = "['LlamaForCausalLM', 'MistralForCausalLM', 'Qwen2ForCausalLM']"
+_CONTEXT = (
+    "This model's maximum context length is 32768 tokens. However, you requested 33792 "
+    "tokens (1024 in the messages, 32768 in the completion). Please reduce the length of the "
+    "messages or completion."
+)
+
+OUTSIDE_PASTES = [
+    # -- model registries
+    OutsidePaste(
+        "unsupported architecture, a server traceback with vLLM's log prefix",
+        _prefixed(
+            _server_traceback(
+                "ValueError: Model architectures ['Qwen3NextForCausalLM'] are not supported "
+                f"for now. Supported architectures: {_ARCHS}",
+                (
+                    "serve/models/registry.py",
+                    28,
+                    "resolve_model_cls",
+                    "return self._raise_for_unsupported(architectures)",
+                ),
+                (
+                    "serve/models/registry.py",
+                    16,
+                    "_raise_for_unsupported",
+                    "raise ValueError(",
+                ),
+            ),
+            _VLLM_LOG,
+        ),
+        "serve/models/registry.py",
+        "Model architectures {architectures} are not supported",
+    ),
+    OutsidePaste(
+        "unsupported architecture inside pydantic's ValidationError",
+        "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"
+        "  Value error, Model architectures ['GptOssForCausalLM'] are not supported for now. "
+        f"Supported architectures: {_ARCHS} [type=value_error, input_value=ArgsKwargs((), "
+        "{'model': 'openai/gpt-oss-20b'}), input_type=ArgsKwargs]\n" + FOOTER,
+        "serve/models/registry.py",
+        "Model architectures {architectures} are not supported",
+    ),
+    OutsidePaste(
+        "no architecture in the model's config",
+        "ERROR 03-02 10:14:07 [engine.py:160] ValueError: No model architectures are specified",
+        "serve/models/registry.py",
+        "No model architectures are specified",
+    ),
+    OutsidePaste(
+        "a plugin registering an architecture twice",
+        "WARNING 03-02 10:14:05 [__init__.py:40] Loading plugin my_models\n"
+        + _server_traceback(
+            "ValueError: Model architecture MyLlamaForCausalLM is already registered",
+            ("my_models/__init__.py", 9, "register", "ModelRegistry.register_model("),
+            ("serve/models/registry.py", 10, "register_model", "raise ValueError("),
+        ),
+        "serve/models/registry.py",
+        "Model architecture {model_arch} is already registered",
+    ),
+    # -- model and weight loading
+    OutsidePaste(
+        "the repository's own ValueError subclass, module-qualified",
+        "serve.transformers_utils.config.ModelNotFoundError: Invalid repository ID or local "
+        "directory specified: 'llama3-8b'. Please verify the path or the model name on the Hub.",
+        "serve/transformers_utils/config.py",
+        "Invalid repository ID or local directory specified",
+    ),
+    OutsidePaste(
+        "no config file in the model folder, in a docker compose log",
+        _prefixed(
+            _server_traceback(
+                "ValueError: No supported config format found in /models/qwen2.5-7b. Expected "
+                "config.json or params.json.",
+                ("serve/transformers_utils/config.py", 18, "get_config", "raise ValueError("),
+            ),
+            "serve-1  | ",
+        ),
+        "serve/transformers_utils/config.py",
+        "No supported config format found in",
+    ),
+    OutsidePaste(
+        "a config.json without model_type",
+        "ValueError: Unrecognized model in ./checkpoints/step-2000. Should have a `model_type` "
+        "key in its config.json",
+        "serve/transformers_utils/config.py",
+        "Unrecognized model in",
+    ),
+    OutsidePaste(
+        "no weights found, with [rank0]: prefixes",
+        _prefixed(
+            _server_traceback(
+                "ValueError: Cannot find any model weights with `/data/models/llama-70b`",
+                (
+                    "serve/model_loader/weights.py",
+                    9,
+                    "download_weights_from_hub",
+                    "raise ValueError(",
+                ),
+            ),
+            "[rank0]: ",
+        ),
+        "serve/model_loader/weights.py",
+        "Cannot find any model weights with",
+    ),
+    OutsidePaste(
+        "a quantized checkpoint without its quantization config",
+        f"{_VLLM_LOG}ValueError: Cannot find the config file for awq",
+        "serve/model_loader/weights.py",
+        "Cannot find the config file for",
+    ),
+    OutsidePaste(
+        "two quantization configs in a checkpoint",
+        "ValueError: Found multiple config files for gptq: ['quant_config.json', "
+        "'quantize_config.json']",
+        "serve/model_loader/weights.py",
+        "Found multiple config files for",
+    ),
+    OutsidePaste(
+        "an unknown load format, as a Markdown quote",
+        "> ValueError: Unknown load_format: gguf-q4",
+        "serve/model_loader/weights.py",
+        "Unknown load_format",
+    ),
+    # -- backend selection
+    OutsidePaste(
+        "an attention backend the selector does not know",
+        _server_traceback(
+            "ValueError: Invalid attention backend: 'FLASHINFER_MLA'. Valid backends are: "
+            "['FLASH_ATTN', 'FLASHINFER', 'TRITON_ATTN', 'TORCH_SDPA']",
+            ("serve/attention/selector.py", 7, "backend_name_to_enum", "raise ValueError("),
+        ),
+        "serve/attention/selector.py",
+        "Invalid attention backend: '{backend_name}'",
+    ),
+    OutsidePaste(
+        "MLA with a float32 KV cache",
+        f"{_VLLM_LOG}ValueError: MLA does not support the float32 KV cache dtype",
+        "serve/attention/selector.py",
+        "MLA does not support the float32 KV cache dtype",
+    ),
+    OutsidePaste(
+        "a head size FlashAttention lacks, under Ray",
+        _prefixed(
+            "ValueError: Head size 192 is not supported by FlashAttention. Supported head "
+            "sizes are: [64, 80, 96, 112, 128, 256].",
+            "(RayWorkerWrapper pid=4242, ip=10.0.0.7) ",
+        ),
+        "serve/attention/selector.py",
+        "Head size {head_size} is not supported by FlashAttention",
+    ),
+    # -- request handling
+    OutsidePaste(
+        "context length exceeded, from the openai client",
+        "openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': \""
+        + _CONTEXT
+        + "\", 'type': 'BadRequestError', 'param': None, 'code': 400}",
+        "serve/entrypoints/serving_chat.py",
+        "This model's maximum context length is",
+    ),
+    OutsidePaste(
+        "context length exceeded, as a JSON error body",
+        json.dumps(
+            {"error": {"message": _CONTEXT, "type": "BadRequestError", "param": None, "code": 400}}
+        ),
+        "serve/entrypoints/serving_chat.py",
+        "This model's maximum context length is",
+    ),
+    OutsidePaste(
+        "a tokenizer without a chat template",
+        f"{_VLLM_LOG}Error in preprocessing prompt inputs\n"
+        + _prefixed(
+            _server_traceback(
+                "ValueError: As of transformers v4.44, default chat template is no longer "
+                "allowed, so you must provide a chat template if the tokenizer does not "
+                "define one.",
+                (
+                    "serve/entrypoints/serving_chat.py",
+                    24,
+                    "_resolve_chat_template",
+                    "raise ValueError(",
+                ),
+            ),
+            _VLLM_LOG,
+        ),
+        "serve/entrypoints/serving_chat.py",
+        "As of transformers v4.44, default chat template is no longer allowed",
+    ),
+    OutsidePaste(
+        "a tool choice naming a tool the request lacks",
+        '{"detail": "Tool \'get_weather\' was chosen but is not in the request\'s tools"}',
+        "serve/entrypoints/serving_chat.py",
+        "Tool '{name}' was chosen but is not in the request's tools",
+    ),
+    OutsidePaste(
+        "a LoRA adapter of too high a rank",
+        "ValueError: LoRA rank 128 is greater than max_lora_rank 64.",
+        "serve/lora/manager.py",
+        "LoRA rank {rank} is greater than max_lora_rank",
+    ),
+    OutsidePaste(
+        "no free LoRA slot, wrapped by an issue template",
+        _soft_wrapped("ValueError: No free LoRA slots: 4 adapters are active", 30),
+        "serve/lora/manager.py",
+        "No free LoRA slots",
+    ),
+    OutsidePaste(
+        "an image URL of an unsupported scheme",
+        "Bad Request: Unsupported URL scheme 's3' for an image",
+        "serve/multimodal/parse.py",
+        "Unsupported URL scheme",
+    ),
+    OutsidePaste(
+        "too many images in one prompt",
+        f"{_VLLM_LOG}ValueError: At most 1 image(s) may be provided in one prompt, got 3.",
+        "serve/multimodal/parse.py",
+        "At most {limit} {modality}(s) may be provided in one prompt",
+    ),
+    # -- the SGLang-shaped runtime
+    OutsidePaste(
+        "streaming with n > 1, SGLang's timestamps",
+        _prefixed(
+            "Traceback (most recent call last):\n"
+            + _frames(
+                (
+                    "fastgen/srt/managers/tokenizer_manager.py",
+                    14,
+                    "_handle_batch_request",
+                    "raise ValueError(",
+                )
+            )
+            + "ValueError: Streaming is not supported with parallel sampling (n > 1)",
+            _SGLANG_LOG,
+        ),
+        "fastgen/srt/managers/tokenizer_manager.py",
+        "Streaming is not supported with parallel sampling",
+    ),
+    OutsidePaste(
+        "a LoRA request to a server without --enable-lora",
+        f"{_SGLANG_LOG}ValueError: LoRA adapter /loras/sql-lora was requested but the server "
+        "runs without --enable-lora",
+        "fastgen/srt/managers/tokenizer_manager.py",
+        "LoRA adapter {obj.lora_path} was requested",
+    ),
+    OutsidePaste(
+        "a quantization method the runtime does not have",
+        _prefixed(
+            "Traceback (most recent call last):\n"
+            + _frames(
+                (
+                    "fastgen/srt/layers/quantization/__init__.py",
+                    6,
+                    "get_quantization_config",
+                    "raise ValueError(",
+                )
+            )
+            + "ValueError: Invalid quantization method: mxfp4. Available methods: ['fp8', "
+            "'awq', 'gptq']",
+            _SGLANG_TP,
+        ),
+        "fastgen/srt/layers/quantization/__init__.py",
+        "Invalid quantization method",
+    ),
+    OutsidePaste(
+        "an unrecognized load format",
+        f"{_SGLANG_TP}ValueError: Unrecognized load format: bitsandbytes-8bit",
+        "fastgen/srt/model_loader/loader.py",
+        "Unrecognized load format",
+    ),
+    OutsidePaste(
+        "a checkpoint parameter the model does not have",
+        _prefixed(
+            "ValueError: Parameter model.layers.0.mlp.experts.w13_weight_scale not found in "
+            "params_dict",
+            _SGLANG_TP,
+        ),
+        "fastgen/srt/model_loader/loader.py",
+        "Parameter {name} not found in params_dict",
+    ),
+    OutsidePaste(
+        "an attention backend the runtime does not register",
+        f"{_SGLANG_TP}ValueError: Invalid attention backend: fa4",
+        "fastgen/srt/layers/attention/__init__.py",
+        "Invalid attention backend: {backend_str}",
+    ),
+    OutsidePaste(
+        "an unknown heavy channel type",
+        "ValueError: Unknown heavy channel type: 'v'",
+        "fastgen/srt/layers/attention/__init__.py",
+        "Unknown heavy channel type",
+    ),
+    OutsidePaste(
+        "a regex the grammar backend cannot compile",
+        f"{_SGLANG_LOG}ValueError: Invalid regex: '[a-z': unterminated character set",
+        "fastgen/srt/constrained/grammar.py",
+        "Invalid regex",
+    ),
+    OutsidePaste(
+        "a JSON schema that is not an object",
+        '{"object": "error", "message": "Invalid JSON schema: expected an object, got \'[1, '
+        '2]\'", "type": "BadRequestError", "param": null, "code": 400}',
+        "fastgen/srt/constrained/grammar.py",
+        "Invalid JSON schema",
     ),
 ]

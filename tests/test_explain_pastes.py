@@ -16,10 +16,17 @@ from hypothesis import strategies as st
 
 from extractors.patterns import runtime_parts
 from pipeline.cli import main
-from pipeline.lookup.cleaning import clean
+from pipeline.lookup.cleaning import clean, clean_lines
 from pipeline.lookup.index import IndexedDataset, index_dataset
 from pipeline.lookup.match import lookup
-from pipeline.lookup.wrappers import client_prefix, exception_prefix, json_body, pydantic_items
+from pipeline.lookup.tracebacks import Candidate, candidates
+from pipeline.lookup.wrappers import (
+    client_prefix,
+    exception_prefix,
+    json_body,
+    pydantic_items,
+    quoted_message,
+)
 from tests.explain_corpus import (
     CORPUS_CASES,
     PASTES,
@@ -84,6 +91,24 @@ CLEANING_CASES = [
     ),
     ("Markdown code fence", "```python\nValueError: x\n```", "ValueError: x"),
     (
+        "several prefixes on one line: container, process, logger",
+        "vllm-api-1  | (APIServer pid=1) ERROR 03-02 10:11:12 [serving.py:1262] ValueError: x",
+        "ValueError: x",
+    ),
+    ("docker compose v1", "vllm_1 | ValueError: x", "ValueError: x"),
+    (
+        "logging's name - level -",
+        "2026-03-02 10:11:12,345 - sglang.srt.managers.scheduler - ERROR - ValueError: x",
+        "ValueError: x",
+    ),
+    ("a level and a source file", "ERROR [serving.py:1262] ValueError: x", "ValueError: x"),
+    ("a source file alone", "[serving.py:1262] ValueError: x", "ValueError: x"),
+    (
+        "uvicorn's level",
+        'INFO:     127.0.0.1:5000 - "POST / HTTP/1.1" 400',
+        '127.0.0.1:5000 - "POST / HTTP/1.1" 400',
+    ),
+    (
         "words shared by lines are no prefix",
         "policy must be one of\npolicy must be set",
         "policy must be one of\npolicy must be set",
@@ -96,6 +121,119 @@ CLEANING_CASES = [
 )
 def test_cleaning_removes_what_wraps_lines(text: str, expected: str) -> None:
     assert clean(text) == expected
+
+
+RECORD_CASES = [
+    ("no logger prefix", "ValueError: x", None),
+    ("vLLM's logger", "ERROR 08-14 12:00:01 [core.py:7] ValueError: x", "ERROR [core.py:7]"),
+    (
+        "an access-log line",
+        'INFO:     127.0.0.1:5000 - "POST /v1/completions HTTP/1.1" 400 Bad Request',
+        "access",
+    ),
+    (
+        "several prefixes on one line",
+        "api-1  | (APIServer pid=1) ERROR 08-14 12:00:01 [serving.py:1262] ValueError: x",
+        "ERROR [serving.py:1262]",
+    ),
+    (
+        "logging's name - level -",
+        "2026-08-14 12:00:01,123 - vllm.engine - ERROR - ValueError: x",
+        "ERROR vllm.engine",
+    ),
+    ("logging's default", "WARNING:root:slow step", "WARNING root"),
+    ("SGLang's", "[2026-08-14 12:00:01 TP0] Scheduler hit an exception:", "log TP0"),
+]
+
+
+@pytest.mark.parametrize(
+    ("line", "record"), [c[1:] for c in RECORD_CASES], ids=[c[0] for c in RECORD_CASES]
+)
+def test_each_line_keeps_its_log_record(line: str, record: str | None) -> None:
+    assert clean_lines(line)[0].record == record
+
+
+TRAILING_CASES = [
+    (
+        "an access-log line after the error",
+        "ValueError: bad size\n"
+        'INFO:     127.0.0.1:5000 - "POST /v1/completions HTTP/1.1" 400 Bad Request',
+        "bad size",
+    ),
+    (
+        "another logger's line after a logged traceback",
+        "ERROR 08-14 12:00:01 [serving.py:12] Traceback (most recent call last):\n"
+        'ERROR 08-14 12:00:01 [serving.py:12]   File "a.py", line 1, in f\n'
+        "ERROR 08-14 12:00:01 [serving.py:12] ValueError: bad size\n"
+        "INFO 08-14 12:00:02 [loggers.py:123] Engine 000: Avg prompt throughput: 0.0 tokens/s",
+        "bad size",
+    ),
+    (
+        "SGLang's next record after an unprefixed traceback",
+        "[2026-08-14 12:00:01 TP0] Scheduler hit an exception: Traceback (most recent call "
+        'last):\n  File "s.py", line 1, in run\nValueError: bad size\n\n'
+        "[2026-08-14 12:00:01] Received sigquit from a child process.",
+        "bad size",
+    ),
+    (
+        "the logger's own continuation lines stay",
+        "ERROR 08-14 12:00:01 [core.py:7] ValueError: Unknown policy 'lifo'.\n"
+        "ERROR 08-14 12:00:01 [core.py:7] Choose one of: fcfs",
+        "Unknown policy 'lifo'.\nChoose one of: fcfs",
+    ),
+    (
+        "unprefixed continuation lines stay",
+        "ERROR 08-14 12:00:01 [core.py:7] ValueError: Unknown policy 'lifo'.\nChoose one of: fcfs",
+        "Unknown policy 'lifo'.\nChoose one of: fcfs",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"), [c[1:] for c in TRAILING_CASES], ids=[c[0] for c in TRAILING_CASES]
+)
+def test_trailing_log_lines_are_no_part_of_the_message(text: str, message: str) -> None:
+    assert candidates(text)[0] == Candidate(message, "ValueError")
+
+
+QUOTED_CASES = [
+    (
+        "vLLM's worker error",
+        "Worker failed with error 'max_len must be positive', please check the stack trace "
+        "above for the root cause",
+        [("max_len must be positive", None)],
+    ),
+    (
+        "a message quoting values itself",
+        "Worker failed with error 'Unknown policy 'lifo'', please check the stack trace above",
+        [("Unknown policy 'lifo'", None)],
+    ),
+    (
+        "an exception's repr, escapes undone",
+        "RayTaskError(ValueError): ray::execute_method() (pid=7) ValueError('Unknown policy "
+        "\\'lifo\\'.\\nChoose one of: fcfs')",
+        [("Unknown policy 'lifo'.\nChoose one of: fcfs", "ValueError")],
+    ),
+    (
+        "a repr in double quotes",
+        "EngineDeadError: ValueError(\"bad mode 'x'\")",
+        [("bad mode 'x'", "ValueError")],
+    ),
+    (
+        "error: with a colon",
+        "request failed, error: 'max_len must be positive'",
+        [("max_len must be positive", None)],
+    ),
+    ("a quoted value is no message", "Error: 'fp8'", []),
+    ("no quote", "Worker failed with error, see above", []),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [c[1:] for c in QUOTED_CASES], ids=[c[0] for c in QUOTED_CASES]
+)
+def test_quoted_messages(text: str, expected: list) -> None:
+    assert quoted_message(text) == expected
 
 
 PYDANTIC_CASES = [
@@ -249,6 +387,11 @@ SCORES = {
     "older release, the clause the record appends is missing": 0.717,
     "message cut short": 0.864,
     "parts with a value": 0.970,
+    "vLLM's worker error quoting the message": 0.905,
+    "the openai client's body quoting a worker error": 0.973,
+    "the API server's access-log line after the error": 0.971,
+    "SGLang's scheduler traceback, then its sigquit line": 0.905,
+    "logging's asctime, name and level": 0.971,
 }
 BY_ID = {case.id: case for case in CORPUS_CASES}
 
@@ -261,7 +404,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_corpus_has_every_form() -> None:
-    assert len(PASTES) >= 30
+    assert len(PASTES) >= 50
     assert len({paste.name for paste in PASTES}) == len(PASTES)
 
 
@@ -274,8 +417,12 @@ def test_each_paste_finds_its_record_first(corpus: Path, paste: Paste) -> None:
         return
     case = BY_ID[paste.record]
     message = case.errorMessage.split("\n")[0]
+    lines = result.output.splitlines()
+    if paste.kind == "approximate":  # a note says why, the listing follows
+        assert lines[1] == "No record matches this message; these are approximate (similarity):"
+        first = lines[2]
     assert (result.exit_code, first) == (
-        0,
+        1 if paste.kind == "approximate" else 0,
         (
             f"{SCORES.get(paste.name, 1.0):.3f}  {paste.kind:<11}  {case.id}  "
             f"acme/serve@c0ffee1234  {case.filePath}:{case.lineNumber}  "

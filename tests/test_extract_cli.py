@@ -292,6 +292,8 @@ def test_byte_prefilter_needs_raise_and_a_class_name(data: bytes, candidate: boo
         ("vllm/config/model.py", ["vllm/config/*"], [], True),
         ("vllm/engine/arg_utils.py", ["vllm/config/*"], [], False),
         ("tests/test_config.py", [], ["tests/*"], False),
+        ("tests/test_config.py", ["tests/*"], [], False),  # test code is never mined
+        ("src/diffusers/utils/testing_utils.py", [], [], False),
         ("vllm/config/model.py", ["vllm/*"], ["*/model.py"], False),
     ],
 )

@@ -604,7 +604,7 @@ HELPER_CALLS = [
         ),
     ),
     (
-        "(ok, message) returned by a helper, unpacked: the message of each return",
+        "(ok, message) returned by a helper, unpacked: under `if not ok` the failing return's",
         """
         def _check_group_size(group_size, supported=(32, 64)):
             if group_size not in supported:
@@ -617,10 +617,10 @@ HELPER_CALLS = [
                 raise ValueError(err_msg)
         """,
         (
-            "{?group_size = {group_size} is not one of (32, 64)|None}",
-            "partial",
-            "(.*?)",
-            ["group_size = ", " is not one of (32, 64)", "None"],
+            "group_size = {group_size} is not one of (32, 64)",
+            "template",
+            r"group_size = (.*?) is not one of \(32, 64\)",
+            [],
         ),
     ),
     (
@@ -667,6 +667,41 @@ HELPER_CALLS = [
         """,
         ("{_inner(n)}!", "partial", "(.*?)!", []),
     ),
+    (
+        "a def nested in the validator that returns the message",
+        """
+        def validate_arrow_dtype(datasets_dtype):
+            def _dtype_error_msg(dtype, pa_dtype, url=None):
+                msg = f"{dtype} is not a valid representation of the pyarrow {pa_dtype} type."
+                if url:
+                    msg += f" See: {url}."
+                return msg
+
+            if not datasets_dtype.startswith("timestamp["):
+                raise ValueError(_dtype_error_msg(datasets_dtype, "timestamp", url=DOCS_URL))
+        """,
+        (
+            "{datasets_dtype} is not a valid representation of the pyarrow timestamp type.{? See: "
+            "{DOCS_URL}.}",
+            "partial",
+            r"(.*?) is not a valid representation of the pyarrow timestamp type\.(.*?)",
+            [" is not a valid representation of the pyarrow timestamp type.", " See: "],
+        ),
+    ),
+    (
+        "a def nested in the validator shadows a module function of its name",
+        """
+        def _msg(n):
+            return f"module helper {n}"
+
+        def validate(n):
+            def _msg(value):
+                return f"nested helper {value}"
+
+            raise ValueError(_msg(n))
+        """,
+        ("nested helper {n}", "template", "nested helper (.*?)", []),
+    ),
 ]
 
 
@@ -682,6 +717,104 @@ def test_helper_call_is_inlined_one_level(source, expected):
         site.messagePattern,
         site.messageFragments,
     ) == expected
+
+
+# A helper's `(ok, message)` tuples go together: a test on `ok` keeps the returns it lets
+# through (extractors/narrowing.py), so the success return's `None` never reads as a message.
+_MARLIN_HELPER = """
+def _check_kernel_supported(quant_type, group_size, has_zp):
+    if quant_type not in SUPPORTED_TYPES:
+        return (
+            False,
+            f"Marlin does not support weight_bits = {quant_type}. "
+            f"Only types = {SUPPORTED_TYPES} are supported.",
+        )
+    if group_size is None or group_size not in SUPPORTED_GROUP_SIZES:
+        return (
+            False,
+            f"Marlin does not support group_size = {group_size}. "
+            f"Only group_sizes = {SUPPORTED_GROUP_SIZES} are supported.",
+        )
+    return True, None
+"""
+NARROWED = [
+    (
+        "`if not cond:` keeps both failing returns",
+        """
+        def verify_kernel_supported(quant_type, group_size, has_zp=False):
+            cond, err_msg = _check_kernel_supported(quant_type, group_size, has_zp)
+            if not cond:
+                assert err_msg is not None
+                raise ValueError(err_msg)
+        """,
+        "Marlin does not support {?weight_bits = {quant_type}. Only types = {SUPPORTED_TYPES}"
+        "|group_size = {group_size}. Only group_sizes = {SUPPORTED_GROUP_SIZES}} are supported.",
+        r"Marlin does not support (.*?) are supported\.",
+    ),
+    (
+        "an early `return` when supported",
+        """
+        def verify_kernel_supported(quant_type, group_size):
+            supported, reason = _check_kernel_supported(quant_type, group_size, False)
+            if supported:
+                return
+            raise ValueError(reason)
+        """,
+        "Marlin does not support {?weight_bits = {quant_type}. Only types = {SUPPORTED_TYPES}"
+        "|group_size = {group_size}. Only group_sizes = {SUPPORTED_GROUP_SIZES}} are supported.",
+        r"Marlin does not support (.*?) are supported\.",
+    ),
+    (
+        "the `else` arm of `if ok:`",
+        """
+        def verify_kernel_supported(quant_type, group_size):
+            ok, reason = _check_kernel_supported(quant_type, group_size, False)
+            if ok:
+                logger.info("using the Marlin kernel")
+            else:
+                raise ValueError(reason)
+        """,
+        "Marlin does not support {?weight_bits = {quant_type}. Only types = {SUPPORTED_TYPES}"
+        "|group_size = {group_size}. Only group_sizes = {SUPPORTED_GROUP_SIZES}} are supported.",
+        r"Marlin does not support (.*?) are supported\.",
+    ),
+    (
+        "a test on another name keeps every return",
+        """
+        def verify_kernel_supported(quant_type, group_size, strict):
+            ok, reason = _check_kernel_supported(quant_type, group_size, False)
+            if strict:
+                raise ValueError(reason)
+        """,
+        "{?Marlin does not support weight_bits = {quant_type}. Only types = {SUPPORTED_TYPES}"
+        " are supported.|Marlin does not support group_size = {group_size}. Only group_sizes ="
+        " {SUPPORTED_GROUP_SIZES} are supported.|None}",
+        "(.*?)",
+    ),
+    (
+        "the flag rebound after the unpacking no longer says which return ran",
+        """
+        def verify_kernel_supported(quant_type, group_size, forced):
+            ok, reason = _check_kernel_supported(quant_type, group_size, False)
+            ok = ok or forced
+            if not ok:
+                raise ValueError(reason)
+        """,
+        "{?Marlin does not support weight_bits = {quant_type}. Only types = {SUPPORTED_TYPES}"
+        " are supported.|Marlin does not support group_size = {group_size}. Only group_sizes ="
+        " {SUPPORTED_GROUP_SIZES} are supported.|None}",
+        "(.*?)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "message", "pattern"), [c[1:] for c in NARROWED], ids=[c[0] for c in NARROWED]
+)
+def test_a_test_on_the_flag_keeps_the_returns_it_lets_through(source, message, pattern):
+    text = _MARLIN_HELPER + textwrap.dedent(source)
+    (site,) = extract_file("vllm/quantization/marlin_utils.py", text, Rules()).sites
+    assert (site.errorMessage, site.messagePattern) == (message, pattern)
 
 
 # Literal braces are doubled in errorMessage, as in an f-string, so `{x}` always reads as a

@@ -345,3 +345,11 @@ def test_placeholders_are_the_run_time_parts_as_written(message, expected):
 def test_deeply_nested_pieces_read_in_linear_time_without_recursion():
     message = "{?" * 100_000 + "x" + "}" * 100_000 + " tail"
     assert literal_text(message) == "  tail"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab\\()[].*?{}|^$+ \n", max_size=16))
+def test_the_fast_split_reads_patterns_as_the_tokenizer_does(pattern: str) -> None:
+    from extractors.patterns import _tokenized_fragments
+
+    assert pattern_fragments(pattern) == _tokenized_fragments(pattern)

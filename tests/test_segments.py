@@ -254,10 +254,10 @@ def test_calls_missing_from_an_entry_are_parsed_and_stored():
     helper = source(
         """
         def normalize(cfg):
-            ensure_positive(cfg.size)
+            positive_size(cfg.size)
 
 
-        def ensure_positive(n):
+        def positive_size(n):
             if n <= 0:
                 raise ValueError("must be positive")
         """
@@ -274,14 +274,14 @@ def test_calls_missing_from_an_entry_are_parsed_and_stored():
     result = extract_file("b.py", caller, Rules(), memo)
     assert result == extract_file("b.py", caller, Rules())
     assert [(site.qualname, site.validatorKind) for site in result.sites] == [
-        ("ensure_positive", "reached")
+        ("positive_size", "reached")
     ]
     # normalize's segment came from the memo; its calls were needed, so it was parsed
     # again and stored with them
     assert normalize_key in memo.hits and normalize_key in memo.puts
     assert json.loads(memo.entries[normalize_key])[0][-1] == [
         [],
-        ["ensure_positive"],
+        ["positive_size"],
         [],
         [],
         [],

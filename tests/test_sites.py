@@ -350,4 +350,5 @@ def test_files_without_candidates_come_back_empty(content):
         "filePath": "m.py",
         "sites": [],
         "skipped": None,
+        "calls_out": [],
     }

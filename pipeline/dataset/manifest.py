@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from extractors.facts import Scope
 from pipeline.dataset.jsonl import json_text
 from pipeline.dataset.models import LineNumber, RepoName, Sha40, Timestamp
 from pipeline.dataset.verification import VerificationSummary
@@ -104,6 +105,8 @@ class Manifest(_Strict):
     analyzedSha: Sha40
     datasetVersion: Timestamp
     source: str
+    # which raises are records: those inside validators, or those of any function (`all`)
+    scope: Scope = "validators"
     counts: Counts
     skippedFiles: list[SkippedFileEntry] = Field(default_factory=list)
     failedSites: list[SiteProblem] = Field(default_factory=list)
@@ -118,7 +121,7 @@ class Manifest(_Strict):
     verification: VerificationSummary | None = None
 
     added_fields: ClassVar[frozenset[str]] = frozenset(
-        {"fallbackSites", "replacedFields", "verification"}
+        {"scope", "fallbackSites", "replacedFields", "verification"}
     )
 
     def to_json(self) -> str:

@@ -120,6 +120,7 @@ class ErrorSet:
     sha: str | None
     entries: tuple[IndexEntry, ...]
     urls: Mapping[str, str] = field(default_factory=dict)  # id -> githubUrl, when known
+    scope: str = "validators"  # which raises it holds: those in validators, or `all`
 
     @classmethod
     def from_dataset(cls, dataset: Dataset, label: str | None = None) -> ErrorSet:
@@ -130,6 +131,7 @@ class ErrorSet:
             sha=dataset.sha,
             entries=tuple(dataset.entries),
             urls={key: record.githubUrl for key, record in dataset.records.items()},
+            scope=dataset.manifest.scope,
         )
 
     @property

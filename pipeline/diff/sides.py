@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from extractors.facts import Rules
+from extractors.facts import Rules, Scope
 from pipeline.console import Console
 from pipeline.dataset.models import IndexEntry, Site
 from pipeline.dataset.reader import DatasetError, load_dataset, one_dataset
@@ -77,9 +77,10 @@ def extract_side(
     cache_dir: Path | None,
     console: Console | None,
     fallback_repo: str | None = None,
+    scope: Scope = "validators",
 ) -> ErrorSet:
-    """Extract (no explanations) the sites of `SOURCE@REV` or `pypi:NAME==VERSION`; a tree
-    without a GitHub origin is named `fallback_repo`, else a stand-in."""
+    """Extract (no explanations) the sites of `SOURCE@REV` or `pypi:NAME==VERSION` in
+    `scope`; a tree without a GitHub origin is named `fallback_repo`, else a stand-in."""
     source, rev = split_source(spec, role)
     cache_dir = resolve_cache_dir(cache_dir)
     try:
@@ -91,11 +92,13 @@ def extract_side(
     if snapshot.repo is None:
         snapshot = replace(snapshot, repo=fallback_repo or stand_in_repo(source))
     with Store(default_store_path(cache_dir)) as store:
-        extraction = extract_snapshot(snapshot, Rules(), store=store, console=console)
+        extraction = extract_snapshot(snapshot, Rules(scope=scope), store=store, console=console)
     entries, urls = entries_of_sites(extraction.sites)
     if not on_github:
         urls = {}
-    return ErrorSet(label=spec, repo=snapshot.repo, sha=snapshot.sha, entries=entries, urls=urls)
+    return ErrorSet(
+        label=spec, repo=snapshot.repo, sha=snapshot.sha, entries=entries, urls=urls, scope=scope
+    )
 
 
 def is_dataset_spec(spec: str) -> bool:

@@ -191,6 +191,11 @@ class Explainer(Protocol):
         prompt; the offline explainer returns (0, 0))."""
         ...
 
+    def prompt_version_for(self, site: Site) -> str:
+        """The prompt version a site's explanation is made and cached under: the explainer's,
+        unless it explains the sites outside validators (`none`) in other words."""
+        return self.prompt_version
+
     def remember_with(self, memory: ServerMemory) -> None:
         """Start from what `memory` remembers of the server, and remember there what is
         learnt of it (called once, before the first `explain`)."""

@@ -56,6 +56,8 @@ from pipeline.site.markdown import md_fence
 from prompts import Prompt, load_prompt
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+# The prompt of the sites outside validators (validatorKind `none`, the `all` scope).
+OUTSIDE_PROMPT = "explain_outside_v1"
 # Statuses whose `Retry-After` header says when to come back.
 RETRY_AFTER_STATUS = frozenset({429, 503})
 MAX_SOURCE_LINES = 120
@@ -143,6 +145,9 @@ class LLMExplainer(Explainer):
         self.max_output_tokens = max_output_tokens
         self.max_response_bytes = max_response_bytes
         self.prompt: Prompt = load_prompt(prompt)
+        # the sites outside validators (the `all` scope) have their own prompt: such an error
+        # need not be a configuration error
+        self.outside_prompt: Prompt = load_prompt(OUTSIDE_PROMPT)
         # the entry point the example fixes start with; the answers depend on it, so the
         # prompt version (part of the cache key) names it
         self.command = command
@@ -178,11 +183,19 @@ class LLMExplainer(Explainer):
 
     # -- prompt ------------------------------------------------------------------------
 
+    def prompt_of(self, site: Site) -> Prompt:
+        """The prompt a site is explained with: its own for a site outside validators."""
+        return self.outside_prompt if site.validatorKind == "none" else self.prompt
+
+    def prompt_version_for(self, site: Site) -> str:
+        return command_prompt_version(self.prompt_of(site).version, self.command)
+
     def messages(self, request: ExplainRequest) -> list[dict[str, str]]:
         """The system and user messages for one site (the first request of a conversation)."""
+        prompt = self.prompt_of(request.site)
         return [
-            {"role": "system", "content": self.prompt.system},
-            {"role": "user", "content": render_user_message(self.prompt, request, self.command)},
+            {"role": "system", "content": prompt.system},
+            {"role": "user", "content": render_user_message(prompt, request, self.command)},
         ]
 
     def request_body(

@@ -75,12 +75,15 @@ def body(releases: Sequence[Release], files: dict[str, str], name: str | None) -
     records = sum(len(release.dataset.entries) for release in releases)
     repos = sorted({release.repo for release in releases})
     verified = sum(len(release.verification) for release in releases)
+    # datasets of the `all` scope hold raises outside validators too
+    outside = sum(e.validatorKind == "none" for r in releases for e in r.dataset.entries)
+    where = f"in any function, {outside} of them outside validators" if outside else "in validators"
     lines = [
         MARKER,
         "",
         f"# Validation errors of {', '.join(repos)}",
         "",
-        f"{records} validation errors (`raise ValueError` in validators) mined from "
+        f"{records} validation errors (`raise ValueError` {where}) mined from "
         f"{len(releases)} release{'s' if len(releases) != 1 else ''} of "
         f"{', '.join(f'[{repo}](https://github.com/{repo})' for repo in repos)} by vmine "
         f"{__version__}: for each, the exact message and a regular expression that matches it "

@@ -13,15 +13,16 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
-from extractors.patterns import pattern_fragments
+from extractors.patterns import literal_text, pattern_fragments
+from pipeline.dataset.folders import DatasetError, datasets_under, read_regular
 from pipeline.dataset.layout import index_path, manifest_path, record_path
-from pipeline.dataset.models import Envelope, IndexEntry
-from pipeline.dataset.reader import DatasetError, datasets_under, read_regular, validation_problem
 from pipeline.lookup.fragments import fold
 from pipeline.lookup.wording import Word, template_words, word_keys
+
+if TYPE_CHECKING:  # the models (pydantic) are imported when a record is shown
+    from pipeline.dataset.models import Envelope, IndexEntry
 
 _RELEASE = re.compile(r"^pypi:(?P<name>[^=\s]+)==(?P<version>\S+)$")
 
@@ -71,9 +72,15 @@ class IndexedPattern:
     @property
     def entry(self) -> IndexEntry:
         if self._entry is None:
+            from pydantic import ValidationError
+
+            from pipeline.dataset.models import IndexEntry
+
             try:
                 self._entry = IndexEntry.model_validate(self.raw, strict=True)
             except ValidationError as error:
+                from pipeline.dataset.reader import validation_problem
+
                 where = index_path(self.dataset.root)
                 raise ExplainError(
                     f"{where}: invalid entry {self.raw.get('id')!r}: {validation_problem(error)}"
@@ -83,6 +90,12 @@ class IndexedPattern:
     @cached_property
     def literal_chars(self) -> int:
         return sum(map(len, self.fragments or ()))
+
+    @cached_property
+    def message_literal_chars(self) -> int:
+        """The message's literal characters, whitespace left out (what a reworded match
+        rests on: a pattern not of vmine's form has no fragments to count)."""
+        return len(fold(literal_text(self.message)))
 
     @cached_property
     def needle(self) -> str:
@@ -128,10 +141,16 @@ class IndexedDataset:
         return (self.repo, numbers, self.release, str(self.root))
 
     def envelope(self, record_id: str) -> Envelope:
+        from pydantic import ValidationError
+
+        from pipeline.dataset.models import Envelope
+
         path = record_path(self.root, record_id)
         try:
             return Envelope.model_validate_json(read_regular(path), strict=True)
         except ValidationError as error:
+            from pipeline.dataset.reader import validation_problem
+
             raise ExplainError(f"{path}: invalid record: {validation_problem(error)}") from None
         except (OSError, ValueError, RecursionError) as error:
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__

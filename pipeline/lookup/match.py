@@ -9,7 +9,10 @@ Kinds of match, best first:
   and no record of another function comes close: the same error in another release's
   wording, or the message cut short;
 - `approximate`: the most similar messages, and nothing more.
-The first three count as a match (exit code 0); `approximate` does not.
+The first three count as a match (exit code 0); `approximate` does not. Whatever the score,
+`doubt` (the one rule of when evidence is too weak to be sure, with its case table) makes a
+match at most `approximate`: a record with little literal text, a record whose literal text
+covers little of the paste, or another exception class than the paste names (classes.py).
 
 All matching is done without whitespace (a message wrapped by a terminal stays the same) and
 without a regex engine (fragments.py): a hostile dataset or paste costs linear time. The same
@@ -19,13 +22,17 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from extractors.patterns import holes_in_message
-from pipeline.dataset.models import IndexEntry
+from extractors.patterns import holes_in_message, pattern_fragments
+from pipeline.lookup.classes import class_agrees
 from pipeline.lookup.fragments import Folded, covered_in_order, fold, fullmatch
 from pipeline.lookup.index import IndexedDataset, IndexedPattern
 from pipeline.lookup.tracebacks import Candidate, candidates
 from pipeline.lookup.wording import Wording, compare, words
+
+if TYPE_CHECKING:
+    from pipeline.dataset.models import IndexEntry
 
 # Only the end of a larger paste is read: a traceback ends with its exception.
 MAX_PASTE = 1_000_000
@@ -52,7 +59,49 @@ REWORDED_SCORE = 0.7
 REWORDED_MARGIN = 0.1
 REWORDED_MIN_WEIGHT = 4
 
+# Evidence a match rests on (`doubt`): the record's literal characters, and their share of
+# the pasted message (whitespace left out of both).
+MIN_LITERAL = 16
+MIN_COVER = 1 / 3
+MIN_LEADING_COVER = 1 / 2  # for a message that starts with a run-time part
+
 _TIER = {"exact": 0, "pattern": 1, "parts": 1, "reworded": 1, "approximate": 3}
+
+
+def doubt(literal: int, message: int, agrees: bool, leading: bool = False) -> str | None:
+    """Why a match cannot be trusted (it is then at most `approximate`, exit 1), or None.
+    `literal`: the record's literal characters the match rests on (its whole message for
+    `exact`, its pattern's literal text for `pattern` and `reworded`, the pieces found for
+    `parts`); `message`: the pasted message's characters; `agrees`: classes.py's rule;
+    `leading`: the record's message starts with a run-time part (`{name} must be set`, a
+    helper's message, which many callers' values start).
+
+    | literal | message | agrees | leading | doubt                                         |
+    |---------|---------|--------|---------|-----------------------------------------------|
+    | 40      | 48      | yes    | no      | None                                          |
+    | 15      | 15      | yes    | no      | `short`: 15 characters are in many messages   |
+    | 16      | 48      | yes    | no      | None (a third of the message)                 |
+    | 20      | 90      | yes    | no      | `sparse`: most of the paste is not the record's |
+    | 18      | 42      | yes    | yes     | `sparse`: the value that starts it is most of it |
+    | 18      | 30      | yes    | yes     | None (more than half is the record's)         |
+    | 40      | 48      | no     | no      | `class`: the paste names another class        |
+
+    tests/test_explain.py holds this table."""
+    if not agrees:
+        return "class"
+    if literal < MIN_LITERAL:
+        return "short"
+    share = min(literal, message) / message if message else 1.0
+    if share < MIN_COVER or (leading and share <= MIN_LEADING_COVER):
+        return "sparse"
+    return None
+
+
+_DOUBTS = {
+    "class": "it raises {raised}, and the paste names {named}",
+    "short": "its message has only {literal} characters of fixed text",
+    "sparse": "its fixed text is only {share:.0%} of the pasted message",
+}
 
 
 @dataclass(frozen=True)
@@ -65,6 +114,8 @@ class Match:
     kind: str
     wording: Wording | None = None
     holders: tuple[IndexedPattern, ...] = ()  # the same record in every dataset, oldest first
+    doubt: str | None = None  # why a match of this score is only approximate (`doubt`)
+    literal: int = 0  # the record's literal characters it rests on
 
     @property
     def entry(self) -> IndexEntry:
@@ -80,7 +131,23 @@ class Match:
 
     @property
     def class_agrees(self) -> bool:
-        return self.candidate.errorClass in (None, self.entry.errorClass)
+        return class_agrees(self.candidate.errorClass, self.pattern.raw.get("errorClass"))
+
+    def doubt_note(self) -> str | None:
+        """Why this record is shown as approximate although its text matches, or None."""
+        if self.doubt is None:
+            return None
+        folded = len(fold(self.candidate.message))
+        return (
+            "the closest record is no sure match: "
+            + _DOUBTS[self.doubt].format(
+                raised=self.pattern.raw.get("errorClass"),
+                named=self.candidate.errorClass,
+                literal=self.literal,
+                share=min(self.literal, folded) / max(folded, 1),
+            )
+            + "."
+        )
 
     @property
     def function(self) -> tuple[str, str, str]:
@@ -110,10 +177,15 @@ class Match:
             -round(self.score, 6),
             not self.class_agrees,
             self.dataset.repo,
-            self.entry.filePath,
-            self.entry.lineNumber,
+            # raw: an entry is validated (pydantic) only when shown
+            str(self.pattern.raw.get("filePath")),
+            _line_number(self.pattern.raw.get("lineNumber")),
             str(self.dataset.root),
         )
+
+
+def _line_number(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1
 
 
 @dataclass
@@ -158,8 +230,12 @@ def lookup(text: str, datasets: list[IndexedDataset]) -> Lookup:
             if match is not None and (key not in best or match.sort_key() < best[key].sort_key()):
                 best[key] = match
     matches = sorted(best.values(), key=Match.sort_key)
-    if not matches:
-        matches = _closest(looked_up, records)
+    if not matches or matches[0].kind == "approximate":
+        # none is sure: the records whose words are closest compete with them
+        matches = _merged(matches, _closest(looked_up, records))
+        note = matches[0].doubt_note() if matches else None
+        if note:
+            notes.append(note)
     elif matches[0].kind != "exact" and matches[0].score < WEAK_PATTERN:
         # a pattern mostly made of holes matches many messages: a record whose words explain
         # the message far better comes first
@@ -172,6 +248,17 @@ def lookup(text: str, datasets: list[IndexedDataset]) -> Lookup:
         ):
             matches = [closest[0], *matches]
     return Lookup(found, matches, datasets, notes)
+
+
+def _merged(doubted: list[Match], closest: list[Match]) -> list[Match]:
+    """Doubted literal matches and the closest records by wording, each record once, best
+    first."""
+    best: dict[int, Match] = {}
+    for match in [*doubted, *closest]:
+        key = id(match.pattern)
+        if key not in best or match.sort_key() < best[key].sort_key():
+            best[key] = match
+    return sorted(best.values(), key=Match.sort_key)[: max(APPROXIMATE_LIMIT, len(doubted))]
 
 
 def _records(datasets: list[IndexedDataset]) -> dict[tuple[str, str], tuple[IndexedPattern, ...]]:
@@ -198,16 +285,49 @@ def _literal_match(
         and fullmatch(fragments, folded) is not None
     ):
         # a pattern without literal text matches anything: it is never a match
-        kind = "exact" if len(fragments) == 1 else "pattern"
-        score = 1.0 if kind == "exact" else min(1.0, shown.literal_chars / len(folded))
+        if len(fragments) == 1:
+            kind, score = "exact", 1.0
+        elif on_word_edges(shown.raw["messagePattern"], candidate.message):
+            kind, score = "pattern", min(1.0, shown.literal_chars / len(folded))
+    literal = shown.literal_chars
     if shown.pieces and kind != "exact":
         covered = covered_in_order(shown.pieces, folded)
         share = covered / len(folded)
         if share >= PARTS_FLOOR and covered >= PARTS_MIN_COVERED and share > score:
-            kind, score = "parts", share
+            kind, score, literal = "parts", share, covered
     if kind is None:
         return None
-    return Match(shown, candidate, score, kind, holders=holders)
+    agrees = class_agrees(candidate.errorClass, shown.raw.get("errorClass"))
+    why = doubt(literal, len(folded), agrees, _leading(shown, kind))
+    if why is not None:
+        kind = "approximate"
+    return Match(shown, candidate, score, kind, holders=holders, doubt=why, literal=literal)
+
+
+def _leading(shown: IndexedPattern, kind: str = "pattern") -> bool:
+    """Whether the record's message starts with a run-time part (not for `exact` or `parts`:
+    the whole message, or the pieces found, are what they rest on)."""
+    return kind in ("pattern", "reworded", "approximate") and shown.message.startswith("{")
+
+
+def on_word_edges(pattern: str, message: str) -> bool:
+    """Whether each hole of a fully matching pattern starts and ends where the record says a
+    word does: where the record writes a space between its text and a run-time part
+    (`Unknown mode {m}`), the paste has one too (`Unknown modes: x` is another message)."""
+    raw = pattern_fragments(pattern)
+    folded = Folded.of(message)
+    holes = fullmatch(tuple(fold(f) for f in raw or ()), folded.text) if raw else None
+    if holes is None:
+        return False
+    for number, (start, end) in enumerate(holes):
+        if start >= end:
+            continue  # an empty value: no word to bound
+        first, last = folded.positions[start], folded.positions[end - 1]
+        if raw[number][-1:].isspace() and not message[first - 1 : first].isspace():
+            return False
+        if raw[number + 1][:1].isspace() and not message[last + 1 : last + 2].isspace():
+            return False
+    return True
 
 
 def _closest(
@@ -242,8 +362,18 @@ def _closest(
     ranked = sorted(scored.values(), key=Match.sort_key)
     if ranked and _clear_winner(ranked):
         head = ranked[0]
+        literal = head.pattern.message_literal_chars
+        agrees = class_agrees(head.candidate.errorClass, head.pattern.raw.get("errorClass"))
+        why = doubt(literal, len(fold(head.candidate.message)), agrees, _leading(head.pattern))
         ranked[0] = Match(
-            head.pattern, head.candidate, head.score, "reworded", head.wording, head.holders
+            head.pattern,
+            head.candidate,
+            head.score,
+            "reworded" if why is None else "approximate",
+            head.wording,
+            head.holders,
+            why,
+            literal,
         )
     return ranked[:APPROXIMATE_LIMIT]
 

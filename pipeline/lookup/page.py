@@ -91,11 +91,6 @@ def format_lookup(found: Lookup) -> str:
                 f"{others} other record{'s' if others > 1 else ''} also "
                 f"match{'' if others > 1 else 'es'} (see --all)."
             )
-        if not best.class_agrees:
-            head.append(
-                f"Note: the message was raised as {best.candidate.errorClass}; "
-                f"this record is a {best.entry.errorClass}."
-            )
     head.append("")
     entry = best.entry  # validated before its record file is opened
     envelope = best.dataset.envelope(entry.id)

@@ -7,13 +7,11 @@ fast on many releases)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pipeline.diff.changes import ErrorSet
-from pipeline.history.report import since
-from pipeline.history.timeline import Release, build_history, timeline_of
-from pipeline.lookup.index import IndexedDataset
-from pipeline.lookup.match import Match
+if TYPE_CHECKING:
+    from pipeline.lookup.index import IndexedDataset
+    from pipeline.lookup.match import Match
 
 
 def record_past(match: Match, datasets: list[IndexedDataset]) -> tuple[str, dict[str, Any]] | None:
@@ -27,6 +25,11 @@ def record_past(match: Match, datasets: list[IndexedDataset]) -> tuple[str, dict
         series.setdefault(dataset.release, dataset)  # the same commit twice is one release
     if len(series) < 2:
         return None
+    # diff and history are imported only when there is a past to tell (start-up time)
+    from pipeline.diff.changes import ErrorSet
+    from pipeline.history.report import since
+    from pipeline.history.timeline import Release, build_history, timeline_of
+
     qualname = match.pattern.raw.get("qualname")
     releases = [
         Release(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pipeline.lookup.cleaning import clean
+from pipeline.lookup.cleaning import Line, clean_lines
 from pipeline.lookup.wrappers import FORMS, PYDANTIC_FOOTER, exception_head
 
 
@@ -19,13 +19,11 @@ class Candidate:
 
 
 _CHAIN_SEPARATORS = re.compile(
-    r"^(?:During handling of the above exception, another exception occurred:"
-    r"|The above exception was the direct cause of the following exception:)[ \t]*$",
-    re.MULTILINE,
+    r"(?:During handling of the above exception, another exception occurred:"
+    r"|The above exception was the direct cause of the following exception:)[ \t]*"
 )
 # Two processes' tracebacks pasted one after the other (vLLM's engine core, then its API
 # server) have no separator line: each `Traceback` header starts a block of its own.
-_BLOCK_START = re.compile(r"^(?=Traceback \(most recent call last\):)", re.MULTILINE)
 _TRACEBACK_HEADER = "Traceback (most recent call last):"
 # Unwrapping nests (a JSON body holding pydantic's rendering holding a message) only so deep,
 # and a paste yields only so many messages.
@@ -39,22 +37,42 @@ def candidates(text: str) -> list[Candidate]:
     Each exception of a traceback comes with the messages wrapped inside it, the last raised
     first. Unless the text holds a traceback, the text itself (cleaned) comes last, so a
     plain message is never lost to a misreading of it as an exception line."""
-    cleaned = clean(text).strip("\n")
+    lines = clean_lines(text)
+    cleaned = "\n".join(line.text for line in lines).strip("\n")
     found: list[Candidate] = []
-    blocks = [b for part in _CHAIN_SEPARATORS.split(cleaned) for b in _BLOCK_START.split(part)]
-    for block in reversed(blocks):
+    for block in reversed(_blocks(lines)):
         exception = _exception_of(block)
         if exception is not None and exception.message:
             _unwrap(exception, found, 0)
     if _TRACEBACK_HEADER not in cleaned:
-        _unwrap(Candidate(cleaned.strip()), found, 0)
+        _unwrap(_whole(cleaned.strip()), found, 0)
         if text.strip() != cleaned.strip():
-            found.append(Candidate(text.strip()))
+            found.append(_whole(text.strip()))
     unique: dict[tuple[str, str | None], Candidate] = {}
     for candidate in found:
         if candidate.message:
             unique.setdefault((candidate.message, candidate.errorClass), candidate)
     return list(unique.values())[:_MAX_CANDIDATES]
+
+
+def _whole(text: str) -> Candidate:
+    """The whole text as a candidate, with the class its first line names (so a record is
+    not matched against `AssertionError: ...` as if no class were named)."""
+    head = exception_head(text.split("\n", 1)[0])
+    return Candidate(text, head[0] if head else None)
+
+
+def _blocks(lines: list[Line]) -> list[list[Line]]:
+    """The lines cut at each chaining line and before each `Traceback` header."""
+    blocks: list[list[Line]] = [[]]
+    for line in lines:
+        if _CHAIN_SEPARATORS.fullmatch(line.text):
+            blocks.append([])
+            continue
+        if line.text.startswith(_TRACEBACK_HEADER) and blocks[-1]:
+            blocks.append([])
+        blocks[-1].append(line)
+    return blocks
 
 
 def _unwrap(candidate: Candidate, found: list[Candidate], depth: int) -> None:
@@ -67,18 +85,24 @@ def _unwrap(candidate: Candidate, found: list[Candidate], depth: int) -> None:
     found.append(candidate)
 
 
-def _exception_of(block: str) -> Candidate | None:
+def _exception_of(block: list[Line]) -> Candidate | None:
     """The exception a traceback block ends with: its first unindented `Class: message` line,
-    with every line after it (a message may span lines)."""
-    lines = block.strip("\n").split("\n")
-    for index, line in enumerate(lines):
+    with the lines after it that start no other log record (a message may span lines; an
+    access-log line or another logger's line after it is none of it)."""
+    for index, line in enumerate(block):
+        text = line.text
         # frames and code lines are indented; log lines before the exception are skipped
-        if not line or line[0].isspace() or line.startswith(_TRACEBACK_HEADER):
+        if not text or text[0].isspace() or text.startswith(_TRACEBACK_HEADER):
             continue
-        head = exception_head(line)
+        head = exception_head(text)
         if head is None:
             continue
         error_class, first = head
-        message = PYDANTIC_FOOTER.sub("", "\n".join([first, *lines[index + 1 :]]))
+        rest = []
+        for after in block[index + 1 :]:
+            if after.record is not None and after.record != line.record:
+                break
+            rest.append(after.text)
+        message = PYDANTIC_FOOTER.sub("", "\n".join([first, *rest]))
         return Candidate(message.strip(), error_class)
     return None

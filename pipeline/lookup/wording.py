@@ -125,6 +125,8 @@ def compare(paste: list[Word], record: list[Word]) -> Wording | None:
             continue
         if number == 0 and theirs and theirs[0].key != _HOLE and not ours:
             starts_together = False  # the record says more before the paste begins
+        if number == 0 and ours and not theirs:
+            starts_together = False  # the paste says more before the record begins
         if (
             not ours
             and 0 < i1 < len(paste)

@@ -8,7 +8,10 @@ error body holding pydantic's rendering of a ValueError):
   without the `[type=...]` tail;
 - `client_prefix`: what HTTP clients put first (`Bad Request: `, `Error code: 400 - `);
 - `json_body`: an error body as JSON or as a Python dict (`{"detail": ...}`,
-  `{'error': {'message': ...}}`, FastAPI's `{"detail": [{"msg": ...}]}`).
+  `{'error': {'message': ...}}`, FastAPI's `{"detail": [{"msg": ...}]}`);
+- `quoted_message`: a message quoted inside another error, after `error` (vLLM's
+  `Worker failed with error '<msg>', please check the stack trace above`) or as an
+  exception's repr (`ValueError('<msg>')`, `RayTaskError(ValueError): ... ValueError("<msg>")`).
 
 Every form runs in linear time: no regex here can backtrack over the whole text."""
 
@@ -164,9 +167,46 @@ def _messages_in(body: object, depth: int) -> list[str]:
     return []
 
 
+# Where a quoted message starts: an exception's repr, `Cls('`, or a quote after `error`.
+_QUOTE_OPENER = re.compile(
+    r"\b(?P<cls>[A-Za-z_]\w*(?:Error|Exception))\((?P<repr>['\"])"
+    r"|\b[Ee]rror(?: was| is)?:? (?P<q>['\"])"
+)
+# Only so many openers are looked at (each costs one search back from the end).
+_QUOTES = 4
+# A quoted value shorter than this is a value (`'fp8'`), not a message.
+_MIN_QUOTED = 8
+
+
+def quoted_message(message: str) -> Inner:
+    inner: Inner = []
+    for number, opener in enumerate(_QUOTE_OPENER.finditer(message)):
+        if number == _QUOTES:
+            break
+        quote = opener["repr"] or opener["q"]
+        start = opener.end()
+        # the message runs to its last closing quote: it may quote values itself
+        end = message.rfind(quote + ")" if opener["repr"] else quote, start)
+        if end - start < _MIN_QUOTED:
+            continue
+        text = _unquoted(quote + message[start:end] + quote) if opener["repr"] else None
+        inner.append(((text or message[start:end]).strip(), opener["cls"]))
+    return inner
+
+
+def _unquoted(literal: str) -> str | None:
+    """A repr's text with its escapes undone (`\\n`, `\\'`); None when it is no literal."""
+    try:
+        value = ast.literal_eval(literal)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, str) else None
+
+
 FORMS: tuple[Callable[[str], Inner], ...] = (
     pydantic_items,
     exception_prefix,
     client_prefix,
     json_body,
+    quoted_message,
 )

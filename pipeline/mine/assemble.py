@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from extractors.facts import EXTRACTOR_VERSION
+from extractors.facts import EXTRACTOR_VERSION, Scope
 from pipeline import __version__
 from pipeline.dataset.manifest import (
     Counts,
@@ -87,6 +87,14 @@ def _response_format(explainer: Explainer) -> str | None:
     return None if explainer.profile is None else explainer.profile.response_format
 
 
+def _prompt_versions(explainer: Explainer, sites: Sequence[Site]) -> str:
+    """The explainer's prompt version, then the others its sites were explained under (the
+    sites outside validators of the `all` scope), joined by `, `."""
+    versions = dict.fromkeys([explainer.prompt_version])
+    versions.update(dict.fromkeys(explainer.prompt_version_for(site) for site in sites))
+    return ", ".join(versions)
+
+
 def build_manifest(
     *,
     snapshot: Snapshot,
@@ -98,6 +106,7 @@ def build_manifest(
     explainer: Explainer,
     dataset_version: str,
     clashes: Sequence[SiteProblem] = (),
+    scope: Scope = "validators",
 ) -> Manifest:
     by_id = {record_id(site): site for site in sites}
     by_status = Counter(entry.messageStatus for entry in entries)
@@ -117,6 +126,7 @@ def build_manifest(
         analyzedSha=snapshot.sha,
         datasetVersion=dataset_version,
         source=snapshot.origin,
+        scope=scope,
         counts=Counts(
             records=len(records),
             files=stats.files_total,
@@ -175,7 +185,7 @@ def build_manifest(
         llm=LLMUsage(
             provider=explainer.provider,
             model=explainer.model,
-            promptVersion=explainer.prompt_version,
+            promptVersion=_prompt_versions(explainer, sites),
             requests=outcome.usage.requests,
             cacheHits=outcome.cache_hits,
             promptTokens=outcome.usage.prompt_tokens,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -60,6 +61,36 @@ class RuleOverrides(_Strict):
             for key, value in self.model_dump(exclude_none=True).items()
         }
         return base.model_copy(update=changes)
+
+
+def command_line_rules(
+    added: Mapping[str, Sequence[str]],
+    flags: Mapping[str, str],
+    name_pattern: str | None = None,
+    follow_calls: bool | None = None,
+) -> Rules:
+    """The rules of the command line: the defaults with the names given for each list field
+    added (`--decorator register_to_config` keeps pydantic's decorators), and the name pattern
+    and `follow_calls` replaced when given. ConfigError names the option (`flags`: field ->
+    option) of a bad value."""
+    rules = Rules()
+    changes: dict[str, object] = {}
+    for field, names in added.items():
+        for name in names:
+            # a suffix is the end of a name (`Config`); everything else is a whole name
+            if not (name.isidentifier() or (field == "config_suffixes" and name.isalnum())):
+                raise ConfigError(f"{flags[field]}: expected a Python name, got {shown(name)}")
+        if names:
+            changes[field] = tuple(dict.fromkeys((*getattr(rules, field), *names)))
+    if name_pattern is not None:
+        try:
+            re.compile(name_pattern)
+        except re.error as exc:
+            raise ConfigError(f"--name-pattern: not a valid regular expression ({exc})") from None
+        changes["name_pattern"] = name_pattern
+    if follow_calls is not None:
+        changes["follow_calls"] = follow_calls
+    return rules.model_copy(update=changes)
 
 
 class Target(_Strict):
@@ -156,6 +187,7 @@ class PipelineConfig(_Strict):
     idle_timeout: Seconds | None = None
     response_format: Literal["auto", "json_schema", "json_object"] | None = None
     cache_dir: Path | None = None
+    scope: Literal["validators", "all"] | None = None
     targets: dict[str, Target] = Field(min_length=1)
 
     @field_validator("targets")

@@ -98,7 +98,7 @@ def by_key(sites: Sequence[Site], explainer: Explainer) -> dict[str, list[Site]]
         keyed[
             explanation_key(
                 explainer.model,
-                explainer.prompt_version,
+                explainer.prompt_version_for(site),
                 site,
                 whole_function=explainer.reads_whole_function,
             )

@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from importlib import import_module
 from pathlib import Path
 from typing import Any, get_args
 
 from pydantic import BaseModel, ConfigDict
 
 from extractors.classes import FileClasses, rules_for_file
-from extractors.facts import FileExtraction, MessageStatus, RaiseSite, Rules
+from extractors.facts import FileExtraction, MessageStatus, RaiseSite, Rules, Scope
 from pipeline.console import Console, line_of, skipped_markdown, workflow_command
 from pipeline.dataset.models import Site
 from pipeline.keys import analysis_token
 from pipeline.mine.analysis import FileAnalysis, Silent
 from pipeline.mine.classes import TreeClasses, scan_blob, store_classes, stored_classes
+from pipeline.mine.reach import MAX_ROUNDS, Reach
 from pipeline.mine.settings.tree_facts import TreeFacts
+from pipeline.mine.test_modules import is_test_module
 from pipeline.mine.workers import FILE_TIMEOUT
 from pipeline.output import write_output
 from pipeline.source import Snapshot, TreeFile, open_source, resolve_cache_dir
@@ -65,8 +69,9 @@ UNSAFE_PATH = "not a safe path (a '..' or '.' part)"
 
 
 def selected(path: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
-    """A `.py` file kept by the globs (matched against the whole path; `*` also crosses `/`)."""
-    if not path.endswith(".py"):
+    """A `.py` file kept by the globs (matched against the whole path; `*` also crosses `/`);
+    test code never is (pipeline/mine/test_modules.py)."""
+    if not path.endswith(".py") or is_test_module(path):
         return False
     if include and not any(fnmatchcase(path, glob) for glob in include):
         return False
@@ -111,6 +116,8 @@ def extract_snapshot(
     # they analyse the first files while the rest are still being read.
     with FileAnalysis(workers, store_path, plan.expected, file_timeout, facts_rules) as analysis:
         results, stats = _analyse(plan, snapshot, rules, store, analysis, tree_facts, console)
+        if rules.follow_calls:
+            _follow_imports(plan, snapshot, store, analysis, results)
         raws, skipped = _place(plan, results, snapshot.path_prefix)
         found = (
             tree_facts.settings_of(raws, analysis.facts, analysis)  # the workers are still up
@@ -267,6 +274,40 @@ def _hand_over(
     return True
 
 
+def _follow_imports(
+    plan: _Plan,
+    snapshot: Snapshot,
+    store: Store | None,
+    analysis: FileAnalysis,
+    results: dict[str, FileExtraction],
+) -> None:
+    """Analyse again, round by round, the files whose functions validators of other files
+    call through imports (pipeline/mine/reach.py); `results` takes the new analyses."""
+    rules_of = plan.rules_of
+    assert rules_of is not None
+    if not any(extraction.calls_out for extraction in results.values()):
+        return
+    reach = Reach(plan.paths_of, snapshot.read_blobs, lambda blob: rules_of[blob].error_classes)
+    latest: Mapping[str, FileExtraction] = results
+    for _ in range(MAX_ROUNDS):
+        grown = reach.grown(latest)
+        if not grown:
+            return
+        rules = {blob: reach.rules(blob, rules_of[blob]) for blob in grown}
+        token_of = {blob: analysis_token(rules[blob]) for blob in grown}
+        known = _stored(store, token_of)
+        for blob, data in snapshot.read_blobs([blob for blob in grown if blob not in known]):
+            paths = plan.paths_of[blob]
+            context = (rules[blob], plan.scans[blob])
+            analysis.add(blob, paths[0], data, len(paths), context, token_of[blob])
+        analysis.submit()
+        latest = {
+            **{blob: found for blob, found in known.items() if found is not None},
+            **analysis.collect(Silent(), store),
+        }
+        results.update(latest)
+
+
 def _place(
     plan: _Plan, results: dict[str, FileExtraction], prefix: str
 ) -> tuple[list[tuple[str, RaiseSite]], list[SkippedFile]]:
@@ -331,6 +372,7 @@ def extract_source(
     cache_dir: Path | None = None,
     use_cache: bool = True,
     rules: Rules | None = None,
+    scope: Scope | None = None,
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     workers: int | None = None,
@@ -339,19 +381,29 @@ def extract_source(
 ) -> Extraction:
     """The `extract` command's job: open SOURCE at REV and extract it (SourceError on bad
     input, before any analysis); `tag` (a tag format) and `path_prefix` apply to a `pypi:`
-    SOURCE; `settings=False` leaves each site's settings out."""
+    SOURCE; `scope`, when given, replaces the rules' scope (which raises are sites);
+    `settings=False` leaves each site's settings out."""
     cache_dir = resolve_cache_dir(cache_dir)
-    snapshot = open_source(
-        source,
-        rev,
-        repo_name=repo_name,
-        cache_dir=cache_dir,
-        console=console,
-        tag=tag,
-        path_prefix=path_prefix,
-    )
+    # The extractor (libcst: 0.3 s) is imported while the source is opened, which mostly
+    # waits on git or pip; the worker pool forks with it in.
+    warm = threading.Thread(target=import_module, args=("extractors.sites",), daemon=True)
+    warm.start()
+    try:
+        snapshot = open_source(
+            source,
+            rev,
+            repo_name=repo_name,
+            cache_dir=cache_dir,
+            console=console,
+            tag=tag,
+            path_prefix=path_prefix,
+        )
+    finally:
+        warm.join()
     snapshot.require_repo()  # before the store file is created
     rules = rules or Rules()
+    if scope is not None:
+        rules = rules.model_copy(update={"scope": scope})
     options = dict(
         include=include, exclude=exclude, workers=workers, console=console, settings=settings
     )

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from extractors.facts import Rules
+from extractors.facts import Rules, Scope
 from pipeline.console import Console, line_of, skipped_markdown
 from pipeline.dataset.layout import dataset_dir
 from pipeline.dataset.manifest import (
@@ -76,6 +76,7 @@ class RunOptions(BaseModel):
     cache_dir: Path | None = None
     dataset_version: Timestamp | None = None
     rules: Rules = Rules()
+    scope: Scope = "validators"  # which raises are sites (the rules' scope)
     include: list[str] = []
     exclude: list[str] = []
     command: Command = None  # the target's entry point, for the example fixes
@@ -161,7 +162,7 @@ def _mine(
         explainer.remember_with(store)  # an LLM explainer starts from what it learnt
         extraction = extract_snapshot(
             snapshot,
-            options.rules,
+            options.rules.model_copy(update={"scope": options.scope}),
             store=store,
             include=options.include,
             exclude=options.exclude,
@@ -215,6 +216,7 @@ def _mine(
         explainer=explainer,
         dataset_version=options.dataset_version or now_timestamp(),
         clashes=clashes,
+        scope=options.scope,
     )
     # A dataset is replaced only by a complete one: a run that left sites without a record (a
     # budget, a signal, an explainer given up on, failures) keeps a complete dataset.

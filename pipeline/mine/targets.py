@@ -38,6 +38,7 @@ _DEFAULT_KEYS = (
     "idle_timeout",
     "response_format",
     "cache_dir",
+    "scope",
 )
 
 

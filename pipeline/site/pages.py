@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from extractors.patterns import shown_message
 from pipeline.console import printable
-from pipeline.dataset.manifest import Manifest
 from pipeline.dataset.models import SHA40_RE, ErrorRecord, IndexEntry
 from pipeline.dataset.verification import Verification
+
+if TYPE_CHECKING:  # an annotation only: explain shows pages without the manifest model
+    from pipeline.dataset.manifest import Manifest
 
 
 def inert_page(text: str) -> str:

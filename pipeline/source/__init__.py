@@ -3,12 +3,10 @@ a `pypi:` release; dangerous inputs are refused before git sees them."""
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
-import platformdirs
-
+from pipeline.cache_dir import default_cache_dir, resolve_cache_dir
 from pipeline.console import Console
 from pipeline.dataset.models import REPO_NAME_RE
 from pipeline.source.git import (
@@ -27,17 +25,6 @@ TRANSPORT_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")
 _URL = re.compile(r"^(https?|ssh|git|file)://", re.IGNORECASE)
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _SCP = re.compile(r"^[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+:(?!/)")
-
-
-def default_cache_dir() -> Path:
-    """`$VMINE_CACHE_DIR`, else the user cache directory of this OS (`~/.cache/vmine`)."""
-    env = os.environ.get("VMINE_CACHE_DIR")
-    return Path(env) if env else Path(platformdirs.user_cache_dir("vmine"))
-
-
-def resolve_cache_dir(cache_dir: Path | None) -> Path:
-    """The `--cache-dir` given, else the default one."""
-    return Path(cache_dir) if cache_dir is not None else default_cache_dir()
 
 
 def check_repo_name(name: str) -> str:

@@ -8,6 +8,7 @@ import string
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from pipeline.console import Console
@@ -220,10 +221,16 @@ def fetch_release(
     Nothing of the release runs and nothing is unpacked: pip downloads only a wheel (it
     never builds one), the sdist is fetched as a file from the indexes pip is configured
     with (pipeline/source/pip_index.py), and both are read by pipeline/source/archives.py."""
-    wheel, wheel_reason = _pip_wheel(name, version, into / "wheel")
-    sdist, sdist_reason = fetch_sdist(
-        name, version, into / "sdist", pip_settings(), timeout=FETCH_TIMEOUT
-    )
+    # pip downloads the wheel while the sdist is fetched: each takes about as long
+    pip = _PipWheel(name, version, into / "wheel")
+    try:
+        sdist, sdist_reason = fetch_sdist(
+            name, version, into / "sdist", pip_settings(), timeout=FETCH_TIMEOUT
+        )
+    except BaseException:
+        pip.stop()
+        raise
+    wheel, wheel_reason = pip.result()
     if wheel is not None:
         found = read_archive(wheel, limits)
         layout = None if sdist is None else archive_paths(sdist, limits)
@@ -264,20 +271,45 @@ def pip_wheel_command(name: str, version: str, target: Path) -> list[str]:
     ]
 
 
-def _pip_wheel(name: str, version: str, target: Path) -> tuple[Path | None, str]:
-    """The wheel pip downloads into `target`, or None and pip's last error line."""
-    try:
-        done = subprocess.run(
-            pip_wheel_command(name, version, target), capture_output=True, timeout=FETCH_TIMEOUT
+class _PipWheel:
+    """`pip download` of the release's wheel, running in the background from the start."""
+
+    def __init__(self, name: str, version: str, target: Path) -> None:
+        self._target = target
+        self._errors = tempfile.TemporaryFile()  # a pipe could fill up while nobody reads it
+        self._process = subprocess.Popen(
+            pip_wheel_command(name, version, target),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=self._errors,
         )
-    except subprocess.TimeoutExpired:
-        return None, "pip timed out"
-    wheels = sorted(target.glob("*.whl")) if target.exists() else []
-    if done.returncode == 0 and wheels:
-        return wheels[0], ""
-    lines = [ln.strip() for ln in done.stderr.decode("utf-8", "replace").splitlines()]
-    errors = [ln for ln in lines if ln.startswith("ERROR:")] or [ln for ln in lines if ln]
-    return None, errors[-1][:300] if errors else f"pip exited {done.returncode}"
+        self._deadline = time.monotonic() + FETCH_TIMEOUT
+
+    def stop(self) -> None:
+        self._process.kill()
+        self._process.wait()
+        self._errors.close()
+
+    def result(self) -> tuple[Path | None, str]:
+        """The wheel pip downloaded into the target, or None and pip's last error line."""
+        try:
+            code = self._process.wait(timeout=max(0.0, self._deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.stop()
+            return None, "pip timed out"
+        except BaseException:
+            self.stop()
+            raise
+        self._errors.seek(0)
+        stderr = self._errors.read()
+        self._errors.close()
+        target = self._target
+        wheels = sorted(target.glob("*.whl")) if target.exists() else []
+        if code == 0 and wheels:
+            return wheels[0], ""
+        lines = [ln.strip() for ln in stderr.decode("utf-8", "replace").splitlines()]
+        errors = [ln for ln in lines if ln.startswith("ERROR:")] or [ln for ln in lines if ln]
+        return None, errors[-1][:300] if errors else f"pip exited {code}"
 
 
 def commit_files(

@@ -56,6 +56,9 @@ from pipeline.explainers.offline.snippets import (
 # 3: the init kind, post_init methods, and the earlier checks that passed (priorChecks).
 # 4: the settings a site reads: their flags, values that pass, commands, and their docs.
 PROMPT_VERSION = "offline-4"
+# What the sites outside validators (kind `none`, the `all` scope) are explained with on top
+# of it: bumped whenever the text said of them changes.
+OUTSIDE_VERSION = "outside-1"
 
 _MAX_SOLUTIONS = 5
 _PATH_NOISE = {"src", "python", "lib", "__init__", "__main__"}  # path parts that make no tag
@@ -84,6 +87,11 @@ class OfflineExplainer(Explainer):
 
     def estimate_tokens(self, request: ExplainRequest) -> tuple[int, int]:
         return (0, 0)
+
+    def prompt_version_for(self, site: Site) -> str:
+        if site.validatorKind == "none":
+            return f"{self.prompt_version}; {OUTSIDE_VERSION}"
+        return self.prompt_version
 
 
 def explain_site(
@@ -118,7 +126,7 @@ def explain_site(
             command,
             [part for check in reversed(checks) for part in parts[id(check)]],
         ),
-        handlingStrategy="validation",
+        handlingStrategy="fail-fast" if _outside(site) else "validation",
         validationCode=validation_code(site, function, checks, fragment),
         typeGuard=type_guard(site, function, checks, fragment),
         tryCatchPattern=try_catch(site, function, fragment),
@@ -127,8 +135,29 @@ def explain_site(
     )
 
 
+def _outside(site: Site) -> bool:
+    """A site outside validators (the `all` scope): not necessarily a configuration error."""
+    return site.validatorKind == "none"
+
+
+def _outside_sentence(site: Site) -> str:
+    """What a raise outside the validators may mean, said plainly."""
+    said = (
+        "This raise is not in a configuration check: a ValueError here may come from a "
+        "programming error (a caller passing a value the function does not take), from the "
+        "environment (a model's files, an installed package, the hardware) or from the input "
+        "of a request, rather than from a wrong setting."
+    )
+    if site.settings:
+        names = join_words(ordered_unique([s.field for s in site.settings]))
+        said += f" Its tests read {names}, so a setting can still be the cause."
+    return said
+
+
 def _kind(site: Site, function: FunctionFacts) -> str:
     owner = function.owner
+    if _outside(site):
+        return f"a method of {owner}" if owner else "a function"
     if site.validatorKind == "pydantic":
         for name, fields in function.decorators:
             of = f" of {join_words(list(fields))}" if fields else ""
@@ -196,6 +225,8 @@ def _documentation(
     else:
         when = "whenever execution reaches the raise (no if/else test leads to it)"
     sentences = [f"Raised by {site.qualname}, {_kind(site, function)}, {when}."]
+    if _outside(site):
+        sentences.append(_outside_sentence(site))
     sentences.append(_prior_sentence(site))
     sentences.append(_message_sentence(site))
     sentences.append(_setting_docs(site, checks))
@@ -400,6 +431,13 @@ def _solutions(
         solutions.append(
             f"Read the code around the raise in {site.qualname} to see which input leads to it."
         )
+    if _outside(site):  # the cause may lie with the caller, not with a setting
+        solutions = solutions[: _MAX_SOLUTIONS - 1]
+        solutions.append(
+            f"Follow the traceback to the call of {site.qualname}: check the value it was "
+            "given (a model's files, a request's fields, an installed package); when none of "
+            "your inputs explains it, it may be a bug of the calling code, worth reporting."
+        )
     return ordered_unique(solutions)[:_MAX_SOLUTIONS]
 
 
@@ -410,7 +448,8 @@ def _prevention(site: Site, checks: list[Check], flags: list[str], others: list[
     # validator computes
     if wanted and (wanted[-1].settable or wanted[-1].flag is not None):
         last, outer = wanted[-1], wanted[:-1]
-        tip = f"Before building the configuration, check that {last.condition.phrase(negate=True)}"
+        before = f"calling {site.qualname}" if _outside(site) else "building the configuration"
+        tip = f"Before {before}, check that {last.condition.phrase(negate=True)}"
         if outer:
             tip += " whenever " + _all_of([c.condition.phrase() for c in outer])
         tips.append(tip + ".")
@@ -420,7 +459,7 @@ def _prevention(site: Site, checks: list[Check], flags: list[str], others: list[
         tips.append(
             f"Keep {join_words(flags)} in one launch script or config file so they change together."
         )
-    if others:
+    if others and not _outside(site):  # a function outside validators checks no configuration
         tips.append(
             f"{site.qualname} has {len(others)} other check{'s' if len(others) > 1 else ''}; "
             "validate the whole configuration once before a long run rather than fixing one "

@@ -265,6 +265,8 @@ BUILD_KINDS = ("pydantic", "post_init", "init")
 def _owner_call(site: Site, function: FunctionFacts) -> str:
     if function.owner and site.validatorKind in BUILD_KINDS:
         return f"config = {function.owner}(...)"
+    if site.validatorKind == "none":  # outside validators: no configuration is built
+        return f"...  # the code that calls {site.qualname}"
     what = article(function.owner) if function.owner else f"what {site.qualname} checks"
     return f"...  # the code that builds or validates {what}"
 
@@ -358,12 +360,13 @@ def type_guard(
 def try_catch(site: Site, function: FunctionFacts, fragment: str | None) -> str | None:
     if fragment is None:
         return None
+    rejected = "rejected" if site.validatorKind == "none" else "configuration rejected"
     return (
         "try:\n"
         f"    {_owner_call(site, function)}\n"
         f"except {_error_class(site)} as e:\n"
         f"    if {py_literal(fragment)} in str(e):\n"
-        '        raise SystemExit(f"configuration rejected: {e}") from e\n'
+        f'        raise SystemExit(f"{rejected}: {{e}}") from e\n'
         "    raise"
     )
 
