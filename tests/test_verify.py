@@ -24,7 +24,7 @@ SITES = {
     ("CacheSettings.check_block_size", "block_size must be a multiple of 8"),
     ("ParallelSettings.__post_init__", "unknown backend"),
     ("ParallelSettings.__post_init__", "num_heads ("),
-    ("ParallelSettings._require_ray", "tensor parallelism needs ray"),
+    ("ParallelSettings._backend_ready", "tensor parallelism needs ray"),
     ("ModelConfig.__init__", "head size "),
     ("check_args", "--enforce-eager cannot be combined"),
 }
@@ -54,7 +54,7 @@ def test_every_kind_of_validator_raises_its_own_message(verified):
         ("ServerSettings.check_mode", "pydantic"),
         ("CacheSettings.check_block_size", "pydantic"),
         ("ParallelSettings.__post_init__", "post_init"),
-        ("ParallelSettings._require_ray", "reached"),
+        ("ParallelSettings._backend_ready", "reached"),
         ("ModelConfig.__init__", "init"),
         ("check_args", "name"),
     }

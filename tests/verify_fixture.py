@@ -63,14 +63,14 @@ CONFIG = textwrap.dedent(
         def __post_init__(self):
             if self.backend is not None and self.backend not in ("mp", "ray"):
                 raise ValueError(f"unknown backend {self.backend!r}")
-            self._require_ray()
+            self._backend_ready()
             if self.num_heads % self.tensor_parallel_size != 0:
                 raise ValueError(
                     f"num_heads ({self.num_heads}) must be divisible by "
                     f"tensor_parallel_size ({self.tensor_parallel_size})"
                 )
 
-        def _require_ray(self):
+        def _backend_ready(self):
             if self.tensor_parallel_size > 1 and not platform.has_ray():
                 raise ValueError("tensor parallelism needs ray installed")
 
