@@ -762,7 +762,10 @@ def verify_command(dataset: Path, ci: bool, **options) -> None:
     network refused and no GPU. A site whose installed raise line differs from the record is
     `stale`; a dataset of another release is refused. Outcomes: verified (this line, the
     message matched by messagePattern; with a reproducer), mismatch, raised-elsewhere,
-    other-exception, no-raise, not-importable, not-callable, stale."""
+    other-exception, no-raise, not-importable, not-callable, stale. A verified site's
+    exampleFix is applied to its reproducer (fix: verified, fails, untested), and every
+    exampleFix command line is parsed by the target's own parser (fixCommand: accepted,
+    differs, rejected)."""
     from pipeline.console import Console
     from pipeline.verify.command import run_verify
 
