@@ -58,6 +58,13 @@ except BaseException as error:
 """
 
 
+def verify_env() -> dict[str, str]:
+    """The vllm target's `verify_env` in pipeline.toml (the hint discovery cannot give)."""
+    from pipeline.mine.config import load_config
+
+    return dict(load_config(ROOT / "pipeline.toml").targets["vllm"].verify_env)
+
+
 def alone(python: Path, reproducer: str, pattern: str) -> str | None:
     """None when the reproducer, run by a new interpreter, raises a ValueError whose message
     `pattern` fully matches; else what it did."""
@@ -67,7 +74,12 @@ def alone(python: Path, reproducer: str, pattern: str) -> str | None:
             capture_output=True,
             text=True,
             cwd=home,
-            env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
+            env={
+                "HF_HUB_OFFLINE": "1",
+                "TRANSFORMERS_OFFLINE": "1",
+                "PATH": "/usr/bin:/bin",
+                **verify_env(),
+            },  # fmt: skip
             timeout=600,
         )
     last = (done.stdout.rstrip().splitlines() or ["null"])[-1]
@@ -90,8 +102,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="vmine-bench-verify-") as scratch:
         copy = Path(scratch) / "dataset"
         shutil.copytree(source, copy)
+        hints = [f"--env={name}={value}" for name, value in verify_env().items()]
         step = vmine("verify", str(copy), "--python", str(python), "--jobs", str(args.jobs),
-                     "--ci")  # fmt: skip
+                     *hints, "--ci")  # fmt: skip
         manifest = json.loads((copy / "manifest.json").read_text())
         lines = [
             json.loads(line) for line in (copy / "verification.jsonl").read_text().splitlines()
@@ -113,6 +126,8 @@ def main() -> int:
     tested = fixes.get("verified", 0) + fixes.get("fails", 0)
     if tested:
         print(f"fixes: {fixes} ({fixes.get('verified', 0) / tested:.0%} of the tested verified)")
+    if summary.get("byFixCommand"):
+        print(f"fix command lines (parser {summary.get('parser')}): {summary['byFixCommand']}")
     print(f"time: {step.seconds:.0f} s wall, {step.cpu:.0f} s CPU (vmine and its workers)")
     reasons = Counter(
         (line.get("raisedClass") or "", (line.get("message") or "")[:60])
