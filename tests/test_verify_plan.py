@@ -124,3 +124,19 @@ def test_a_fix_naming_the_object_otherwise_changes_it_where_the_reproducer_set_i
         "put(self, 'limit', 1)",
         "raw(mod.C, 'check')(self)",
     ]
+
+
+def test_expressions_equal_to_each_other_read_one_of_them():
+    source = "def check(q, k, v):\n    if q.device != k.device:\n        raise ValueError('x')\n"
+    function = function_at(source, "check", 3)
+    tests = ["q.device == k.device and q.device == v.device"]
+    (way, *_) = solutions(tests, function.locals)
+    body = plan("pkg", function, way, [], "header").code.rstrip().split("\n")[-6:]
+    assert body == [
+        "k = Stand(True)",
+        "q = Stand(True)",
+        "v = Stand(True)",
+        "put(q, 'device', v.device)",
+        "put(k, 'device', v.device)",
+        "raw(mod.check)(q=q, k=k, v=v)",
+    ]

@@ -161,8 +161,10 @@ def plan(
     puts: list[tuple[str, str, str]] = []  # owner code, path, value
     sets: list[str] = []
     unplaced: list[str] = []
-    for expr, wants in solution.wants.items():
-        value = value_for(wants, settings_by_expr.get(expr))
+    followers = _equal_groups(solution)
+    reads = [(expr, []) for expr in followers if expr not in solution.wants]
+    for expr, wants in [*solution.wants.items(), *reads]:
+        value = followers.get(expr) or value_for(wants, settings_by_expr.get(expr))
         if value == TRUE and expr.endswith(")"):
             value = "True"  # what a feature check such as `has_ray()` returns
         if value is None:
@@ -282,6 +284,37 @@ def _holder(iterable: ast.expr, items: list[str]) -> tuple[str, str] | None:
         return None
     inner = items[0] if len(items) == 1 else f"({', '.join(items)})"
     return ast.unparse(iterable), f"[{inner}]"
+
+
+def _equal_groups(solution: Solution) -> dict[str, str]:
+    """`a == b and a == c`: every expression of a group of equal ones reads one of them, the
+    one with a value of its own when there is one (expression -> the one it reads)."""
+    parent: dict[str, str] = {}
+
+    def root(expr: str) -> str:
+        while parent.get(expr, expr) != expr:
+            expr = parent[expr]
+        return expr
+
+    for expr, wants in solution.wants.items():
+        for want in wants:
+            if want.op == "same" and want.value:
+                parent[root(expr)] = root(_normal(want.value))
+    groups: dict[str, list[str]] = {}
+    for expr in list(parent) + [value for value in parent.values()]:
+        members = groups.setdefault(root(expr), [])
+        if expr not in members:
+            members.append(expr)
+    followers: dict[str, str] = {}
+    for members in groups.values():
+        own = [
+            expr
+            for expr in members
+            if any(want.op != "same" for want in solution.wants.get(expr, ()))
+        ]
+        leader = own[0] if own else members[-1]
+        followers.update({expr: leader for expr in members if expr != leader})
+    return followers
 
 
 def _names_in(value: str) -> set[str]:
