@@ -43,6 +43,8 @@ PRELUDE = {
     def __iter__(self): return iter(())
     def __len__(self): return 0
     def __getitem__(self, key): return Stand()
+    def __setitem__(self, key, value): pass
+    def __contains__(self, item): return False
     def __repr__(self): return "Stand()"
     def __lt__(self, other): return False
     __gt__ = __le__ = __ge__ = __lt__

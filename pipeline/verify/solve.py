@@ -379,7 +379,7 @@ def value_for(wants: list[Want], setting: Setting | None) -> str | None:
         try:
             found = ast.literal_eval(container)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            return f"next(iter({container}))"
+            return f"next(iter({container}), {TRUE})"  # an empty one: a stand-in
         # a set's order changes with the process's hash seed: the same value every run
         members = sorted(found, key=repr) if isinstance(found, set | frozenset) else list(found)
         excluded = _excluded(wants)
