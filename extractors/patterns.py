@@ -36,9 +36,15 @@ _TOKEN = re.compile(
 )
 
 
-# A fragment between holes as vmine writes it: escaped syntax characters and other text.
-_PLAIN_FRAGMENT = re.compile(r"(?:\\[\\^$.|?*+()\[\]{}]|[^\\^$.|?*+()\[\]{}])*")
+# A fragment between holes as vmine writes it is other text and escaped syntax characters:
+# with those pairs taken out, no syntax character (a backslash included) is left.
+_ESCAPED_PAIR = re.compile(r"\\[\\^$.|?*+()\[\]{}]")
+_SYNTAX_CHAR = re.compile(r"[\\^$.|?*+()\[\]{}]")
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+
+
+def _plain(piece: str) -> bool:
+    return not _SYNTAX_CHAR.search(_ESCAPED_PAIR.sub("", piece) if "\\" in piece else piece)
 
 
 def pattern_fragments(pattern: str) -> tuple[str, ...] | None:
@@ -48,7 +54,7 @@ def pattern_fragments(pattern: str) -> tuple[str, ...] | None:
     # The fast path (explain reads every pattern of every dataset): split at the holes; a
     # piece that is not plain escaped text (`\\(.*?)` reads otherwise) takes the tokenizer.
     pieces = pattern.split(HOLE_PATTERN)
-    if all(_PLAIN_FRAGMENT.fullmatch(piece) for piece in pieces):
+    if all(map(_plain, pieces)):
         return tuple(_ESCAPE.sub(r"\1", piece) if "\\" in piece else piece for piece in pieces)
     return _tokenized_fragments(pattern)
 

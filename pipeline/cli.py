@@ -678,14 +678,14 @@ def diff_command(
     multiple=True,
     type=click.Path(file_okay=False, path_type=Path),
     help="A dataset folder, or a folder holding datasets; repeatable (default: every "
-    "dataset under ./output and under DIR/datasets of the cache directory, for the release "
+    "dataset under ./output and under datasets/ in the cache directory, for the release "
     "of each target installed in this environment when there is a dataset of it).",
 )
 @click.option(
     "--release",
     metavar="NAME==VERSION",
     help="Search this published release alone (e.g. vllm==0.28.0); the first time, it is "
-    "mined from PyPI with the offline explainer into DIR/datasets of the cache directory.",
+    "mined from PyPI with the offline explainer into datasets/ in the cache directory.",
 )
 @click.option(
     "--json",
