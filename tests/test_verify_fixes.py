@@ -37,3 +37,20 @@ CASES = [
 @pytest.mark.parametrize(("fix", "expected"), CASES)
 def test_fix_changes(fix, expected):
     assert fix_changes(fix, SETTINGS) == expected
+
+
+@pytest.mark.parametrize(
+    ("parsed", "meant", "same"),
+    [
+        ("1", "1", True),
+        ("True", "False", False),  # `--enforce-eager False`: the switch is on
+        ("'auto'", "'auto'", True),
+        ("PoolerConfig(task='embed', dimensions=None)", "{'task': 'embed'}", True),
+        ("PoolerConfig(task=None, dimensions=None)", "{'task': 'embed'}", False),
+        ("KVTransferConfig(kv_role=None)", "{}", True),
+    ],
+)
+def test_a_parsed_value_is_the_one_the_fix_means(parsed, meant, same):
+    from pipeline.verify.run import _same_value
+
+    assert _same_value(parsed, meant) is same

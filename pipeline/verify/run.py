@@ -344,23 +344,36 @@ def _command_check(
     if "rejected" in result:
         return {"fixCommand": "rejected", "fixCommandMessage": result["rejected"][:500]}
     parsed = result.get("parsed", {})
+    judged_flags = [(flag, value) for flag, value in meant if flag in parsed]
+    if not judged_flags:
+        return None  # flags of another of the target's parsers: nothing said of the fix
     differs = [
-        f"{flag} parsed as {parsed.get(flag, 'nothing')}, the fix means {value}"
-        for flag, value in meant
-        if not _same_value(parsed.get(flag), value)
+        f"{flag} parsed as {parsed[flag]}, the fix means {value}"
+        for flag, value in judged_flags
+        if not _same_value(parsed[flag], value)
     ]
     if differs:
         return {"fixCommand": "differs", "fixCommandMessage": "; ".join(differs)[:500]}
     return {"fixCommand": "accepted"}
 
 
-def _same_value(parsed: str | None, meant: str) -> bool:
-    if parsed is None:
-        return False
+def _same_value(parsed: str, meant: str) -> bool:
+    """Whether the parser's value (its repr) is the one the fix means; a JSON flag parsed into
+    a config object holds each key the fix gives (`PoolerConfig(task='embed', ...)`)."""
     try:
         return ast.literal_eval(parsed) == ast.literal_eval(meant)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return parsed == meant or parsed.strip("'\"") == meant.strip("'\"")
+        pass
+    try:
+        wanted = ast.literal_eval(meant)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        wanted = None
+    if isinstance(wanted, dict):
+        return all(
+            f"{key}={value!r}" in parsed or f"{key!r}: {value!r}" in parsed
+            for key, value in wanted.items()
+        )
+    return parsed == meant or parsed.strip("'\"") == meant.strip("'\"")
 
 
 def _earlier_site(
