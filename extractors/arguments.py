@@ -359,6 +359,7 @@ def _flag(
             sets=FieldRef(cls=family[0], field="*"),
             argsClass=args_class,
             eachField=family[1],
+            splat=True,
             line=call.lineno,
         )
     given: dict[str, ast.expr] = {}
@@ -391,6 +392,8 @@ def _flag(
             if isinstance(action, ast.Constant) and isinstance(action.value, str)
             else text("action")
         ),
+        nargs=text("nargs"),
+        splat=any(kw.arg is None for kw in call.keywords),
         type=text("type"),
         default=text("default"),
         choices=choices,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 from collections.abc import Iterator, Mapping
 
 from extractors.classes import config_kind
@@ -260,7 +261,7 @@ def class_facts(node: ast.ClassDef, lines: list[str], qualname: str, rules: Rule
         if name is not None and name != "object":
             bases.append(name)
     enum = class_kind(node, False, rules) == "enum"
-    fields = [] if enum else fields_of(node.body, lines)
+    fields = [] if enum else fields_of(node.body, lines, section_docs(ast.get_docstring(node)))
     return ConfigClass(
         name=node.name,
         qualname=qualname,
@@ -274,8 +275,11 @@ def class_facts(node: ast.ClassDef, lines: list[str], qualname: str, rules: Rule
     )
 
 
-def fields_of(body: list[ast.stmt], lines: list[str]) -> list[ConfigField]:
-    """Each `name: T [= default]` of a class body, with its doc."""
+def fields_of(
+    body: list[ast.stmt], lines: list[str], sections: Mapping[str, str] | None = None
+) -> list[ConfigField]:
+    """Each `name: T [= default]` of a class body, with its doc (`sections`: the class
+    docstring's `Args:`/`Attributes:` entries, the last resort)."""
     fields: list[ConfigField] = []
     for index, stmt in enumerate(body):
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
@@ -288,6 +292,7 @@ def fields_of(body: list[ast.stmt], lines: list[str]) -> list[ConfigField]:
             docstring_after(following)
             or first_sentence(description)
             or trailing_comment(lines, stmt)
+            or (sections or {}).get(stmt.target.id)
         )
         fields.append(
             ConfigField(
@@ -314,12 +319,13 @@ def field_default(value: ast.expr | None, lines: list[str]) -> tuple[str | None,
     keywords = {kw.arg: kw.value for kw in value.keywords if kw.arg is not None}
     init = keywords.get("init")
     takes = not (isinstance(init, ast.Constant) and init.value is False)
-    description = keywords.get("description")
-    text = (
-        description.value
-        if isinstance(description, ast.Constant) and isinstance(description.value, str)
-        else None
-    )
+    description = keywords.get("description", keywords.get("help"))
+    metadata = keywords.get("metadata")
+    if description is None and isinstance(metadata, ast.Dict):  # `metadata={"help": ...}`
+        for key, item in zip(metadata.keys, metadata.values, strict=True):
+            if isinstance(key, ast.Constant) and key.value in ("help", "description", "doc"):
+                description = item
+    text = _literal_text(description)
     default = keywords.get("default", value.args[0] if value.args else None)
     if isinstance(default, ast.Constant) and default.value is Ellipsis:
         default = None  # pydantic's `Field(...)`: required
@@ -331,6 +337,88 @@ def field_default(value: ast.expr | None, lines: list[str]) -> tuple[str | None,
     if factory is not None:
         return f"{segment(lines, factory)}()", takes, text
     return None, takes, text
+
+
+# a docstring section that documents a class's fields, Google and NumPy style
+_SECTIONS = ("args", "arguments", "attributes", "parameters", "params", "fields")
+_GOOGLE_ENTRY = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+_NUMPY_ENTRY = re.compile(r"^(\w+)\s*(?::\s*.*)?$")
+
+
+def section_docs(docstring: str | None) -> dict[str, str]:
+    """The first sentence of each entry of a class docstring's `Args:` / `Attributes:`
+    sections (`name (type): text`, continued on deeper lines), and of NumPy's `Parameters`
+    underlined with dashes (`name : type`, the text indented below)."""
+    if not docstring:
+        return {}
+    found: dict[str, str] = {}
+    rows = docstring.expandtabs().split("\n")
+    index = 0
+    while index < len(rows):
+        head = rows[index].strip().lower()
+        numpy = index + 1 < len(rows) and set(rows[index + 1].strip()) == {"-"}
+        if head.rstrip(":") in _SECTIONS and (head.endswith(":") or numpy):
+            index += 2 if numpy else 1
+            index = _section(rows, index, numpy, found)
+        else:
+            index += 1
+    return found
+
+
+def _section(rows: list[str], index: int, numpy: bool, found: dict[str, str]) -> int:
+    """Read one section's entries into `found`; the row after the section."""
+    base: int | None = None
+    name, text = None, []
+
+    def flush() -> None:
+        if name and text and name not in found:
+            sentence = first_sentence(" ".join(text))
+            if sentence:
+                found[name] = sentence
+
+    while index < len(rows):
+        row = rows[index]
+        if not row.strip():
+            index += 1
+            if (
+                numpy
+                and index < len(rows)
+                and rows[index].strip()
+                and not rows[index][:1].isspace()
+            ):
+                continue
+            continue
+        indent = len(row) - len(row.lstrip())
+        if base is None:
+            base = indent
+        if indent < base or (
+            not numpy
+            and indent == base
+            and row.strip().endswith(":")
+            and row.strip().rstrip(":").lower() in _SECTIONS
+        ):
+            break
+        if indent == base:
+            entry = (_NUMPY_ENTRY if numpy else _GOOGLE_ENTRY).match(row.strip())
+            if entry is None:
+                break
+            flush()
+            name, text = entry[1].lstrip("*"), ([] if numpy else [entry[2]])
+        else:
+            text.append(row.strip())
+        index += 1
+    flush()
+    return index
+
+
+def _literal_text(node: ast.expr | None) -> str | None:
+    """A string literal's text, also split over `+` (a help text written in pieces)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _literal_text(node.left), _literal_text(node.right)
+        return (left or "") + (right or "") or None
+    return None
 
 
 def docstring_after(stmt: ast.stmt | None) -> str | None:

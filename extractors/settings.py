@@ -14,11 +14,14 @@ from collections.abc import Mapping
 
 from extractors.arguments import flags_of
 from extractors.config_classes import module_facts
+from extractors.environment import environment_of
 from extractors.facts import Rules
 from extractors.references import scope_of
 from extractors.settings_model import FileSettings, Outline
 
 DEFAULT_RULES = Rules()
+# a file that may define or read environment variables (the parse decides)
+_ENVIRON = re.compile(r"environ|getenv|env_var|get_\w*_env\b|Env(Bool|Int|Float|Str|Tuple|List)\(")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # as Python numbers lines (not str.splitlines)
 _CLASS_NAME = re.compile(rb"class[ \t]+([A-Za-z_]\w*)")
 # the idioms by which a flag names the config field it sets (extractors/arguments.py)
@@ -31,6 +34,16 @@ def links_flags(data: bytes) -> bool:
     return b"add_argument" in data and _LINKS.search(data) is not None
 
 
+# a parser class whose parse_args splits `--config.key` at its dots (vLLM's)
+_DOTTED = re.compile(rb"\bdef parse_args\b[\s\S]*?\.split\(\s*[\"']\.[\"']\s*\)")
+
+
+def reads_dotted_keys(data: bytes) -> bool:
+    """Whether a file's ArgumentParser subclass reads dotted keys (`--speculative-config.method
+    ngram`): it defines parse_args and splits an argument at its dots (a byte scan)."""
+    return b"ArgumentParser)" in data and _DOTTED.search(data) is not None
+
+
 def outline_of(data: bytes) -> Outline:
     """The outline of a file's bytes (it may say yes wrongly; the parse decides)."""
     names: dict[str, None] = {}
@@ -39,7 +52,12 @@ def outline_of(data: bytes) -> Outline:
         line_start = data.rfind(b"\n", 0, start) + 1
         if data[line_start:start].strip(b" \t") == b"":  # `class` opens its line
             names.setdefault(match[1].decode("ascii"), None)
-    return Outline(classes=list(names), parser=b"add_argument" in data, links=links_flags(data))
+    return Outline(
+        classes=list(names),
+        parser=b"add_argument" in data,
+        links=links_flags(data),
+        dotted=reads_dotted_keys(data),
+    )
 
 
 def file_settings(
@@ -57,11 +75,13 @@ def file_settings(
     lines = _LINE_BREAK.split(source)
     imports, aliases, constants, texts, classes = module_facts(tree, lines, rules)
     flags = flags_of(tree, lines, texts) if "add_argument" in source else []
+    environ = environment_of(tree, lines) if _ENVIRON.search(source) else []
     return FileSettings(
         imports=imports,
         aliases=aliases,
         constants=constants,
         classes=classes,
         flags=flags,
+        environ=environ,
         scopes={name: scope_of(node) for name, node in sorted((validators or {}).items())},
     )

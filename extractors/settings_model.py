@@ -12,7 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 # Bumped whenever a change here or in the modules below can change the facts of an
 # unchanged file; the per-blob settings cache is keyed by it.
 # 3: configuration classes are those of the Rules (extractors/classes.py config_kind).
-SETTINGS_VERSION = "3"
+# 4: flags keep nargs and whether a splat gives their keywords; outlines say whether a
+# parser reads dotted keys; environment variables, request and model-config fields.
+SETTINGS_VERSION = "4"
 
 # why a class counts: its decorator, its base, or only that it has annotated attributes
 ClassKind = Literal["dataclass", "config", "pydantic", "enum", "annotated", "plain"]
@@ -90,6 +92,10 @@ class Flag(_Fact):
     options: list[str]  # `--gpu-memory-utilization`, `--device-memory-utilization`, `-q`, ...
     dest: str
     action: str | None = None
+    nargs: str | None = None  # source text
+    # its keywords come (also) from a `**kwargs` splat: what it takes is decided elsewhere
+    # (vLLM's get_kwargs gives a bool field BooleanOptionalAction)
+    splat: bool = False
     type: str | None = None  # source text
     default: str | None = None  # source text
     choices: list[str] | None = None  # a literal list of values
@@ -134,6 +140,15 @@ class FunctionScope(_Fact):
     bindings: dict[str, Binding] = Field(default_factory=dict)
 
 
+class EnvVar(_Fact):
+    """An environment variable a module defines or reads (extractors/environment.py)."""
+
+    name: str
+    type: str | None = None  # source text of its annotation, or what its reader says
+    default: str | None = None  # source text
+    doc: str | None = None  # first sentence of the comment above it
+
+
 class FileSettings(_Fact):
     """Everything one file says about settings (nothing about where it lives: the same
     text at two paths has the same facts)."""
@@ -143,6 +158,7 @@ class FileSettings(_Fact):
     constants: dict[str, list[str]] = Field(default_factory=dict)  # `CHOICES = ["a", "b"]`
     classes: list[ConfigClass] = Field(default_factory=list)
     flags: list[Flag] = Field(default_factory=list)
+    environ: list[EnvVar] = Field(default_factory=list)  # the environment variables it defines
     # the validators' scopes by qualname, when the site pass had their trees at hand
     scopes: dict[str, FunctionScope] = Field(default_factory=dict)
 
@@ -155,6 +171,9 @@ class Outline(_Fact):
     parser: bool = False
     # its flags name the field they set (`default=C.x`, `**kwargs["x"]`): read them early
     links: bool = False
+    # it subclasses ArgumentParser and its parse_args reads `--config.key value` (dotted keys
+    # of a JSON-config flag, vLLM's FlexibleArgumentParser)
+    dotted: bool = False
 
 
 # --- first sentences ----------------------------------------------------------------------

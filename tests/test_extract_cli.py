@@ -40,6 +40,7 @@ def _setting(field: str, type_: str, default: str) -> dict:
         "choices": None,
         "doc": None,
         "flags": [],
+        "surface": "code",
     }
 
 

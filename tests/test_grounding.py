@@ -103,6 +103,11 @@ def test_negated_boolean_flag_is_grounded_by_its_positive_form():
     assert (
         RepoGrounding(Repository()).check(explanation(solutions=["Pass --no-spec-tokens."])) == []
     )
+    assert flag_needles("--speculative-config.method") == (
+        "--speculative-config.method",
+        "--speculative-config",
+        "speculative_config",
+    )
     assert flag_needles("--no-spec-tokens") == (
         "--no-spec-tokens",
         "no_spec_tokens",
@@ -132,6 +137,18 @@ def test_flags_found_as_written_need_no_second_lookup():
     assert repository.calls == [["--kernel-backend"]]
 
 
+def test_an_environment_variable_a_fix_sets_must_occur_in_the_repository():
+    grounding = RepoGrounding(Repository('os.environ.get("VLLM_USE_RING", "0")'))
+    found = explanation(
+        solutions=["Run `export VLLM_USE_RING=1` first.", "Run `export VLLM_NO_SUCH=1` first."],
+        triggerScenarios="x",
+        exampleFix="# before\nserve\n# after\nVLLM_USE_RING=1 serve",
+    )
+    assert [v for v in grounding.check(found) if "environment" in v] == [
+        "solutions[1]: environment variable VLLM_NO_SUCH does not occur in the repository"
+    ]
+
+
 def test_syntax_error_is_none_for_valid_code():
     assert syntax_error("x = 1\n") is None
     assert syntax_error("x = (") == "'(' was never closed (line 1)"
@@ -145,3 +162,40 @@ def test_prefetch_looks_up_many_explanations_and_texts_at_once():
         "solutions[0]: flag --foo-bar does not occur in the repository"
     ]
     assert repository.calls == [["--foo-bar", "--kernel-backend"], ["foo_bar"]]
+
+
+def test_a_dotted_key_needs_its_flag_and_its_key_in_the_repository():
+    grounding = RepoGrounding(Repository('add_argument("--spec-config")\nmethod: str = "ngram"'))
+    found = explanation(
+        triggerScenarios="x",
+        solutions=["Pass `--spec-config.method ngram`.", "Pass `--spec-config.nothing 1`."],
+        exampleFix="# before\nserve\n# after\nserve",
+    )
+    assert [v for v in grounding.check(found) if "spec-config" in v] == [
+        "solutions[1]: flag --spec-config.nothing does not occur in the repository"
+    ]
+
+
+def test_a_switch_given_a_value_is_a_violation():
+    from pipeline.dataset.models import Setting
+
+    switch = Setting(
+        expr="self.enforce_eager",
+        cls="ModelConfig",
+        field="enforce_eager",
+        type="bool",
+        default="False",
+        choices=None,
+        doc=None,
+        flags=["--enforce-eager"],
+        action="store_true",
+    )
+    grounding = RepoGrounding(Repository("--enforce-eager --kernel-backend"))
+    found = explanation(
+        triggerScenarios="x",
+        solutions=["Pass `--enforce-eager true`."],
+        exampleFix="# before\nserve\n# after\nserve --enforce-eager",
+    )
+    assert grounding.check(found, [switch]) == [
+        "solutions[0]: --enforce-eager takes no value, but is given true"
+    ]

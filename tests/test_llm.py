@@ -327,18 +327,22 @@ def test_the_prompt_gives_the_settings_read_and_allows_their_flags(fake_llm):
             "choices": None,
             "doc": "Maximum number of sequences per iteration.",
             "flags": ["--max-num-seqs"],
+            "surface": "flag",
         }
     ]
     assert facts["command"] == "vllm serve MODEL"
-    assert "(the\nflags of the `settings` facts are allowed)" in request.system
-    assert "Give a flag that has\n`choices` only one of those values." in request.system
+    assert "(the flags and fields of the\n`settings` facts are allowed)" in request.system
+    assert "Give a setting that has `choices` only\none of those values." in request.system
+    assert "- `env`: an environment variable named `field`: write `export NAME=value`." in (
+        request.system
+    )
 
 
 def test_the_command_is_part_of_the_prompt_version():
     plain = LLMExplainer("m", None, "k", 1)
     with_command = LLMExplainer("m", None, "k", 1, command="vllm serve MODEL")
-    assert plain.prompt_version == "explain-v2"
-    assert with_command.prompt_version == "explain-v2; command: vllm serve MODEL"
+    assert plain.prompt_version == "explain-v3"
+    assert with_command.prompt_version == "explain-v3; command: vllm serve MODEL"
 
 
 def test_a_site_without_settings_sends_no_settings_facts():

@@ -12,6 +12,8 @@ import pytest
 from pipeline.dataset.models import Explanation, Setting, Site, github_url
 from pipeline.explainers.grounding import RepoGrounding, choice_violations
 from pipeline.explainers.offline import explain_site
+from pipeline.explainers.offline.conditions import parse_guards
+from pipeline.explainers.offline.settings import holds_with
 from pipeline.mine.extract import extract_source
 from tests.settings_fixture import make_settings_repo
 
@@ -28,6 +30,7 @@ def setting(
     flags: list[str] | None = None,
     expr: str | None = None,
     doc: str | None = None,
+    action: str | None = None,
 ) -> Setting:
     return Setting(
         expr=expr or f"self.{field}",
@@ -38,6 +41,7 @@ def setting(
         choices=choices,
         doc=doc,
         flags=flags if flags is not None else [f"--{field.replace('_', '-')}"],
+        action=action,
     )
 
 
@@ -105,8 +109,57 @@ ROLE_CARRIER = setting(
     default="None",
 )
 
+# flags that take no value (the action their add_argument call gives)
+OVERWRITE = setting("overwrite", type_=None, expr="args.overwrite", action="store_true")
+TOGGLE = setting(
+    "enable_chunked_prefill", type_="bool", default="True", action="BooleanOptionalAction"
+)
+NO_CACHE = setting(
+    "cache", type_=None, expr="args.cache", flags=["--no-cache"], action="store_false"
+)
+
 # (case, guard, settings, message, first solution, example fix (before, after))
 WHAT_TO_TYPE = [
+    (
+        "a store_true switch is passed, never given a value",
+        "not args.overwrite",
+        [OVERWRITE],
+        "rejected",
+        "Pass `--overwrite`.",
+        ("# (without --overwrite)", "--overwrite"),
+    ),
+    (
+        "a store_true switch that must be off is left out",
+        "args.overwrite",
+        [OVERWRITE],
+        "rejected",
+        "Leave out `--overwrite`.",
+        ("--overwrite", "# (without --overwrite)"),
+    ),
+    (
+        "a switch tested against None is passed",
+        "args.overwrite is None",
+        [OVERWRITE],
+        "rejected",
+        "Pass `--overwrite`.",
+        ("# (without --overwrite)", "--overwrite"),
+    ),
+    (
+        "a BooleanOptionalAction turned off by its --no- form",
+        "self.enable_chunked_prefill",
+        [TOGGLE],
+        "rejected",
+        "Pass `--no-enable-chunked-prefill` (default True).",
+        ("--enable-chunked-prefill", "--no-enable-chunked-prefill"),
+    ),
+    (
+        "a store_false flag turns its field off when passed",
+        "args.cache",
+        [NO_CACHE],
+        "rejected",
+        "Pass `--no-cache`.",
+        ("# (without --no-cache)", "--no-cache"),
+    ),
     (
         "another accepted value than the failing one, the default last",
         'self.mamba_cache_mode == "all"',
@@ -266,7 +319,8 @@ FIXTURE_FIXES = [
         "vllm serve MODEL",
         [
             "Pass `--mamba-cache-mode align` (accepted: none, all, align; default none).",
-            "Leave out `--enable-prefix-caching` (default False).",
+            # a BooleanOptionalAction (the splat of a bool field): --no-x turns it off
+            "Pass `--no-enable-prefix-caching` (default False).",
         ],
         "# before\nvllm serve MODEL --enable-prefix-caching --mamba-cache-mode all\n"
         "# after\nvllm serve MODEL --enable-prefix-caching --mamba-cache-mode align",
@@ -397,3 +451,33 @@ CHOICE_CHECKS = [
 )
 def test_grounding_warns_of_a_value_outside_the_choices(case, answer, violations):
     assert choice_violations(answer, [MODE]) == violations
+
+
+# (guard, a value the subject takes, whether the guard still holds then)
+HOLDS_WITH = [
+    ('self.mode == "no_buffer"', "no_buffer", True),
+    ('self.mode == "no_buffer"', "extra_buffer", False),
+    ('self.mode != "auto"', "auto", False),
+    ('self.mode in ("a", "b")', "b", True),
+    ('self.mode not in ("a", "b")', "c", True),
+    ("self.mode == Mode.NO_BUFFER", "no_buffer", True),  # a member by its name
+    ("self.block_size <= 0", "0", True),
+    ("self.block_size <= 0", "1", False),
+    ("self.enable_x", "True", True),
+    ("not self.enable_x", "True", False),
+    ("self.mode == other.mode", "a", None),  # the code does not tell
+]
+
+
+@pytest.mark.parametrize(("guard", "value", "holds"), HOLDS_WITH)
+def test_a_value_is_tested_on_the_guard_itself(guard, value, holds):
+    (condition,) = parse_guards([guard])
+    assert holds_with(condition, value) is holds
+
+
+def test_the_failing_value_the_message_names_is_never_proposed():
+    explanation = explain_site(
+        site('self.mamba_cache_mode == "all"', [MODE], "use --mamba-cache-mode all instead")
+    )
+    assert "`--mamba-cache-mode all`" not in " ".join(explanation.solutions)
+    assert explanation.solutions[0].startswith("Pass `--mamba-cache-mode align`")

@@ -159,6 +159,46 @@ FIELD_FORMS = [
         """,
         ("str | None", "None", [], None, True),
     ),
+    (
+        "the help of a dataclass field's metadata (accelerate, transformers)",
+        """
+        @dataclass
+        class C:
+            num_machines: int = field(default=1, metadata={"help": "How many machines. Or one."})
+        """,
+        ("int", "1", [], "How many machines.", True),
+    ),
+    (
+        "the class docstring's Args: entry (lmdeploy)",
+        """
+        @dataclass
+        class C:
+            \"\"\"The engine.
+
+            Args:
+                quant_policy (int): The quantization policy. 0 means none,
+                    4 means kv int4.
+            \"\"\"
+            quant_policy: int = 0
+        """,
+        ("int", "0", [], "The quantization policy.", True),
+    ),
+    (
+        "the class docstring's NumPy Parameters (diffusers)",
+        """
+        @dataclass
+        class C:
+            \"\"\"The pipeline.
+
+            Parameters
+            ----------
+            num_steps : int
+                How many denoising steps to run.
+            \"\"\"
+            num_steps: int = 50
+        """,
+        ("int", "50", [], "How many denoising steps to run.", True),
+    ),
 ]
 
 

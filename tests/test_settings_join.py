@@ -23,9 +23,9 @@ from pipeline.mine.settings.modules import ModuleIndex
 from tests.settings_fixture import make_settings_repo
 
 
-def resolve_tree(files: dict[str, str], site_file: str) -> list[list[tuple]]:
+def resolve_tree(files: dict[str, str], site_file: str, full: bool = False) -> list[list]:
     """The settings of every site of `site_file`, joined over `files` (loaded on demand, as
-    the pipeline loads them), each as (expr, class, field, flags)."""
+    the pipeline loads them), each as (expr, class, field, flags), or whole with `full`."""
     texts = {path: textwrap.dedent(text) for path, text in files.items()}
     outlines = {path: outline_of(text.encode()) for path, text in texts.items()}
     loaded = {}
@@ -40,6 +40,8 @@ def resolve_tree(files: dict[str, str], site_file: str) -> list[list[tuple]]:
     found = resolve_rounds(
         [(site_file, s) for s in extraction.sites], outlines, ModuleIndex(texts), loaded.get, load
     )
+    if full:
+        return found
     return [[(s.expr, s.cls, s.field, s.flags) for s in settings] for settings in found]
 
 
@@ -439,6 +441,47 @@ FLAG_LINKS = [
             ]
         ],
     ),
+    (
+        "a parser that reads dotted keys: the field by its own dotted flag",
+        {
+            "pkg/engine.py": """
+            from dataclasses import dataclass
+
+            @dataclass
+            class KVTransferConfig:
+                kv_role: str | None = None
+
+                def __post_init__(self):
+                    if self.kv_role == "none":
+                        raise ValueError("kv_role none is not a role")
+
+            @dataclass
+            class EngineConfig:
+                kv_transfer_config: KVTransferConfig | None = None
+
+                @staticmethod
+                def add_cli_args(parser):
+                    kwargs = get_kwargs(EngineConfig)
+                    parser.add_argument("--kv-transfer-config", **kwargs["kv_transfer_config"])
+        """,
+            "pkg/argparse_utils.py": """
+            from argparse import ArgumentParser
+
+            class FlexibleArgumentParser(ArgumentParser):
+                def parse_args(self, args=None, namespace=None):
+                    for arg in args or []:
+                        key, *keys = arg.split(".")
+                    return super().parse_args(args, namespace)
+        """,
+        },
+        "pkg/engine.py",
+        [
+            [
+                ("self.kv_role", "KVTransferConfig", "kv_role", ["--kv-transfer-config.kv_role"]),
+                ("self", "EngineConfig", "kv_transfer_config", ["--kv-transfer-config"]),
+            ]
+        ],
+    ),
 ]
 
 
@@ -533,6 +576,7 @@ def test_setting_facts_come_from_field_and_flag():
             "choices": ["triton", "flashinfer"],
             "doc": "Choose the kernels.",
             "flags": ["--attention-backend"],
+            "surface": "flag",
         },
         # a default taken from another class's field is that field's default
         {
@@ -544,6 +588,7 @@ def test_setting_facts_come_from_field_and_flag():
             "choices": None,
             "doc": None,
             "flags": [],
+            "surface": "code",
         },
     ]
 
@@ -657,7 +702,7 @@ def test_module_index_knows_files_under_a_source_root():
 # --- the fixture repository, end to end --------------------------------------------------------
 
 
-def _s(expr, cls, field, type_, default, choices, doc, flags):
+def _s(expr, cls, field, type_, default, choices, doc, flags, **extra):
     return {
         "expr": expr,
         "class": cls,
@@ -667,6 +712,8 @@ def _s(expr, cls, field, type_, default, choices, doc, flags):
         "choices": choices,
         "doc": doc,
         "flags": flags,
+        "surface": "flag" if flags else "code",
+        **extra,
     }
 
 
@@ -690,6 +737,7 @@ PREFIX = _s(
     None,
     "Whether to enable prefix caching.",
     ["--enable-prefix-caching"],
+    action="BooleanOptionalAction",  # a splat of a bool field: `--x` and `--no-x`
 )
 TP = (
     "tp_size",
@@ -733,6 +781,7 @@ FIXTURE_SETTINGS = {
             None,
             None,
             ["--enable-prefix-caching"],
+            action="BooleanOptionalAction",
         ),
     ],
     ("engine/config/cache.py", 29): [
@@ -827,7 +876,10 @@ FIXTURE_SETTINGS = {
             [],
         ),
     ],
-    ("server/server_args.py", 21): [_s(f"self.{DP[0]}", *DP[1:]), _s(f"self.{TP[0]}", *TP[1:])],
+    ("server/server_args.py", 21): [
+        _s(f"self.{DP[0]}", *DP[1:], action="store_true"),
+        _s(f"self.{TP[0]}", *TP[1:]),
+    ],
     ("server/server_args.py", 25): [
         _s(
             "self.disaggregation_mode",
@@ -850,7 +902,10 @@ FIXTURE_SETTINGS = {
             ["--attention-backend"],
         ),
     ],
-    ("server/server_args.py", 68): [_s(f"args.{TP[0]}", *TP[1:]), _s(f"args.{DP[0]}", *DP[1:])],
+    ("server/server_args.py", 68): [
+        _s(f"args.{TP[0]}", *TP[1:]),
+        _s(f"args.{DP[0]}", *DP[1:], action="store_true"),
+    ],
 }
 
 
@@ -932,10 +987,50 @@ def test_index_lines_carry_settings_and_an_older_index_still_loads(
         "# after\nengine serve MODEL --enable-prefix-caching --mamba-cache-mode align"
     )
     manifest = json.loads((root / "manifest.json").read_text())
-    assert manifest["llm"]["promptVersion"] == "offline-4; command: engine serve MODEL"
+    assert manifest["llm"]["promptVersion"] == "offline-5; command: engine serve MODEL"
     # a dataset written before settings existed: its index lines have none
     older = "".join(
         json.dumps({k: v for k, v in line.items() if k != "settings"}) + "\n" for line in lines
     )
     (root / "index.jsonl").write_text(older)
     assert all(entry.settings == [] for entry in load_dataset(root).entries)
+
+
+def test_flags_no_idiom_links_are_linked_by_the_fields_name():
+    files = {
+        "pkg/messages.py": """
+        from dataclasses import dataclass
+
+        @dataclass
+        class EngineConfig:
+            quant_policy: int = 0
+            dflash_block_size: int = 16
+
+            def __post_init__(self):
+                if self.quant_policy not in (0, 4, 8):
+                    raise ValueError("bad policy")
+                if self.dflash_block_size < 1:
+                    raise ValueError("bad block size")
+        """,
+        "pkg/cli.py": """
+        class ArgumentHelper:
+            @staticmethod
+            def quant_policy(parser):
+                parser.add_argument("--quant-policy", type=int, default=0)
+
+            @staticmethod
+            def dflash(parser):
+                parser.add_argument("--speculative-dflash-block-size", type=int, default=16)
+        """,
+    }
+    assert resolve_tree(files, "pkg/messages.py") == [
+        [("self.quant_policy", "EngineConfig", "quant_policy", ["--quant-policy"])],
+        [
+            (
+                "self.dflash_block_size",
+                "EngineConfig",
+                "dflash_block_size",
+                ["--speculative-dflash-block-size"],
+            )
+        ],
+    ]

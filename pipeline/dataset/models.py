@@ -7,7 +7,15 @@ from datetime import UTC, datetime
 from typing import Annotated, ClassVar, Literal
 from urllib.parse import quote
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from extractors.facts import MessageStatus, RaiseSite, ValidatorKind
 from pipeline.dataset.jsonl import json_text
@@ -76,6 +84,15 @@ def github_url(repo: str, sha: str, file_path: str, start: int, end: int) -> str
     return f"https://github.com/{repo}/blob/{ref}/{path}#L{start}-L{end}"
 
 
+Surface = Literal["flag", "env", "request", "model-config", "code", "internal"]
+SWITCH_ACTIONS = frozenset(
+    {"store_true", "store_false", "store_const", "count", "BooleanOptionalAction"}
+)
+
+
+SURFACE_EXTRAS = frozenset({"action", "nargs", "via", "reason"})  # written only when set
+
+
 class Setting(BaseModel):
     """A setting a site's guards or message read, resolved through the repository's config
     classes and parsers (pipeline/mine/settings/): the field, what it accepts, its default,
@@ -98,6 +115,35 @@ class Setting(BaseModel):
     choices: list[str] | None  # the values it accepts, when the code lists them all
     doc: str | None
     flags: list[str]  # option strings, the primary one first
+    # where a user changes it (pipeline/mine/settings/surfaces.py): `flag` (a command-line
+    # flag), `env` (an environment variable, `field` its name), `request` (a field of a
+    # request body or of SamplingParams), `model-config` (a key of the model's config.json,
+    # `field` the key), `code` (a constructor or function argument), `internal` (no
+    # setting reaches it: `reason` says why)
+    surface: Surface = "flag"
+    action: str | None = None  # the flag's argparse action (store_true, BooleanOptionalAction)
+    nargs: str | None = None  # the flag's nargs, as written
+    # a model-config key's override flag (`--hf-overrides`); a request field's
+    # offline-Python name when it differs from the JSON one
+    via: str | None = None
+    reason: str | None = None  # an internal check: why no setting reaches it
+
+    # what an index written before surfaces lacks (load_dataset accepts it without them)
+    added_fields: ClassVar[frozenset[str]] = frozenset({"surface", *SURFACE_EXTRAS})
+
+    @model_serializer(mode="wrap")
+    def _without_empty_extras(self, handler: SerializerFunctionWrapHandler):  # noqa: ANN202
+        """What only some surfaces have is written only when it is there."""
+        data = handler(self)
+        return {k: v for k, v in data.items() if v is not None or k not in SURFACE_EXTRAS}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _surface_of_old_entries(cls, data: object) -> object:
+        """A setting written before surfaces: a flag when it has one, else a constructor's."""
+        if isinstance(data, dict) and "surface" not in data:
+            return {**data, "surface": "flag" if data.get("flags") else "code"}
+        return data
 
 
 class Site(BaseModel):

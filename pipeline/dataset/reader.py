@@ -20,14 +20,14 @@ from pipeline.dataset.folders import (  # noqa: F401 (re-exported: what readers 
     read_regular,
 )
 from pipeline.dataset.jsonl import jsonl_lines
-from pipeline.dataset.layout import index_path, manifest_path, records_dir, verification_path
+from pipeline.dataset.layout import index_path, manifest_path, records_dir
 from pipeline.dataset.manifest import Manifest
 from pipeline.dataset.models import (
     Envelope,
     ErrorRecord,
     IndexEntry,
 )
-from pipeline.dataset.verification import Verification
+from pipeline.dataset.verification import load_verification  # noqa: F401 (re-exported)
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -195,22 +195,3 @@ def _load(root: Path) -> Dataset:
             f"found {len(records)} records"
         )
     return Dataset(root=root, manifest=manifest, entries=entries, records=records)
-
-
-def load_verification(root: Path) -> dict[str, Verification]:
-    """The `verification.jsonl` of the dataset in `root` by record id ({} when it has none);
-    DatasetError on a line that is not a Verification."""
-    path = verification_path(root)
-    try:
-        text = read_regular(path)
-    except FileNotFoundError:
-        return {}
-    except NotRegularFile as exc:
-        raise DatasetError(f"{path}: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"{path}: cannot read: {exc}") from None
-    found: dict[str, Verification] = {}
-    for number, line in enumerate(jsonl_lines(text), start=1):
-        verification = _parse(Verification, line, f"{path}:{number}")
-        found[verification.id] = verification
-    return found

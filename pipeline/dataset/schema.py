@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from pydantic import BaseModel
 
@@ -15,6 +16,7 @@ from pipeline.dataset.models import (
     Envelope,
     ErrorRecord,
     IndexEntry,
+    Setting,
 )
 from pipeline.dataset.verification import Verification
 
@@ -37,22 +39,27 @@ _PATTERNS = {
 }
 
 
-def _tighten(node: object, added: frozenset[str] = frozenset()) -> None:
+def _tighten(node: object, added: Mapping[str, frozenset[str]]) -> None:
     """Every property is required (files spell out every field, as `load_dataset` demands)
-    but those added since datasets were first written, and the checked string formats carry
-    their pattern."""
+    but those added since datasets were first written (`added`, by the model's title), and
+    the checked string formats carry their pattern."""
     if isinstance(node, dict):
         properties = node.get("properties")
         if isinstance(properties, dict):
-            node["required"] = [name for name in properties if name not in added]
+            later = added.get(str(node.get("title")), frozenset())
+            node["required"] = [name for name in properties if name not in later]
             for name, prop in properties.items():
                 if name in _PATTERNS and prop.get("type") == "string":
                     prop["pattern"] = _PATTERNS[name]
         for value in node.values():
-            _tighten(value)
+            _tighten(value, added)
     elif isinstance(node, list):
         for value in node:
-            _tighten(value)
+            _tighten(value, added)
+
+
+# the models nested in the dataset files whose fields came later
+_NESTED: tuple[type[BaseModel], ...] = (Setting,)
 
 
 def json_schema(kind: str = "record") -> str:
@@ -62,5 +69,9 @@ def json_schema(kind: str = "record") -> str:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         **SCHEMA_MODELS[kind].model_json_schema(mode="serialization"),
     }
-    _tighten(schema, getattr(SCHEMA_MODELS[kind], "added_fields", frozenset()))
+    added = {
+        model.__name__: getattr(model, "added_fields", frozenset())
+        for model in (SCHEMA_MODELS[kind], *_NESTED)
+    }
+    _tighten(schema, added)
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"

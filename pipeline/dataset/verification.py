@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pipeline.dataset.folders import DatasetError, NotRegularFile, read_regular
+from pipeline.dataset.jsonl import jsonl_lines
+from pipeline.dataset.layout import verification_path
 from pipeline.dataset.models import LineNumber, RecordId
 
 Outcome = Literal[
@@ -68,3 +72,27 @@ class VerificationSummary(BaseModel):
     byFixCommand: dict[str, int] = Field(default_factory=dict)  # the fixes' command lines
     parser: str | None = None  # the parser builder the command lines were parsed with
     seconds: float = 0.0
+
+
+def load_verification(root: Path) -> dict[str, Verification]:
+    """The `verification.jsonl` of the dataset in `root` by record id ({} when it has none);
+    DatasetError on a line that is not a Verification (read strictly, as every dataset file)."""
+    path = verification_path(root)
+    try:
+        text = read_regular(path)
+    except FileNotFoundError:
+        return {}
+    except NotRegularFile as exc:
+        raise DatasetError(f"{path}: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{path}: cannot read: {exc}") from None
+    found: dict[str, Verification] = {}
+    for number, line in enumerate(jsonl_lines(text), start=1):
+        try:
+            verification = Verification.model_validate_json(line, strict=True)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+            raise DatasetError(f"{path}:{number}: {where}: {first['msg']}") from None
+        found[verification.id] = verification
+    return found

@@ -10,20 +10,25 @@ import tokenize
 
 # A flag starts with a letter after `--` and is not glued to a word or another dash
 # (so `a--b` and `---` are not flags); dots allow `--kernel_config.enable_jit_warmup`.
-_NAME = r"--[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+|\.[a-z_][a-z0-9_]*)*"
-FLAG = re.compile(r"(?<![\w-])" + _NAME)
+FLAG_NAME = r"--[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+|\.[a-z_][a-z0-9_]*)*"
+FLAG = re.compile(r"(?<![\w-])" + FLAG_NAME)
+# a value after a flag: a dot inside it (`torch.float16`) but not one that glues on the next
+# sentence (`no_buffer.To use`, two literals concatenated without a space)
+VALUE = r"[A-Za-z0-9_](?:[A-Za-z0-9_:/-]|\.(?![A-Z][a-z])(?=[A-Za-z0-9_]))*"
 
 # `pass --mamba-cache-mode align`, `requires --mamba-backend triton`, `--dtype=half`: a value
 # the message itself asks for. Only values after a directive word (or `=`) count, so that
 # `--use-x requires ...` is not read as `--use-x` with the value `requires`.
 _DIRECTIVE_VALUE = re.compile(
-    r"(?i:\b(?:pass|passing|use|using|set|setting|specify|try|requires?|with)\s+`?)"
-    rf"({_NAME})[ =]([A-Za-z0-9_][A-Za-z0-9_.:/-]*)"
+    # (not `using` / `with` alone: "when using --x a" says what fails)
+    r"(?i:\b(?:pass|passing|use|set|setting|specify|try|requires?|try\s+using|consider\s+using|"
+    r"run\s+with|launch\s+with|start\s+with)\s+`?)"
+    rf"({FLAG_NAME})[ =]({VALUE})"
     # `requires --mamba-backend triton or flashinfer`: the alternative counts too
     # (only when it ends the clause: `--device=cpu, or drop it` offers no second value)
     r"(?:\s+or\s+([A-Za-z0-9_][A-Za-z0-9_:/-]*(?:\.[A-Za-z0-9_]+)*)(?=[.,;:)`'\"]|\s*$))?"
 )
-_EQUALS_VALUE = re.compile(rf"(?<![\w-])({_NAME})=([A-Za-z0-9_][A-Za-z0-9_.:/-]*)")
+_EQUALS_VALUE = re.compile(rf"(?<![\w-])({FLAG_NAME})=({VALUE})")
 # Words that follow a flag in prose and are never its value.
 _NOT_VALUES = frozenset(
     "a an and are as at be but by for if in is it must not of on only or the to when "
@@ -67,7 +72,7 @@ def flag_values(text: str) -> dict[str, list[str]]:
 
 
 # `--kv-cache-dtype fp8`, `--dtype=half`: a flag and the value written after it
-_PAIR = re.compile(rf"(?<![\w-])({_NAME})(?:=| +)([A-Za-z0-9_][A-Za-z0-9_.:/|+-]*)")
+_PAIR = re.compile(rf"(?<![\w-])({FLAG_NAME})(?:=| +)([A-Za-z0-9_][A-Za-z0-9_.:/|+-]*)")
 
 
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")

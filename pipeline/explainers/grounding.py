@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from pipeline.dataset.models import Explanation, Setting
+from pipeline.dataset.models import SWITCH_ACTIONS, Explanation, Setting
 from pipeline.explainers.base import Grounding
 from pipeline.explainers.flags import find_flags, flag_pairs, snake_name
 
@@ -39,12 +40,25 @@ def syntax_error(code: str) -> str | None:
 
 def flag_needles(flag: str) -> tuple[str, ...]:
     """The strings whose presence in the repository grounds a flag: the flag itself or its
-    snake_case name; `--no-x` is also grounded by `x` (argparse's negated booleans)."""
+    snake_case name; `--no-x` is also grounded by `x` (argparse's negated booleans), and a
+    dotted key of a JSON-config flag (`--speculative-config.method`) by its flag."""
+    if "." in flag:
+        head = flag.split(".", 1)[0]
+        return (flag, *flag_needles(head))
     needles = [flag, snake_name(flag)]
     if flag.startswith("--no-") and len(flag) > len("--no-"):
         positive = "--" + flag[len("--no-") :]
         needles += [positive, snake_name(positive)]
     return tuple(needles)
+
+
+# `export NAME=value`, or `NAME=value` in front of a command: a variable a fix sets
+_EXPORT = re.compile(r"(?:\bexport\s+|^|(?<=[`\n]))([A-Z][A-Z0-9]*_[A-Z0-9_]+)=", re.MULTILINE)
+
+
+def exported(text: str) -> list[str]:
+    """The environment variables a text tells to set, each once."""
+    return list(dict.fromkeys(_EXPORT.findall(text)))
 
 
 def choice_violations(explanation: Explanation, settings: Sequence[Setting]) -> list[str]:
@@ -72,6 +86,22 @@ def choice_violations(explanation: Explanation, settings: Sequence[Setting]) -> 
     return violations
 
 
+def switch_violations(explanation: Explanation, settings: Sequence[Setting]) -> list[str]:
+    """Where the explanation gives a value to a flag that takes none (`--enforce-eager true`
+    for a `store_true` flag)."""
+    switches = {f for s in settings if s.action in SWITCH_ACTIONS for f in s.flags}
+    if not switches:
+        return []
+    violations = []
+    for field, text in text_fields(explanation):
+        if field in CODE_FIELDS:
+            continue
+        for flag, value in flag_pairs(text, command=field == "exampleFix"):
+            if flag in switches:
+                violations.append(f"{field}: {flag} takes no value, but is given {value}")
+    return violations
+
+
 class RepoGrounding(Grounding):
     """Grounds explanations in one repository at one commit, given a lookup that tells which
     strings occur in any of its files (`Snapshot.contains`); each string is looked up once.
@@ -94,11 +124,18 @@ class RepoGrounding(Grounding):
         return {n for n in needles if self._known[n]}
 
     def _grounded(self, flags: set[str]) -> set[str]:
-        """Which of these flags occur in the repository under one of their names."""
+        """Which of these flags occur in the repository under one of their names; a dotted
+        key (`--speculative-config.method`) when its flag does and its key is a name there."""
         found = self._occurring(flags)
         others = {n for flag in flags - found for n in flag_needles(flag)[1:]}
-        found_others = self._occurring(others)
-        return found | {f for f in flags - found if found_others & set(flag_needles(f))}
+        keys = {f.rsplit(".", 1)[1] for f in flags - found if "." in f}
+        found_others = self._occurring(others | keys)
+        return found | {
+            f
+            for f in flags - found
+            if found_others & set(flag_needles(f)[1:])
+            and ("." not in f or f.rsplit(".", 1)[1] in found_others)
+        }
 
     def prefetch(self, items: Iterable[Explanation | str]) -> None:
         """Look up in one call every flag these explanations (or texts) mention, so that the
@@ -111,8 +148,9 @@ class RepoGrounding(Grounding):
         self._grounded({flag for text in texts for flag in find_flags(text)})
 
     def check(self, explanation: Explanation, settings: Sequence[Setting] = ()) -> list[str]:
-        """Violations: code that does not parse, a flag the repository lacks, a flag paired
-        with a value outside the choices of the site's `settings`."""
+        """Violations: code that does not parse, a flag or an exported environment variable
+        the repository lacks, a flag paired with a value outside the choices of the site's
+        `settings`, a value given to a switch."""
         violations: list[str] = []
         for name in CODE_FIELDS:
             code = getattr(explanation, name)
@@ -126,4 +164,17 @@ class RepoGrounding(Grounding):
         for field, flag in mentions:
             if flag not in grounded:
                 violations.append(f"{field}: flag {flag} does not occur in the repository")
-        return violations + choice_violations(explanation, settings)
+        variables = [
+            (field, name) for field, text in text_fields(explanation) for name in exported(text)
+        ]
+        known = self._occurring({name for _, name in variables})
+        for field, name in variables:
+            if name not in known:
+                violations.append(
+                    f"{field}: environment variable {name} does not occur in the repository"
+                )
+        return (
+            violations
+            + choice_violations(explanation, settings)
+            + switch_violations(explanation, settings)
+        )

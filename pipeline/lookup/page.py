@@ -11,7 +11,8 @@ from extractors.patterns import shown_message
 from pipeline.console import one_line
 from pipeline.console import printable as console_printable
 from pipeline.dataset.models import Envelope, IndexEntry
-from pipeline.dataset.reader import load_verification
+from pipeline.dataset.verification import load_verification
+from pipeline.lookup.filled import filled_fix, filled_solutions, pasted_values
 from pipeline.lookup.match import Lookup, Match
 from pipeline.lookup.past import record_past
 from pipeline.site.pages import (
@@ -49,6 +50,9 @@ def format_candidates(found: Lookup) -> str:
     return "\n".join(lines) + "\n"
 
 
+_NEAREST = 5  # records listed when none matches
+
+
 def format_lookup(found: Lookup) -> str:
     """The best record as a readable page, preceded by how it matched."""
     head = _notes(found)
@@ -65,7 +69,18 @@ def format_lookup(found: Lookup) -> str:
             + "\n"
         )
     best = found.matches[0]
-    if best.kind == "approximate":
+    if best.kind == "approximate" and best.doubt is None:
+        # only similar words: a few lines, no page of a record that is not this one
+        head.append("No record matches this message. The nearest records (text similarity):")
+        for match in found.matches[:_NEAREST]:
+            head.append(
+                f"  {match.score:.2f}  {_first_line(match.entry.errorMessage)}  "
+                f"({match.entry.filePath}:{match.entry.lineNumber})"
+            )
+        head.append("Paste the whole message (the traceback's last line) to match it; --all lists")
+        head.append("every candidate, --json gives the nearest records whole.")
+        return "\n".join(head) + "\n"
+    if best.kind == "approximate":  # a match on weak evidence (`doubt`): its page, said so
         head.append(
             "No record matches this message exactly. The closest records (approximate, "
             "by text similarity):"
@@ -256,13 +271,15 @@ def format_page(
         )
     )
     sections.append((SETTINGS_HEADING, _settings_text(entry)))
+    found = pasted_values(entry.settings, values or [])  # the paste's values in the fixes
+    solutions = filled_solutions(record.solutions, found)
     sections.append(
         (
             "Solutions",
-            "\n".join(f"{n}. {text}" for n, text in enumerate(record.solutions, start=1)),
+            "\n".join(f"{n}. {text}" for n, text in enumerate(solutions, start=1)),
         )
     )
-    sections.append(("Example fix", record.exampleFix))
+    sections.append(("Example fix", filled_fix(record.exampleFix, found)))
     sections.append(
         (
             "View on GitHub",

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 
 from extractors.patterns import shown_message
 from pipeline.console import printable
-from pipeline.dataset.models import SHA40_RE, ErrorRecord, IndexEntry
-from pipeline.dataset.verification import Verification
+from pipeline.dataset.models import SHA40_RE, ErrorRecord, IndexEntry, Setting
 
 if TYPE_CHECKING:  # an annotation only: explain shows pages without the manifest model
     from pipeline.dataset.manifest import Manifest
+    from pipeline.dataset.verification import Verification
 
 
 def inert_page(text: str) -> str:
@@ -101,15 +101,27 @@ class SettingRow:
         return self.flags, self.field, self.type, self.default, self.accepted
 
 
+def where_set(setting: Setting) -> str:
+    """Where a user sets it, in a few words: its flags, `env VLLM_X`, `request body`,
+    `config.json (--hf-overrides)`; empty for a constructor's argument."""
+    if setting.surface == "env":
+        return f"env {setting.field}"
+    if setting.surface == "request":
+        return "request body"
+    if setting.surface == "model-config":
+        return f"config.json ({setting.via})" if setting.via else "config.json"
+    return ", ".join(setting.flags)
+
+
 def settings_involved(entry: IndexEntry) -> list[SettingRow]:
     """The settings of a record, each field once, in the order the site reads them."""
     rows: dict[tuple[str | None, str], SettingRow] = {}
     for setting in entry.settings:
         key = (setting.cls, setting.field)
-        if key in rows:
+        if key in rows or setting.surface == "internal":
             continue
         rows[key] = SettingRow(
-            flags=", ".join(setting.flags),
+            flags=where_set(setting),
             field=f"{setting.cls}.{setting.field}" if setting.cls else setting.field,
             type=setting.type or "",
             default=setting.default or "",

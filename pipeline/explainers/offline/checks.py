@@ -24,6 +24,7 @@ from pipeline.explainers.offline.conditions import (
     is_isinstance,
 )
 from pipeline.explainers.offline.settings import (
+    holds_with,
     is_bool,
     passing_values,
     primary_flag,
@@ -48,6 +49,8 @@ class FunctionFacts:
     params: frozenset[str]  # parameters only
     flags: tuple[str, ...]  # `--flags` in its string literals
     aliases: tuple[tuple[str, str], ...] = ()  # a field validator's value parameter -> field
+    # its `for` headers as the guards write them (`x in xs`, by ast.dump): no fix changes one
+    loops: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,7 @@ def _read_source(qualname: str, source: str) -> FunctionFacts:
     variables: set[str] = set()
     params: set[str] = set()
     aliases: dict[str, str] = {}
+    loops: set[str] = set()
     try:
         tree = ast.parse(textwrap.dedent(source))
     except (SyntaxError, ValueError):
@@ -117,6 +121,11 @@ def _read_source(qualname: str, source: str) -> FunctionFacts:
             n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         }
         variables = params | stored
+        loops = {
+            _without_ctx(ast.Compare(left=n.target, ops=[ast.In()], comparators=[n.iter]))
+            for n in ast.walk(func)
+            if isinstance(n, ast.For | ast.AsyncFor | ast.comprehension)
+        }
     return FunctionFacts(
         owner=owner,
         name=parts[-1],
@@ -125,6 +134,7 @@ def _read_source(qualname: str, source: str) -> FunctionFacts:
         params=frozenset(params - set(RECEIVERS)),
         flags=flags,
         aliases=tuple(aliases.items()),
+        loops=frozenset(loops),
     )
 
 
@@ -157,6 +167,8 @@ def check_of(
     )
     if setting is not None:
         wanted, offending = passing_values(condition, setting, wanted, offending)
+    if wanted is not None and holds_with(condition, wanted):
+        wanted = None  # the value in the failing test is never the fix
     subject = condition.subject
     config_names = {*RECEIVERS, *dict(function.aliases)}
     if subject is not None:
@@ -228,6 +240,9 @@ def _snake(name: str) -> str:
 def constant(node: ast.expr) -> object:
     if isinstance(node, ast.Constant) and not isinstance(node.value, bool | type(None)):
         return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):  # `-1`
+        inner = constant(node.operand)
+        return -inner if isinstance(inner, int | float) else None
     return None
 
 
@@ -344,6 +359,27 @@ def flag_rename(checks: list[Check]) -> dict[str, str]:
 def is_type_test(check: Check) -> bool:
     """`isinstance(x, T)` as it is, not negated."""
     return is_isinstance(check.condition.node)
+
+
+def _without_ctx(node: ast.AST) -> str:
+    """ast.dump with Load/Store contexts alike (a guard loads what a `for` stores)."""
+    return re.sub(r"ctx=\w+\(\)", "", ast.dump(node))
+
+
+def is_loop_header(check: Check, function: FunctionFacts) -> bool:
+    """`(idx, part) in enumerate(content)`: the function's own `for` header, no fix."""
+    node = check.condition.node
+    return isinstance(node, ast.Compare) and _without_ctx(node) in function.loops
+
+
+def is_temporary(check: Check, function: FunctionFacts) -> bool:
+    """A test of the function's own temporaries only (locals it computes, no parameter, no
+    setting): nothing a user passes, so no fix to name."""
+    if check.settable or check.flag is not None or check.setting is not None:
+        return False
+    names = _value_names(check.condition.node)
+    locals_ = function.variables - function.params
+    return bool(names) and names <= locals_
 
 
 def is_precondition(check: Check, checks: list[Check]) -> bool:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from extractors import ops
 from pipeline.dataset.models import Explanation, Setting, Site
+from pipeline.explainers.advice import Advice
 from pipeline.explainers.base import (
     Explainer,
     ExplainRequest,
@@ -18,6 +19,7 @@ from pipeline.explainers.base import (
     command_prompt_version,
 )
 from pipeline.explainers.flags import find_flags, flag_values
+from pipeline.explainers.offline.advised import advice_fix, advice_solution, checked_advice
 from pipeline.explainers.offline.checks import (
     Check,
     FunctionFacts,
@@ -25,7 +27,9 @@ from pipeline.explainers.offline.checks import (
     check_of,
     flag_rename,
     holes,
+    is_loop_header,
     is_precondition,
+    is_temporary,
     is_type_test,
     longest_fragment,
     ordered_unique,
@@ -55,7 +59,9 @@ from pipeline.explainers.offline.snippets import (
 # Bump whenever the text this module produces changes: it is part of the cache key.
 # 3: the init kind, post_init methods, and the earlier checks that passed (priorChecks).
 # 4: the settings a site reads: their flags, values that pass, commands, and their docs.
-PROMPT_VERSION = "offline-4"
+# 5: switches by their action (never given a value, `--no-x`), dotted keys of JSON-config
+# flags, no value that keeps the failing test true, the surfaces, the message's advice.
+PROMPT_VERSION = "offline-5"
 # What the sites outside validators (kind `none`, the `all` scope) are explained with on top
 # of it: bumped whenever the text said of them changes.
 OUTSIDE_VERSION = "outside-1"
@@ -113,18 +119,31 @@ def explain_site(
         for s in siblings
         if (s.lineNumber, s.errorMessage) != (site.lineNumber, site.errorMessage)
     ]
+    advice = checked_advice(site.errorMessage, checks, site.settings)
+    internal = next((s.reason for s in site.settings if s.surface == "internal"), None)
     fragment = longest_fragment(site.messagePattern)
     flags = ordered_unique([*message_flags, *(c.flag for c in checks if c.flag is not None)])
     return Explanation(
         documentation=_documentation(site, function, checks, others),
         triggerScenarios=_trigger(site, function, checks),
         commonSituations=_situations(site, checks),
-        solutions=_solutions(site, checks, values, parts),
-        exampleFix=example_fix(
-            checks,
-            values,
-            command,
-            [part for check in reversed(checks) for part in parts[id(check)]],
+        solutions=_internal_solutions(site, internal)
+        if internal
+        else _solutions(site, checks, values, function, parts, advice),
+        exampleFix=_internal_fix(internal)
+        if internal
+        else (
+            (
+                advice_fix(advice, command, _failing_fragment(checks, advice))
+                if _adds_to_checks(advice, checks)
+                else None
+            )
+            or example_fix(
+                checks,
+                values,
+                command,
+                [part for check in reversed(checks) for part in parts[id(check)]],
+            )
         ),
         handlingStrategy="fail-fast" if _outside(site) else "validation",
         validationCode=validation_code(site, function, checks, fragment),
@@ -405,25 +424,62 @@ def _disjuncts(
     return found
 
 
+def _internal_solutions(site: Site, reason: str) -> list[str]:
+    """A check no setting reaches: no configuration error, so what to report."""
+    return [
+        f"This is not a configuration error: {reason}.",
+        f"Report it to the project with the full traceback, the command or code that led to "
+        f"it and the versions in use; the check is in {site.qualname} ({site.filePath}, line "
+        f"{site.lineNumber}).",
+    ]
+
+
+def _internal_fix(reason: str) -> str:
+    return (
+        f"# not a configuration error: {reason}\n"
+        "# report it with the traceback and the inputs that led to it"
+    )
+
+
+def _adds_to_checks(advice: list[Advice], checks: list[Check]) -> bool:
+    """The advice names a variable, or a flag that no check's fix would type."""
+    tested = {c.flag for c in checks if c.wanted is not None or c.on_off}
+    return any(a.kind == "env" or a.name not in tested for a in advice)
+
+
+def _failing_fragment(checks: list[Check], advice: list[Advice]) -> str:
+    """The command-line fragment that fails, for a flag the advice names: `--x no_buffer`."""
+    named = {a.name for a in advice if a.kind == "flag"}
+    for check in reversed(checks):
+        if check.flag in named and check.offending is not None:
+            return f"{check.flag} {shell_word(check.offending)}"
+    return ""
+
+
 def _solutions(
     site: Site,
     checks: list[Check],
     values: dict[str, list[str]],
+    function: FunctionFacts,
     parts: dict[int, list[Check]] | None = None,
+    advice: Sequence[Advice] = (),
 ) -> list[str]:
     solutions: list[str] = []
     for check in reversed(checks):  # innermost first: the test that singles out this error
-        if is_precondition(check, checks):
+        if is_precondition(check, checks) or is_loop_header(check, function):
             continue
+        if is_temporary(check, function):
+            continue  # a value the function computes itself: no fix to name
         said = [s for part in (parts or {}).get(id(check), []) if (s := _solution(part))]
         if said:
             solutions += said
         elif (solution := _solution(check)) is not None:
             solutions.append(solution)
-    mapped = {c.flag for c in checks}
+    mapped = {c.flag for c in checks} | {a.name for a in advice}
     for flag, wanted in values.items():
         if flag not in mapped:  # a value the message asks for, for a flag no guard tests
             solutions += [f"Set {flag} {shell_word(v)}, as the message suggests." for v in wanted]
+    solutions = _advice_first(solutions, advice)
     if not solutions:
         flags = find_flags(site.errorMessage)
         if flags:
@@ -439,6 +495,23 @@ def _solutions(
             "your inputs explains it, it may be a bug of the calling code, worth reporting."
         )
     return ordered_unique(solutions)[:_MAX_SOLUTIONS]
+
+
+def _advice_first(solutions: list[str], advice: Sequence[Advice]) -> list[str]:
+    """The message's own advice first: the solution that already says it (with its notes),
+    else the advice in words."""
+    first: list[str] = []
+    for item in advice:
+        typed = item.name if item.value is None else f"{item.name} {shell_word(item.value)}"
+        if item.kind == "env":  # the variable's own solution says it with its default
+            typed = f"export {item.name}={shell_word(item.value or '1')}"
+        said_it = re.compile(rf"(?<![\w-]){re.escape(typed)}(?![\w-])")
+        said = next((s for s in solutions if said_it.search(s)), None)
+        if said is not None:
+            first.append(said)
+        else:
+            first.append(advice_solution(item))
+    return ordered_unique([*first, *solutions])
 
 
 def _prevention(site: Site, checks: list[Check], flags: list[str], others: list[Site]) -> list[str]:

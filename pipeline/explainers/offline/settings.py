@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import ast
 import json
+import operator
 import re
 import shlex
 
 from extractors import ops
 from extractors.syntax.names import dotted_parts
-from pipeline.dataset.models import Setting
+from pipeline.dataset.models import SWITCH_ACTIONS, Setting
 from pipeline.explainers.offline.conditions import Condition, is_none
 
 PLACEHOLDER = "<value>"  # a value the code does not name
+OTHER_SURFACES = ("env", "request", "model-config")  # a setting changed elsewhere than a flag
 _MISSING = object()
 
 
@@ -31,7 +33,7 @@ def settings_of(
     if not names:
         return None, None
     expr = ".".join(names)
-    read = [s for s in settings if s.expr == expr]
+    read = [s for s in settings if s.expr == expr and s.surface != "internal"]
     leaf = next((s for s in read if s.flags), read[0] if read else None)
     if leaf is None:
         return None, None
@@ -80,7 +82,37 @@ def default_text(setting: Setting) -> str | None:
 
 
 def is_bool(setting: Setting) -> bool:
+    """A setting that is on or off: a bool field, or one set by a switch flag."""
+    if setting.action in SWITCH_ACTIONS:
+        return True
     return (setting.type or "").replace(" ", "") in ("bool", "bool|None", "Optional[bool]")
+
+
+def is_switch(setting: Setting) -> bool:
+    """Its flag takes no value (`store_true`, `--x`/`--no-x`, ...): it is never given one."""
+    return setting.action in SWITCH_ACTIONS
+
+
+def negative_flag(setting: Setting) -> str | None:
+    """`--no-x` of a BooleanOptionalAction flag `--x` (argparse adds it)."""
+    flag = primary_flag(setting)
+    if setting.action != "BooleanOptionalAction" or flag is None or not flag.startswith("--"):
+        return None
+    return "--no-" + flag[2:]
+
+
+def switch_fragments(setting: Setting, on: bool) -> tuple[str, str] | None:
+    """(what a command line holds while the setting is `not on`, what it holds once it is
+    `on`) for a switch flag; None for a flag that takes a value."""
+    flag = primary_flag(setting)
+    if flag is None or not is_switch(setting):
+        return None
+    negative = negative_flag(setting)
+    if setting.action == "store_false":  # passing it turns the setting off
+        return ("", flag) if not on else (flag, "")
+    if on:
+        return (negative or ""), flag
+    return flag, (negative or "")
 
 
 def notes(setting: Setting, first: str = "") -> str:
@@ -112,6 +144,9 @@ def passing_values(
         return wanted, offending
     if op is ops.EQ and offending is not None:
         blocked = {offending}
+        number = literal(offending)
+        if not choices and isinstance(number, int | float) and not isinstance(number, bool):
+            return typed(number + 1), offending  # `x == 0`: any other number passes
     elif op is ops.IN and items is not None:
         blocked = set(items)
     elif op is ops.NOT_IN and items is not None:
@@ -129,6 +164,54 @@ def passing_values(
     else:
         candidates = [default] if default not in (None, "None") else []
     return next((c for c in candidates if c not in blocked), None), offending
+
+
+def holds_with(condition: Condition, value: str) -> bool | None:
+    """Whether the condition still holds once its subject is `value` (as a user types it):
+    True means the value cannot be the fix. None when the code does not tell (a test of
+    something else, a right side that is no constant)."""
+    python = literal(value)
+    python = value if python is _MISSING else python
+    switch = condition.switch
+    if switch is not None:
+        return bool(python) == switch[1]
+    compare = condition.compare
+    if compare is None:
+        return None
+    _, op, right = compare
+    items = _literal_node(right)
+    if items is _MISSING:
+        member = dotted_parts(right)  # `Mode.NO_BUFFER`: the member's name stands for it
+        if member is None or len(member) < 2 or not member[-2][:1].isupper():
+            return None
+        items = member[-1]
+
+    def same(a: object, b: object) -> bool:
+        return a == b or (isinstance(a, str) and isinstance(b, str) and a.lower() == b.lower())
+
+    if op is ops.EQ or op is ops.IS:
+        return same(python, items)
+    if op is ops.NE or op is ops.IS_NOT:
+        return not same(python, items)
+    if op in (ops.IN, ops.NOT_IN) and isinstance(items, list | tuple | set | frozenset):
+        inside = any(same(python, item) for item in items)
+        return inside if op is ops.IN else not inside
+    numbers = (int, float)
+    if op.boundary is not None and isinstance(python, numbers) and isinstance(items, numbers):
+        if isinstance(python, bool) or isinstance(items, bool):
+            return None
+        return _ORDER[op.symbol](python, items)
+    return None
+
+
+_ORDER = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+
+def _literal_node(node: ast.expr) -> object:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _MISSING
 
 
 def _values_of_own_type(node: ast.expr, setting: Setting) -> bool:
@@ -177,8 +260,11 @@ def needs(condition: Condition, setting: Setting, wanted: str | None) -> tuple[s
         if compare[1] is ops.IS_NOT:
             return "unset", None
         if compare[1] is ops.IS:
-            return "set", wanted
+            return ("on", None) if is_switch(setting) else ("set", wanted)
     if wanted is not None:
+        if is_switch(setting):  # `x == True`: a switch is turned on or off, never given a value
+            on = literal(wanted)
+            return ("on", None) if on is True else ("off", None) if on is False else ("other", None)
         return "value", wanted
     return "other", None
 
@@ -194,6 +280,12 @@ def solution(
     flag = primary_flag(setting)
     if flag is not None:
         default = literal(setting.default)
+        switched = switch_fragments(setting, what == "on") if what in ("on", "off") else None
+        if switched is not None:
+            before, after = switched
+            if after:
+                return f"Pass `{after}`{about}."
+            return f"Leave out `{before}`{about}."
         if what == "value":
             return f"Pass `{flag} {shell(value)}`{bounded}."
         if what == "unset":
@@ -206,6 +298,9 @@ def solution(
         if what == "set":
             return f"Pass `{flag} {shell(value) if value else PLACEHOLDER}`{about}."
         return f"Give `{flag}` a value that passes the check{about}."
+    elsewhere = surface_solution(setting, what, value, bounded)
+    if elsewhere is not None or setting.surface in OTHER_SURFACES:
+        return elsewhere
     carried = primary_flag(carrier)
     if carried is not None:
         if what == "unset":
@@ -220,6 +315,102 @@ def solution(
         if what == "unset":
             return f"Leave {setting.field} of {setting.cls} unset{about}."
     return None
+
+
+# --- the surfaces other than a flag ---------------------------------------------------------
+
+
+def env_value(setting: Setting, what: str, value: str | None) -> str | None:
+    """What to export for a variable: `1`/`0` for a switch, else the value."""
+    if what in ("on", "off"):
+        return "1" if what == "on" else "0"
+    if what in ("value", "set") and value is not None and value != PLACEHOLDER:
+        python = literal(value)
+        if python is True or python is False:
+            return "1" if python else "0"
+        return str(python) if python is not _MISSING else value
+    return None
+
+
+def _json_value(what: str, value: str | None) -> str | None:
+    python = _python(what, value)
+    return None if python is _MISSING else json.dumps(python)
+
+
+def surface_solution(setting: Setting, what: str, value: str | None, about: str) -> str | None:
+    """The fix in words for an environment variable, a request field, a config.json key."""
+    if setting.surface == "env":
+        if what == "unset":
+            return f"Unset the environment variable: `unset {setting.field}`{about}."
+        exported = env_value(setting, what, value)
+        if exported is None:
+            return f"Give the environment variable {setting.field} a value that passes the check{about}."
+        return f"Run `export {setting.field}={shell(exported)}` before starting{about}."
+    if setting.surface == "request":
+        shown = _json_value(what, value)
+        if what == "unset":
+            return f"Leave `{setting.field}` out of the request body{about}."
+        if shown is None:
+            if what == "set":
+                return f'Send a `"{setting.field}"` in the request body{about}.'
+            return f'Send a `"{setting.field}"` in the request body that passes the check{about}.'
+        python = (
+            f"{setting.cls}({setting.field}={_python_text(what, value)})" if setting.cls else None
+        )
+        offline = f", `{python}` in Python" if python else ""
+        return f'Send `"{setting.field}": {shown}` in the request body{offline}{about}.'
+    if setting.surface == "model-config":
+        shown = _json_value(what, value)
+        body = json.dumps({setting.field: json.loads(shown)}) if shown else None
+        override = f", or pass `{setting.via} {shell(body)}`" if setting.via and body else ""
+        if shown is None:
+            return f"Check `{setting.field}` in the model's config.json{about}."
+        return f'Set `"{setting.field}": {shown}` in the model\'s config.json{override}{about}.'
+    return None
+
+
+def _python_text(what: str, value: str | None) -> str:
+    python = _python(what, value)
+    return json.dumps(python) if isinstance(python, str) else repr(python)
+
+
+def surface_change(
+    setting: Setting, what: str, value: str | None, offending: str | None, command: str | None
+) -> str | None:
+    """Before/after for an environment variable (set in front of the command), a request
+    body, a config.json key (its override flag on the command line)."""
+    base = command or ""
+    if setting.surface == "env":
+        failing = {"on": "0", "off": "1"}.get(what) or offending
+        before = f"{setting.field}={shell(failing)} {base}" if failing else base
+        if what == "unset":
+            after = base
+        else:
+            exported = env_value(setting, what, value)
+            if exported is None:
+                return None
+            after = f"{setting.field}={shell(exported)} {base}"
+        return _before_after(before.strip(), after.strip(), f"# (without {setting.field})")
+    if setting.surface == "request":
+        shown = _json_value(what, value)
+        if shown is None:
+            return None
+        failing = literal(offending)
+        before = json.dumps({setting.field: offending if failing is _MISSING else failing})
+        after = f'{{"{setting.field}": {shown}}}'
+        return f"# before: the request body\n{before}\n# after\n{after}"
+    if setting.surface == "model-config" and setting.via:
+        shown = _json_value(what, value)
+        if shown is None:
+            return None
+        override = shell(json.dumps({setting.field: json.loads(shown)}))
+        after = f"{base} {setting.via} {override}".strip()
+        return _before_after(base, after, "# (the command as run)")
+    return None
+
+
+def _before_after(before: str, after: str, empty: str) -> str:
+    return f"# before\n{before or empty}\n# after\n{after or empty}"
 
 
 def shell(value: str) -> str:
@@ -263,6 +454,9 @@ def command_change(
     what, value = needs(condition, setting, wanted)
     flag = primary_flag(setting)
     if flag is not None:
+        switched = switch_fragments(setting, what == "on") if what in ("on", "off") else None
+        if switched is not None:
+            return switched
         if what == "on":
             return "", flag
         if what == "off":

@@ -33,9 +33,12 @@ from pipeline.explainers.offline.conditions import (
     source_segment,
 )
 from pipeline.explainers.offline.settings import (
+    OTHER_SURFACES,
     command_change,
     constructor_change,
+    needs,
     primary_flag,
+    surface_change,
 )
 
 
@@ -54,6 +57,14 @@ def _cli_change(check: Check, placeholder: bool) -> tuple[str, str] | None:
         return None
     offending = check.offending if check.offending is not None else OTHER_VALUE
     return f"{flag} {shell_word(offending)}", f"{flag} {shell_word(check.wanted)}"
+
+
+def _same_subject(other: Check, check: Check) -> bool:
+    """The check itself, or another test of what it changes (its context would undo it)."""
+    if other is check:
+        return True
+    flag = check.flag or primary_flag(check.carrier)
+    return flag is not None and other.flag == flag
 
 
 def _cli_context(check: Check) -> str | None:
@@ -141,12 +152,20 @@ def example_fix(
     for check in [*candidates, *(alternatives or [])]:  # innermost first
         if check.setting is None:
             continue
+        if check.setting.surface in OTHER_SURFACES:
+            what, value = needs(check.condition, check.setting, check.wanted)
+            fix = surface_change(check.setting, what, value, check.offending, command)
+            if fix is not None:
+                return fix
+            continue
         change = command_change(
             check.condition, check.setting, check.carrier, check.wanted, check.offending
         )
         if change is None:
             continue
-        context = [f for other in checks if other is not check and (f := _cli_context(other))]
+        context = [
+            f for other in checks if not _same_subject(other, check) and (f := _cli_context(other))
+        ]
         before, after = (
             _command_line(command, " ".join(filter(None, [*context, side]))) for side in change
         )
@@ -160,7 +179,11 @@ def example_fix(
             change = _cli_change(check, placeholder)
             if change is None:
                 continue
-            context = [f for other in checks if other is not check and (f := _cli_context(other))]
+            context = [
+                f
+                for other in checks
+                if not _same_subject(other, check) and (f := _cli_context(other))
+            ]
             sides = [
                 _command_line(command, " ".join(filter(None, [*context, side]))) for side in change
             ]

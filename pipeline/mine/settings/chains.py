@@ -6,17 +6,21 @@ order of `RESOLVERS` (the first that claims a chain answers for it):
 
 | resolver | root | walked from |
 |---|---|---|
+| `model_config` | `hf_config`/`hf_text_config` in the chain, a PretrainedConfig's `self` | a config.json key (surfaces.py) |
+| `environment` | a module imported as `envs` (`envs.VLLM_X`) | its environment variables (surfaces.py) |
+| `request_field` | the receiver of SamplingParams or a pydantic `...Request` | a request body field (surfaces.py) |
 | `receiver_chain` | the method's receiver (`self`, a closure's `self`) | the enclosing class |
 | `local_alias` | a local assigned a chain once (`cfg = self.x`) | what it holds, resolved again |
 | `parsed_args` | an unannotated `args` | the flags of the site's own file, by dest |
 | `namespace_param` | a parameter annotated `argparse.Namespace` | the tree's flags, by dest |
 | `annotated_param` | a parameter annotated with a class | that class |
+| `plain_parameter` | a plain parameter (`max_model_len`) | the flag whose dest is its name |
 
 A walk from a class follows annotations field by field (`X | None` unwrapped, `__init__`
 attributes, bases), and one property that returns a chain of `self`; the last attribute
-must be a field a user passes. A new surface (environment variables, request fields, model
-config keys, arguments followed to callers) is a new `Resolver` in the table, not a new
-branch of the walk.
+must be a field a user passes. A new surface is a new `Resolver` in the table, not a new
+branch of the walk. A site whose chains reach nothing may be internal: `internal_reason`
+decides it from its guards (tensors handed in, private state) and says why.
 """
 
 from __future__ import annotations
@@ -31,12 +35,21 @@ from extractors.settings_model import (
     FileSettings,
     FunctionScope,
     Reference,
+    TypeRef,
     first_sentence,
 )
 from pipeline.dataset.models import Setting
-from pipeline.mine.settings.flags import FlagIndex, options_of
+from pipeline.mine.settings.flags import FlagIndex, action_of, options_of
 from pipeline.mine.settings.loaded import Loaded
 from pipeline.mine.settings.names import MAX_DEPTH, ClassSymbol, TreeNames
+from pipeline.mine.settings.surfaces import (
+    environ_reads,
+    environment,
+    internal_reason,
+    is_request,
+    model_config,
+    request_field,
+)
 
 _NAMESPACE = frozenset({"argparse.Namespace", "Namespace"})
 
@@ -49,6 +62,8 @@ class SiteReads:
     qualname: str
     scope: FunctionScope
     references: tuple[Reference, ...]
+    guards: tuple[str, ...] = ()
+    environ: tuple[Setting, ...] = ()  # the variables its guards read themselves
 
     @classmethod
     def of(cls, path: str, site: RaiseSite, facts: FileSettings | None) -> SiteReads:
@@ -60,6 +75,8 @@ class SiteReads:
             site.qualname,
             scope or function_scope(site.functionSource),
             tuple(references(site.guards, site.errorMessage)),
+            tuple(site.guards),
+            tuple(environ_reads(tuple(site.guards))),
         )
 
 
@@ -107,10 +124,14 @@ class ChainWalk:
             return []
         owner, receiver = _receiver(read.path, facts, read.qualname, read.scope)
         where = Where(read.path, owner, receiver, read.scope)
-        found: list[Setting] = []
+        found: list[Setting] = list(read.environ)
         for ref in read.references:
             found += self.resolve(ref, ref.expr, where, 0)
         unique = {(s.expr, s.cls, s.field): s for s in found}
+        if not unique:
+            reason = internal_reason(read.qualname, read.guards, read.references, where)
+            if reason is not None:
+                return [internal_setting(read, reason)]
         return list(unique.values())
 
     def resolve(self, ref: Reference, expr: str, where: Where, depth: int) -> list[Setting]:
@@ -151,12 +172,21 @@ class ChainWalk:
             return found
         item = member.field
         if len(attrs) == 1:
+            if item is None and member.attribute is not None and not attrs[0].startswith("_"):
+                return [self.attribute_setting(expr, member.owner, attrs[0], member.attribute)]
             if item is None or not item.init or item.name.startswith("_"):
                 return []
             found = [self.setting(expr, member.owner, item)]
             carrier = self.flags.carrier(cls)
             if not found[0].flags and carrier is not None:
-                found.append(self.setting(prefix, *carrier))  # the flag the object comes by
+                carried = self.setting(prefix, *carrier)  # the flag the object comes by
+                if self.flags.dotted and carried.flags:
+                    # `--speculative-config.method ngram`: the parser reads dotted keys
+                    dotted = [f"{f}.{item.name}" for f in carried.flags if f.startswith("--")]
+                    found[0] = found[0].model_copy(
+                        update={"flags": dotted, "surface": "flag", "action": None}
+                    )
+                found.append(carried)
             return found
         ref = item.type if item is not None else member.attribute
         nested = self.names.class_of(member.owner.path, ref) if ref is not None else None
@@ -186,6 +216,30 @@ class ChainWalk:
             choices=choices,
             doc=item.doc or next(helps, None),
             flags=options_of(flags),
+            surface="flag" if flags else "request" if is_request(self, cls) else "code",
+            action=action_of(flags, item.type.names),
+            nargs=next((flag.nargs for _, flag in flags if flag.nargs), None),
+        )
+
+    def attribute_setting(self, expr: str, cls: ClassSymbol, name: str, ref: TypeRef) -> Setting:
+        """An attribute `__init__` sets from its parameter of the same name: a constructor
+        argument, with the flags whose dest is that name when the parsers agree on them
+        (SGLang's ModelConfig(quantization=server_args.quantization) and `--quantization`)."""
+        flags = self.flags.by_dest(name)
+        if flags and any(f.options != flags[0][1].options for _, f in flags):
+            flags = []
+        return Setting(
+            expr=expr,
+            cls=cls.facts.name,
+            field=name,
+            type=" | ".join(ref.names) or None,
+            default=None,
+            choices=list(ref.literals) or None,
+            doc=next((first_sentence(f.help) for _, f in flags if f.help), None),
+            flags=options_of(flags),
+            surface="flag" if flags else "request" if is_request(self, cls) else "code",
+            action=action_of(flags, ref.names),
+            nargs=next((f.nargs for _, f in flags if f.nargs), None),
         )
 
     def namespace_setting(
@@ -213,6 +267,9 @@ class ChainWalk:
                 choices=self.flags.choices(flag_path, flag),
                 doc=first_sentence(flag.help),
                 flags=options_of(flags),
+                surface="flag",
+                action=action_of(flags, ()),
+                nargs=flag.nargs,
             )
         ]
 
@@ -291,11 +348,68 @@ def annotated_param(
     return walk.walk(cls, list(ref.attrs), expr, ref.root) if cls is not None else []
 
 
+def internal_setting(read: SiteReads, reason: str) -> Setting:
+    """A site no setting reaches: what it checks, and why that is no setting."""
+    subject = read.references[0].expr if read.references else read.guards[-1]
+    return Setting(
+        expr=subject,
+        cls=None,
+        field=subject,
+        type=None,
+        default=None,
+        choices=None,
+        doc=None,
+        flags=[],
+        surface="internal",
+        reason=reason,
+    )
+
+
+def plain_parameter(
+    walk: ChainWalk, ref: Reference, expr: str, where: Where, depth: int
+) -> list[Setting] | None:
+    """`max_model_len`, a plain parameter of the function: the flag whose dest is its name,
+    when the parsers read so far agree on one (the callers pass the setting down under its
+    own name); nothing else is claimed."""
+    if ref.attrs or ref.root not in where.scope.params or ref.root == where.receiver:
+        return None
+    binding = where.scope.bindings.get(ref.root)
+    if (binding is not None and binding.chain is not None) or "_" not in ref.root:
+        return None  # an alias of a chain (another resolver's), or a one-word name
+    flags = walk.flags.by_dest(ref.root)
+    if not flags or any(f.options != flags[0][1].options for _, f in flags):
+        return None
+    for path, flag in flags:
+        for owner, item in walk.flags.fields(path, flag):
+            return [walk.setting(expr, owner, item)]
+    path, flag = flags[0]
+    return [
+        Setting(
+            expr=expr,
+            cls=None,
+            field=ref.root,
+            type=flag.type,
+            default=flag.default,
+            choices=walk.flags.choices(path, flag),
+            doc=first_sentence(flag.help),
+            flags=options_of(flags),
+            surface="flag",
+            action=action_of(flags, ()),
+            nargs=flag.nargs,
+        )
+    ]
+
+
 # The resolvers, in the order they are asked: the first that claims a chain answers for it.
+# The surfaces other than a flag's come first: each claims only chains of its own kind.
 RESOLVERS: tuple[Resolver, ...] = (
+    model_config,
+    environment,
+    request_field,
     receiver_chain,
     local_alias,
     parsed_args,
     namespace_param,
     annotated_param,
+    plain_parameter,
 )

@@ -8,7 +8,7 @@ class and of its subclasses. A whole config passed as one JSON flag is that flag
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 from extractors.settings_model import ConfigField, Flag, Outline
 from pipeline.mine.settings.loaded import Loaded
@@ -35,6 +35,8 @@ class FlagIndex:
         self._by_field: dict[tuple[str, str, str], list[Located]] = {}
         self._by_dest: dict[str, list[Located]] = {}
         self._families: list[tuple[str, Flag, ClassSymbol]] = []
+        # flags no idiom links, by dest: lmdeploy's parsers name no class at all
+        self._unlinked: dict[str, list[Located]] = {}
         for path in sorted(p for p, outline in outlines.items() if outline.parser):
             facts = loaded.peek(path)
             if facts is None:
@@ -46,9 +48,14 @@ class FlagIndex:
                         self._families.append((path, flag, family))
                     continue
                 self._by_dest.setdefault(flag.dest, []).append((path, flag))
-                for key in self._flag_fields(path, flag):
+                linked = self._flag_fields(path, flag)
+                for key in linked:
                     self._by_field.setdefault(key, []).append((path, flag))
+                if not linked and "_" in flag.dest:
+                    self._unlinked.setdefault(flag.dest, []).append((path, flag))
         self._carriers = self._index_carriers()
+        # the tree's parser reads `--config.key value` for its JSON-config flags
+        self.dotted = any(outline.dotted for outline in outlines.values())
 
     def _flag_fields(self, path: str, flag: Flag) -> list[tuple[str, str, str]]:
         """The fields a flag sets: the one its idiom names, and the parser's args class's
@@ -74,7 +81,23 @@ class FlagIndex:
         for path, flag, family in self._families:
             if family.key == cls.key or family.key in self.names.ancestors(cls):
                 found.append((path, _field_flag(flag, name)))
-        return found
+        return found or self._by_name(name)
+
+    def _by_name(self, name: str) -> list[Located]:
+        """The one unlinked flag a field's name leads to: its dest is the name (two words at
+        least: `quant_policy`), or the name after one word (`--speculative-dflash-block-size`
+        sets `dflash_block_size`). None when several disagree."""
+        found = list(self._unlinked.get(name, []))
+        if not found and "_" in name:
+            found = [
+                item
+                for dest, items in self._unlinked.items()
+                if dest.endswith("_" + name) and "_" not in dest[: -len(name) - 1]
+                for item in items
+            ]
+        if found and all(f.options == found[0][1].options for _, f in found):
+            return found
+        return []
 
     def family_fields(self, dest: str) -> list[tuple[ClassSymbol, ConfigField, str, Flag]]:
         """The fields named `dest` of the classes a family loop flags."""
@@ -85,6 +108,10 @@ class FlagIndex:
                 if member is not None and member.field is not None:
                     found.append((member.owner, member.field, path, flag))
         return found
+
+    def by_dest(self, dest: str) -> list[Located]:
+        """The flags of the parsers loaded so far whose dest is `dest` (nothing more loaded)."""
+        return list(self._by_dest.get(dest, []))
 
     def flags_by_dest(self, dest: str, path: str, same_file: bool = False) -> list[Located]:
         """The flags a parsed Namespace's `dest` comes from: those of the site's own file,
@@ -143,6 +170,19 @@ class FlagIndex:
             if carried is not None:
                 carriers.setdefault(carried.key, []).append((symbol, member.field))
         return carriers
+
+
+def action_of(flags: list[Located], field_types: Sequence[str]) -> str | None:
+    """The argparse action of a setting's flags, its last dotted name (`store_true`,
+    `BooleanOptionalAction`); a bool field whose flag takes its keywords from a splat and
+    writes no action of its own is a BooleanOptionalAction (vLLM's get_kwargs makes it so:
+    `--x` and `--no-x`)."""
+    for _, flag in flags:
+        if flag.action:
+            return flag.action.rsplit(".", 1)[-1].strip("\"'")
+    if flags and list(field_types) == ["bool"] and all(f.splat for _, f in flags):
+        return "BooleanOptionalAction"
+    return None
 
 
 def options_of(flags: list[Located]) -> list[str]:

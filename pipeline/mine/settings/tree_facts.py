@@ -5,8 +5,8 @@ hands in (the extract's worker pool, which is still up).
 
 Every `.py` file gets an outline (class names, whether it builds a parser and whether its
 flags name their fields: a byte scan), so the join knows the tree's class names without
-parsing; full facts are made for the files with sites, the parsers whose flags name their
-fields, and the files the join reaches from them.
+parsing; full facts are made for the files with sites, the parsers (a flag that no idiom
+links is found by its field's name), and the files the join reaches from them.
 """
 
 from __future__ import annotations
@@ -64,13 +64,13 @@ class TreeFacts:
 
     def note(self, blob: str, data: bytes) -> bool:
         """A blob read for the site pass: its outline, if not known yet. True when its facts
-        are wanted though it may have no site to find: a parser whose flags name their
-        fields, not analysed before (the join starts from those)."""
+        are wanted though it may have no site to find: a parser not analysed before (the
+        join starts from every parser)."""
         if blob not in self._outlines and blob in self._blobs:
             self._outlines[blob] = outline_of(data)
             self._new[blob] = (self._outlines[blob], self._facts.get(blob))
         outline = self._outlines.get(blob)
-        return outline is not None and outline.links and blob not in self._facts
+        return outline is not None and outline.parser and blob not in self._facts
 
     def settings_of(
         self,
@@ -90,7 +90,10 @@ class TreeFacts:
             for path, blob in self.blob_of.items()
             if blob in self._outlines
         }
-        self._load({path for path, _ in sites} | {p for p, o in outlines.items() if o.links}, maker)
+        # every parser: a flag no idiom links is found by its field's name (lmdeploy's)
+        self._load(
+            {path for path, _ in sites} | {p for p, o in outlines.items() if o.parser}, maker
+        )
         join = SettingsJoin(
             sites,
             outlines,

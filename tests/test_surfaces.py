@@ -1,0 +1,356 @@
+"""The surfaces a setting lives on besides a flag: environment variables, request fields,
+model config keys, and the sites no setting reaches (pipeline/mine/settings/surfaces.py)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from extractors.environment import environment_of
+from extractors.settings_model import EnvVar
+from pipeline.explainers.offline import explain_site
+from tests.test_offline_settings import site
+from tests.test_settings_join import resolve_tree
+
+# module source -> the variables it defines
+ENVIRONMENT = [
+    (
+        """
+        if TYPE_CHECKING:
+            VLLM_ALLOW_LONG_MAX_MODEL_LEN: bool = False
+            PATH: str = ""
+
+        environment_variables = {
+            # If set, allows a max_model_len longer than the model's. Set it to 1.
+            "VLLM_ALLOW_LONG_MAX_MODEL_LEN": lambda: os.environ.get(
+                "VLLM_ALLOW_LONG_MAX_MODEL_LEN", "0"
+            ) in ("1", "true"),
+        }
+        """,
+        [
+            EnvVar(
+                name="VLLM_ALLOW_LONG_MAX_MODEL_LEN",
+                type="bool",
+                default="False",
+                doc="If set, allows a max_model_len longer than the model's.",
+            )
+        ],
+    ),
+    (
+        """
+        class Envs:
+            # Overlap Spec V2
+            SGLANG_ENABLE_SPEC_V2 = EnvBool(False)
+            SGLANG_LOG_MS = EnvInt(-1)
+            not_a_variable = EnvBool(True)
+        """,
+        [
+            EnvVar(
+                name="SGLANG_ENABLE_SPEC_V2", type="bool", default="False", doc="Overlap Spec V2"
+            ),
+            EnvVar(name="SGLANG_LOG_MS", type="int", default="-1"),
+        ],
+    ),
+    (
+        """
+        USE_RING = get_bool_env_var("SGLANG_USE_RING", "false")
+        PORT = os.environ["ENGINE_PORT"]
+        HOME = os.getenv("HOME")
+        """,
+        [
+            EnvVar(name="ENGINE_PORT"),
+            EnvVar(name="SGLANG_USE_RING", type="bool", default='"false"'),
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "variables"), ENVIRONMENT)
+def test_environment_of(source, variables):
+    text = textwrap.dedent(source)
+    assert environment_of(ast.parse(text), text.split("\n")) == variables
+
+
+ENVS = """
+    if TYPE_CHECKING:
+        VLLM_ALLOW_LONG_MAX_MODEL_LEN: bool = False
+
+    environment_variables = {
+        # Allows a max_model_len longer than the model's.
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN": lambda: os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "0"),
+    }
+"""
+PARSER = """
+    def add_cli_args(parser):
+        parser.add_argument("--hf-overrides", type=json.loads, default=None)
+"""
+
+# (case, files, the site's file, its settings as (expr, surface, field, via))
+SURFACES = [
+    (
+        "envs.X of the module that defines it",
+        {
+            "pkg/envs.py": ENVS,
+            "pkg/model.py": """
+            from dataclasses import dataclass
+            import pkg.envs as envs
+
+            @dataclass
+            class ModelConfig:
+                def __post_init__(self):
+                    if not envs.VLLM_ALLOW_LONG_MAX_MODEL_LEN:
+                        raise ValueError("too long")
+            """,
+        },
+        "pkg/model.py",
+        [("envs.VLLM_ALLOW_LONG_MAX_MODEL_LEN", "env", "VLLM_ALLOW_LONG_MAX_MODEL_LEN", None)],
+    ),
+    (
+        "a variable the guard reads itself",
+        {
+            "pkg/model.py": """
+            import os
+
+            def check_ring(size):
+                if os.environ.get("ENGINE_USE_RING", "0") == "1" and size > 4:
+                    raise ValueError("ring too big")
+            """,
+        },
+        "pkg/model.py",
+        [("ENGINE_USE_RING", "env", "ENGINE_USE_RING", None)],
+    ),
+    (
+        "a key of the model's config.json, with the override flag",
+        {
+            "pkg/cli.py": PARSER,
+            "pkg/model.py": """
+            from dataclasses import dataclass
+
+            @dataclass
+            class ModelConfig:
+                def __post_init__(self):
+                    if self.hf_text_config.sliding_window is None:
+                        raise ValueError("no window")
+            """,
+        },
+        "pkg/model.py",
+        [
+            (
+                "self.hf_text_config.sliding_window",
+                "model-config",
+                "sliding_window",
+                "--hf-overrides",
+            )
+        ],
+    ),
+    (
+        "an attribute of a PretrainedConfig subclass",
+        {
+            "pkg/configs.py": """
+            from transformers import PretrainedConfig
+
+            class MyModelConfig(PretrainedConfig):
+                def __init__(self, num_hidden_layers: int = 2, **kwargs):
+                    self.num_hidden_layers = num_hidden_layers
+                    if self.num_hidden_layers < 1:
+                        raise ValueError("need a layer")
+            """,
+        },
+        "pkg/configs.py",
+        [("self.num_hidden_layers", "model-config", "num_hidden_layers", None)],
+    ),
+    (
+        "a field of SamplingParams: the request body",
+        {
+            "pkg/sampling.py": """
+            from dataclasses import dataclass
+
+            @dataclass
+            class SamplingParams:
+                top_k: int = 0
+
+                def __post_init__(self):
+                    if self.top_k < -1:
+                        raise ValueError("top_k must be -1 or more")
+            """,
+        },
+        "pkg/sampling.py",
+        [("self.top_k", "request", "top_k", None)],
+    ),
+    (
+        "a check of tensors handed in: internal",
+        {
+            "pkg/ops.py": """
+            def _validate_inputs(query, key):
+                if query.shape[0] != key.shape[0]:
+                    raise ValueError("query and key differ")
+            """,
+        },
+        "pkg/ops.py",
+        [("query.shape", "internal", "query.shape", None)],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "files", "site_file", "expected"), SURFACES, ids=[c[0] for c in SURFACES]
+)
+def test_surface(case, files, site_file, expected):
+    (found,) = resolve_tree(files, site_file, full=True)
+    assert [(s.expr, s.surface, s.field, s.via) for s in found] == expected
+
+
+def test_an_internal_site_says_why_and_what_to_report():
+    (found,) = resolve_tree(
+        {
+            "pkg/ops.py": """
+            def _validate_inputs(query, key):
+                if query.shape[0] != key.shape[0]:
+                    raise ValueError("query and key differ")
+            """
+        },
+        "pkg/ops.py",
+        full=True,
+    )
+    assert found[0].reason == (
+        "it checks the shapes or types of the tensors and values passed to _validate_inputs, "
+        "which the calling code builds; no setting reaches them"
+    )
+    explanation = explain_site(site("query.shape[0] != key.shape[0]", found))
+    assert explanation.solutions[0] == f"This is not a configuration error: {found[0].reason}."
+    assert explanation.exampleFix.startswith("# not a configuration error: it checks")
+
+
+# (guard, the setting, first solution, example fix)
+FIXES = [
+    (
+        "not envs.VLLM_ALLOW_LONG_MAX_MODEL_LEN",
+        dict(surface="env", field="VLLM_ALLOW_LONG_MAX_MODEL_LEN", type="bool", default="False"),
+        "Run `export VLLM_ALLOW_LONG_MAX_MODEL_LEN=1` before starting (default False).",
+        "# before\nVLLM_ALLOW_LONG_MAX_MODEL_LEN=0 vllm serve MODEL\n"
+        "# after\nVLLM_ALLOW_LONG_MAX_MODEL_LEN=1 vllm serve MODEL",
+    ),
+    (
+        "self.top_k < -1",
+        dict(surface="request", field="top_k", cls="SamplingParams", type="int", default="0"),
+        'Send `"top_k": -1` in the request body, `SamplingParams(top_k=-1)` in Python (or any '
+        "value at least -1; default 0).",
+        '# before: the request body\n{"top_k": -2}\n# after\n{"top_k": -1}',
+    ),
+    (
+        "not self.model",
+        dict(surface="request", field="model", cls="ChatCompletionRequest", type="str"),
+        'Send a `"model"` in the request body.',
+        None,
+    ),
+    (
+        "self.hf_text_config.sliding_window is None",
+        dict(surface="model-config", field="sliding_window", via="--hf-overrides"),
+        "Check `sliding_window` in the model's config.json.",
+        None,
+    ),
+    (
+        'self.hf_config.model_type == "llama"',
+        dict(surface="model-config", field="model_type", via="--hf-overrides"),
+        "Check `model_type` in the model's config.json.",  # no value the code names
+        None,
+    ),
+    (
+        "self.hf_config.num_layers > 8",
+        dict(surface="model-config", field="num_layers", via="--hf-overrides"),
+        'Set `"num_layers": 8` in the model\'s config.json, or pass `--hf-overrides '
+        "'{\"num_layers\": 8}'` (or any value at most 8).",
+        "# before\nvllm serve MODEL\n# after\nvllm serve MODEL --hf-overrides '{\"num_layers\": 8}'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("guard", "fields", "solution", "fix"), FIXES)
+def test_a_setting_elsewhere_than_a_flag_says_what_to_change(guard, fields, solution, fix):
+    from pipeline.dataset.models import Setting
+
+    expr = guard.removeprefix("not ").split(" ")[0]
+    setting = Setting(
+        **{
+            "expr": expr,
+            "cls": None,
+            "type": None,
+            "default": None,
+            "choices": None,
+            "doc": None,
+            "flags": [],
+            **fields,
+        }
+    )
+    explanation = explain_site(site(guard, [setting]), (), "vllm serve MODEL")
+    if solution is not None:
+        assert explanation.solutions[0] == solution
+    if fix is not None:
+        assert explanation.exampleFix == fix
+
+
+def test_pages_say_where_a_setting_is_set():
+    from pipeline.dataset.models import Setting
+    from pipeline.site.pages import where_set
+
+    def made(**fields):
+        base = dict(expr="x", cls=None, field="f", type=None, default=None, choices=None)
+        return Setting(**{**base, "doc": None, "flags": [], **fields})
+
+    assert where_set(made(flags=["--max-model-len"])) == "--max-model-len"
+    assert where_set(made(surface="env", field="VLLM_X")) == "env VLLM_X"
+    assert where_set(made(surface="request", field="top_k")) == "request body"
+    assert where_set(made(surface="model-config", via="--hf-overrides")) == (
+        "config.json (--hf-overrides)"
+    )
+
+
+def test_an_attribute_init_sets_is_a_constructor_argument_with_the_flag_of_its_name():
+    files = {
+        "pkg/server_args.py": """
+        from dataclasses import dataclass
+
+        @dataclass
+        class ServerArgs:
+            quantization: str | None = None
+
+            @staticmethod
+            def add_cli_args(parser):
+                parser.add_argument("--quantization", default=ServerArgs.quantization)
+        """,
+        "pkg/model_config.py": """
+        class ModelConfig:
+            def __init__(self, quantization: str | None = None, seed: int = 0):
+                self.quantization = quantization
+                self.seed = seed
+
+            def _verify_quantization(self):
+                if self.quantization == "fp4" or self.seed < 0:
+                    raise ValueError("no fp4")
+        """,
+    }
+    (found,) = resolve_tree(files, "pkg/model_config.py", full=True)
+    assert [(s.expr, s.cls, s.field, s.flags, s.surface) for s in found] == [
+        ("self.quantization", "ModelConfig", "quantization", ["--quantization"], "flag"),
+        ("self.seed", "ModelConfig", "seed", [], "code"),
+    ]
+
+
+def test_a_plain_parameter_named_as_a_flags_dest_is_that_flag():
+    files = {
+        "pkg/cli.py": """
+        def add_cli_args(parser):
+            parser.add_argument("--max-model-len", type=int, default=None, help="Context length.")
+        """,
+        "pkg/limits.py": """
+        def _verify_max_len(max_model_len, derived_max_model_len, block):
+            if max_model_len > derived_max_model_len or block < 1:
+                raise ValueError("too long")
+        """,
+    }
+    (found,) = resolve_tree(files, "pkg/limits.py", full=True)
+    assert [(s.expr, s.field, s.flags, s.doc) for s in found] == [
+        ("max_model_len", "max_model_len", ["--max-model-len"], "Context length.")
+    ]
