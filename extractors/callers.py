@@ -15,13 +15,18 @@ keywords by name; `*args`, `**kwargs` and anything else are left out.
 from __future__ import annotations
 
 import ast
+import bisect
+import itertools
+import re
 from collections.abc import Iterator
 
-from extractors.references import scope_of
-from extractors.settings_model import Caller, FunctionScope, Reference
+from extractors.config_classes import type_ref
+from extractors.references import NAMESPACE_PARAM
+from extractors.settings_model import Binding, Caller, FunctionScope, Reference
 from extractors.syntax.names import dotted_parts, last_name
 
-MAX_CALLERS = 8  # per validator: the first ones in the file's order
+MAX_CALLERS = 8
+_RAISE = re.compile(r"\braise\b")  # per validator: the first ones in the file's order
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -89,46 +94,102 @@ def _target(
     return params, 0
 
 
-def callers_of(tree: ast.Module) -> dict[str, list[Caller]]:
-    """The callers in the file (at most MAX_CALLERS each, in the file's order) of each of its
-    functions that raises, with what they pass. Every such function, not only the site pass's
-    validators: the facts are the same whether or not a memo spared that pass."""
+def _calls_on(node: _Function, wanted: list[int]) -> Iterator[ast.Call]:
+    """The calls in a function that sit on one of the `wanted` lines (sorted), walking only
+    the nodes whose lines hold one."""
+    stack: list[ast.AST] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, ast.Call):
+            yield current
+        for child in ast.iter_child_nodes(current):
+            first = getattr(child, "lineno", None)
+            if first is not None:
+                index = bisect.bisect_left(wanted, first)
+                if index == len(wanted) or wanted[index] > child.end_lineno:  # type: ignore[attr-defined]
+                    continue
+            stack.append(child)
+
+
+def callers_of(
+    tree: ast.Module, lines: list[str], raising: set[str] | None = None
+) -> dict[str, list[Caller]]:
+    """The callers in the file (at most MAX_CALLERS each, in the file's order) of each of
+    its validators (`raising`: their qualnames, when the site pass knows them; else every
+    function whose text raises), and of the functions that call one, with what they pass;
+    `lines`: the file's text by line. For a validator, and a function calling one, the
+    entries are the same either way, so a memo that spared the site pass changes nothing.
+    The text says on which lines the calls sit, and only the nodes there are walked."""
     functions = list(_functions(tree))
-    calls: dict[str, list[ast.Call]] = {}
-    raising: dict[str, tuple[list[str], bool]] = {}
-    for qualname, _, node in functions:
-        found = calls.setdefault(qualname, [])
-        for inner in ast.walk(node):
-            if isinstance(inner, ast.Call):
-                found.append(inner)
-            elif isinstance(inner, ast.Raise) and qualname not in raising:
-                raising[qualname] = _params(node)
+    if raising is None:
+        raising = {
+            q
+            for q, _, n in functions
+            if _RAISE.search("\n".join(lines[n.lineno - 1 : n.end_lineno]))
+        }
+    nodes = {q: (cls, n) for q, cls, n in functions}
+    raising = {q for q in raising if q in nodes and not q.rsplit(".", 1)[-1].startswith("__")}
     if not raising:
         return {}
-    # one level more: the functions that hand a parameter of theirs on to one that raises
-    passing = {
-        qualname: _params(node)
-        for qualname, cls, node in functions
-        if qualname not in raising
-        and any(
-            ref.root in _params(node)[0]
-            for call in calls[qualname]
-            for ref in _arguments(call, *_target(call, cls, node, raising)).values()
-        )
-    }
-    callees = {**raising, **passing}
+    ends = list(itertools.accumulate(len(line) + 1 for line in lines))  # past each line
+
+    def lines_calling(names: set[str]) -> list[int]:
+        pattern = re.compile(rf"\b(?:{'|'.join(sorted(map(re.escape, names)))})\s*\(")
+        source = "\n".join(lines)
+        return sorted({bisect.bisect_right(ends, m.start()) + 1 for m in pattern.finditer(source)})
+
+    def holding(on: list[int]) -> list[str]:
+        """The functions with one of these lines inside (beyond their `def` line)."""
+        found = []
+        for qualname, _, node in functions:
+            index = bisect.bisect_right(on, node.lineno)
+            if index < len(on) and on[index] <= node.end_lineno:  # type: ignore[operator]
+                found.append(qualname)
+        return found
+
+    def short(qualnames: set[str]) -> set[str]:
+        return {q.rsplit(".", 1)[-1] for q in qualnames}
+
+    on_raising = lines_calling(short(raising))
+    passing = {q for q in holding(on_raising) if q not in raising}
+    callees = {q: _params(nodes[q][1]) for q in raising | passing}
+    called_on = lines_calling(short(set(callees))) if passing else on_raising
     callers: dict[str, list[Caller]] = {}
-    for qualname, cls, node in functions:
+    for qualname in holding(called_on):
+        cls, node = nodes[qualname]
         scope: FunctionScope | None = None
-        for call in calls[qualname]:
+        for call in _calls_on(node, called_on):
             params, skip = _target(call, cls, node, callees)
             callee = _callee(call, cls)
             if not params or callee == qualname or len(callers.get(callee, ())) >= MAX_CALLERS:
                 continue
             passed = _arguments(call, params, skip)
             if passed:
-                scope = scope or scope_of(node)
+                scope = scope or _scope(node)
                 callers.setdefault(callee, []).append(
                     Caller(qualname=qualname, args=passed, scope=scope)
                 )
+    order = {q: index for index, (q, _, _) in enumerate(functions)}
+    for found in callers.values():  # the walk pops the last statements first
+        found.sort(key=lambda caller: order[caller.qualname])
     return callers
+
+
+def _scope(node: _Function) -> FunctionScope:
+    """A caller's scope as the join reads it: its parameters and what their annotations
+    (or an unannotated `args`) say; not the local aliases its body binds, whose walk would
+    cost as much as the rest of these facts."""
+    params, static = _params(node)
+    bindings: dict[str, Binding] = {}
+    for param in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+        if param.annotation is not None:
+            ref = type_ref(param.annotation)
+            if ref.names:
+                bindings[param.arg] = Binding(type=ref)
+        elif param.arg == NAMESPACE_PARAM:
+            bindings[param.arg] = Binding(parsed=True)
+    return FunctionScope(params=params, static=static, bindings=bindings)
+
+
+def _names_called(names: set[str]) -> re.Pattern[str]:
+    return re.compile(rf"\b(?:{'|'.join(sorted(map(re.escape, names)))})\s*\(")

@@ -87,5 +87,7 @@ def file_settings(
         flags=flags,
         environ=environ,
         scopes=scopes,
-        callers=callers_of(tree) if _RAISE.search(source) else {},
+        callers=callers_of(tree, lines, set(validators) if validators else None)
+        if _RAISE.search(source)
+        else {},
     )
