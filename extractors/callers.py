@@ -25,8 +25,8 @@ from extractors.references import NAMESPACE_PARAM
 from extractors.settings_model import Binding, Caller, FunctionScope, Reference
 from extractors.syntax.names import dotted_parts, last_name
 
-MAX_CALLERS = 8
-_RAISE = re.compile(r"\braise\b")  # per validator: the first ones in the file's order
+MAX_CALLERS = 8  # per validator: the first ones in the file's order
+_RAISE = re.compile(r"\braise\b")
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 
