@@ -433,6 +433,22 @@ def test_pip_settings_take_pips_precedence() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "env_file", ["env.conf", os.devnull, "broken.conf"], ids=["PIP_CONFIG_FILE", "null", "broken"]
+)
+def test_pip_config_file_of_the_environment_is_read_as_pip_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env_file: str
+) -> None:
+    (tmp_path / "env.conf").write_text("[download]\nindex-url = https://env.example/simple\n")
+    (tmp_path / "broken.conf").write_text("index-url = https://no.section.example\n")
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(tmp_path / env_file))
+    config = pip_config()
+    assert config == pip_config_list()
+    assert config.get("download.index-url") == (
+        "https://env.example/simple" if env_file == "env.conf" else None
+    )
+
+
 @pytest.mark.parametrize("with_env_file", [False, True], ids=["user files", "PIP_CONFIG_FILE"])
 def test_pips_config_files_are_read_as_pip_reads_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_env_file: bool

@@ -3,19 +3,20 @@ and never built: pip prepares an sdist's metadata (it runs its setup.py or build
 before it saves one, so vmine reads pip's index settings and fetches both archives itself
 (pip is asked, for a wheel only, when a place could not be read here).
 
-The settings are pip's own (the pip.conf files, read by pip's own configuration class in
-this process, then `PIP_*` environment variables, which win): find-links (folders, files,
-pages), index-url and extra-index-url (PEP 691 JSON or PEP 503 HTML pages, also `file://`
-ones), no-index, cert, client-cert, trusted-host, proxy and timeout. Like pip, an `http://`
-index is used only on this machine or a trusted host. A file's hash, when its page lists
-one, is checked."""
+The settings are pip's own (the pip.conf files pip reads, in its order, then `PIP_*`
+environment variables, which win): find-links (folders, files, pages), index-url and
+extra-index-url (PEP 691 JSON or PEP 503 HTML pages, also `file://` ones), no-index, cert,
+client-cert, trusted-host, proxy and timeout. Like pip, an `http://` index is used only on
+this machine or a trusted host. A file's hash, when its page lists one, is checked."""
 
 from __future__ import annotations
 
 import ast
 import base64
+import configparser
 import http.client
 import ipaddress
+import locale
 import netrc
 import os
 import re
@@ -26,7 +27,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,33 +116,66 @@ def settings_from(config: Mapping[str, str], environ: Mapping[str, str]) -> PipS
     )
 
 
+_WINDOWS = sys.platform.startswith("win")
+_CONFIG_NAME = "pip.ini" if _WINDOWS else "pip.conf"
+
+
+def config_files(site_dirs: Sequence[str], user_dir: str, environ: Mapping[str, str]) -> list[str]:
+    """The files pip reads its configuration from, the later winning (pip's `Configuration`
+    loads them so): the site-wide ones, the user's (legacy, then new; none when
+    PIP_CONFIG_FILE names a file that exists), the environment's (`sys.prefix`), then
+    PIP_CONFIG_FILE; none at all when that is the null device."""
+    env_file = environ.get("PIP_CONFIG_FILE")
+    if env_file == os.devnull:
+        return []
+    files = [os.path.join(path, _CONFIG_NAME) for path in site_dirs]
+    if not (env_file and os.path.exists(env_file)):
+        legacy = os.path.join(os.path.expanduser("~"), "pip" if _WINDOWS else ".pip")
+        files += [os.path.join(legacy, _CONFIG_NAME), os.path.join(user_dir, _CONFIG_NAME)]
+    files.append(os.path.join(sys.prefix, _CONFIG_NAME))
+    if env_file is not None:
+        files.append(env_file)
+    return files
+
+
+def _option_name(name: str) -> str:
+    """pip's one spelling of an option name, from a file or the environment."""
+    return name.lower().replace("_", "-").removeprefix("--")
+
+
+class _ConfigParser(configparser.RawConfigParser):
+    def optionxform(self, optionstr: str) -> str:
+        return _option_name(optionstr)
+
+
 def pip_config() -> dict[str, str]:
-    """pip's configuration files as {`section.key`: value}, a later file's value winning
-    (the order `pip download` reads them in), read by the `Configuration` class of the pip
-    vmine runs, in this process: a `pip config list` subprocess costs a quarter of a second.
-    That is asked instead when this pip's class is not as expected. Environment entries are
-    left out: `settings_from` reads the environment itself."""
+    """pip's configuration files as {`section.key`: value}, read here as pip reads them
+    (`config_files`, with the folders pip's own `appdirs` names; parsed by configparser,
+    in pip's encoding): a `pip config list` subprocess costs a quarter of a second, and
+    lists the files by name, not in the order pip applies them. A pip with no such
+    `appdirs` is asked instead. Environment variables are left out: `settings_from` reads
+    the environment itself."""
     try:
-        from pip._internal.configuration import Configuration
-        from pip._internal.exceptions import ConfigurationError
-    except ImportError:
-        return pip_config_list()
-    try:
-        configuration = Configuration(isolated=False)
-        configuration.load()
-        loaded = list(configuration.items())
-    except ConfigurationError:  # a file pip cannot read: pip would stop, and use nothing
-        return {}
+        from pip._internal.utils import appdirs
+
+        paths = config_files(
+            appdirs.site_config_dirs("pip"), appdirs.user_config_dir("pip"), os.environ
+        )
     except Exception:  # a pip whose internals differ: ask it the documented way
         return pip_config_list()
+    encoding = "utf-8" if sys.flags.utf8_mode else locale.getencoding()
     config: dict[str, str] = {}
-    for key, value in loaded:
-        # pip >= 24.1 gives (file, {section.key: value}) in its override order, older
-        # pips the merged (section.key, value)
-        pairs = value.items() if isinstance(value, dict) else [(key, value)]
-        for name, text in pairs:
-            if isinstance(name, str) and isinstance(text, str) and not name.startswith(":env:"):
-                config[name] = text
+    for path in paths:
+        if not os.path.exists(path):
+            continue
+        parser = _ConfigParser()
+        try:
+            parser.read(path, encoding=encoding)
+        except (UnicodeDecodeError, configparser.Error):
+            return {}  # pip stops on a file it cannot read, and uses no configuration
+        for section in parser.sections():
+            for name, value in parser.items(section):
+                config[f"{section}.{_option_name(name)}"] = value
     return config
 
 
