@@ -81,6 +81,8 @@ _INPUT_ERRORS: tuple[tuple[str, str, Callable[[Any, str], str]], ...] = (
     ("pipeline.site.command", "RenderError", lambda error, hint: str(error)),
     ("pipeline.history.releases", "HistoryError", lambda error, hint: _one_line(error)),
     ("pipeline.export.tables", "ExportError", lambda error, hint: _one_line(error)),
+    ("pipeline.verify.run", "VerifyError", lambda error, hint: _one_line(error)),
+    ("pipeline.verify.workers", "WorkerError", lambda error, hint: _one_line(error)),
     ("pipeline.store", "StoreError", _store_problem),
     # an output or cache path that cannot be written
     ("builtins", "OSError", lambda error, hint: _path_problem(error)),
@@ -254,6 +256,73 @@ _ci_option = click.option(
 )
 
 
+def _verify_options(command):
+    """`--python`, `--jobs`, `--timeout`, `--memory` and `--env`, shared by `verify` and
+    `run --verify`."""
+    for option in reversed(
+        [
+            click.option(
+                "--python",
+                "python",
+                default=None,
+                help="The interpreter of an environment where the dataset's release is "
+                "installed (default: the one running vmine). Its code is executed.",
+            ),
+            click.option(
+                "--jobs",
+                type=click.IntRange(1, 64),
+                default=2,
+                show_default=True,
+                help="Worker processes of that interpreter running sites at once.",
+            ),
+            click.option(
+                "--site-timeout",
+                "site_timeout",
+                type=click.FloatRange(0.1, 3600),
+                default=20.0,
+                show_default=True,
+                help="Seconds one run of a site's reproducer may take.",
+            ),
+            click.option(
+                "--memory",
+                type=click.IntRange(64, 1 << 20),
+                default=4096,
+                show_default=True,
+                help="MiB one run may map beyond what its imports mapped.",
+            ),
+            click.option(
+                "--env",
+                "environ",
+                multiple=True,
+                metavar="NAME=VALUE",
+                help="An environment variable for the workers; repeatable.",
+            ),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+def _verify_settings(python, jobs, site_timeout, memory, environ):
+    import sys as _sys
+
+    from pipeline.verify.run import VerifyOptions
+
+    pairs = {}
+    for item in environ:
+        name, equals, value = item.partition("=")
+        if not equals or not name:
+            raise InputError(f"--env: {item!r} is not NAME=VALUE")
+        pairs[name] = value
+    return VerifyOptions(
+        python=python or _sys.executable,
+        jobs=jobs,
+        timeout=site_timeout,
+        memory=memory << 20,
+        environ=pairs,
+    )
+
+
 @main.command("run", short_help="Mine SOURCE, or the targets of a pipeline.toml, into a dataset.")
 @click.argument("args", nargs=-1, metavar="SOURCE | TARGET...")
 @click.option(
@@ -368,8 +437,27 @@ _ci_option = click.option(
 )
 @_rule_options
 @_scope_option
+@click.option(
+    "--verify",
+    "verify",
+    is_flag=True,
+    help="Then verify the dataset (`vmine verify`: executes the target's code) with the "
+    "interpreter of --python.",
+)
+@_verify_options
 @_ci_option
-def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **options) -> None:
+def run_command(
+    args: tuple[str, ...],
+    config_path: Path | None,
+    ci: bool,
+    verify: bool,
+    python,
+    jobs,
+    site_timeout,
+    memory,
+    environ,
+    **options,
+) -> None:
     """Mine SOURCE (a path, git URL, OWNER/NAME or pypi:NAME==VERSION) into explained records
     under OUT/OWNER/NAME/SHA/. The dataset is written whole beside the old one and swapped in,
     and a run that leaves sites unexplained keeps a complete dataset already there.
@@ -381,6 +469,7 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
     from pipeline.mine.run import RunOptions, run_dataset
 
     console = Console.detect(ci or None)
+    checks = _verify_settings(python, jobs, site_timeout, memory, environ) if verify else None
     with _user_errors("pass --cache PATH", console, interrupted="interrupted"):
         rules = _rules(options)
         overrides = {key: value for key, value in options.items() if value is not None}
@@ -393,13 +482,18 @@ def run_command(args: tuple[str, ...], config_path: Path | None, ci: bool, **opt
                     "the rule options do not apply with --config: each target sets its own "
                     "in [targets.NAME.rules]"
                 )
-            code = run_targets(config_path, list(args), overrides, console)
+            code = run_targets(config_path, list(args), overrides, console, verify=checks)
         else:
             if len(args) != 1:
                 raise click.UsageError("give exactly one SOURCE (or --config FILE [TARGET...])")
             if rules is not None:
                 overrides["rules"] = rules
-            code = run_dataset(RunOptions(source=args[0], **overrides), console).exit_code
+            outcome = run_dataset(RunOptions(source=args[0], **overrides), console)
+            code = outcome.exit_code
+            if checks is not None and outcome.dataset_dir is not None:
+                from pipeline.verify.command import run_verify
+
+                run_verify(outcome.dataset_dir, checks, console)
     raise SystemExit(code)
 
 
@@ -504,11 +598,14 @@ def extract_command(
 
 @main.command("schema", short_help="Print the JSON Schema of a dataset file.")
 @click.argument(
-    "kind", type=click.Choice(["record", "envelope", "index", "manifest"]), default="record"
+    "kind",
+    type=click.Choice(["record", "envelope", "index", "manifest", "verification"]),
+    default="record",
 )
 def schema_command(kind: str) -> None:
     """Print the JSON Schema of a dataset file: a record (default), the envelope of a
-    records/ID.json file, a line of index.jsonl, or manifest.json."""
+    records/ID.json file, a line of index.jsonl, manifest.json, or a line of
+    verification.jsonl (`vmine verify`)."""
     from pipeline.dataset.schema import json_schema
 
     click.echo(json_schema(kind), nl=False)
@@ -649,6 +746,33 @@ def explain_command(
         click.echo(f"note: {note}", err=True)
     click.echo(explained.output, nl=False)
     raise SystemExit(explained.code)
+
+
+@main.command(
+    "verify", short_help="Run each site's validator in the target's environment (executes it)."
+)
+@click.argument("dataset", type=click.Path(file_okay=False, path_type=Path))
+@_verify_options
+@click.option("--ci", is_flag=True, help="Plain progress lines, as on CI.")
+def verify_command(dataset: Path, ci: bool, **options) -> None:
+    """Run the validator of every site of DATASET in an environment where its release is
+    installed (`--python`), with inputs solved from each site's guards, and write what
+    happened to verification.jsonl beside index.jsonl (counts in the manifest). This
+    EXECUTES THE TARGET'S CODE, in worker processes with a time limit and a memory cap, the
+    network refused and no GPU. A site whose installed raise line differs from the record is
+    `stale`; a dataset of another release is refused. Outcomes: verified (this line, the
+    message matched by messagePattern; with a reproducer), mismatch, raised-elsewhere,
+    other-exception, no-raise, not-importable, not-callable, stale. A verified site's
+    exampleFix is applied to its reproducer (fix: verified, fails, untested), and every
+    exampleFix command line is parsed by the target's own parser (fixCommand: accepted,
+    differs, rejected)."""
+    from pipeline.console import Console
+    from pipeline.verify.command import run_verify
+
+    settings = _verify_settings(**options)
+    console = Console.detect(ci=ci or None)
+    with _user_errors():
+        run_verify(dataset, settings, console)
 
 
 @main.command("render", short_help="Render a dataset as Markdown pages or a static HTML site.")

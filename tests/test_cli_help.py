@@ -20,4 +20,5 @@ def test_command_list_shows_complete_sentences() -> None:
         "  render   Render a dataset as Markdown pages or a static HTML site.",
         "  run      Mine SOURCE, or the targets of a pipeline.toml, into a dataset.",
         "  schema   Print the JSON Schema of a dataset file.",
+        "  verify   Run each site's validator in the target's environment (executes it).",
     ]

@@ -1,5 +1,5 @@
 """Where a dataset's files live: `OUT/{owner}/{name}/{sha40}/` with `records/{id}.json`,
-`index.jsonl` and `manifest.json`. The writer, the reader and `explain` all go through here."""
+`index.jsonl`, `manifest.json` and, once verified, `verification.jsonl`. The writer, the reader and `explain` all go through here."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from pathlib import Path
 MANIFEST = "manifest.json"
 INDEX = "index.jsonl"
 RECORDS = "records"
+# Written beside index.jsonl by `vmine verify`: one JSON object per record, with its `id`.
+VERIFICATION = "verification.jsonl"
 
 
 def dataset_dir(out_dir: Path, repo: str, sha: str) -> Path:
@@ -21,6 +23,10 @@ def manifest_path(root: Path) -> Path:
 
 def index_path(root: Path) -> Path:
     return Path(root) / INDEX
+
+
+def verification_path(root: Path) -> Path:
+    return Path(root) / VERIFICATION
 
 
 def records_dir(root: Path) -> Path:

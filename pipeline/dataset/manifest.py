@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from extractors.facts import Scope
 from pipeline.dataset.jsonl import json_text
 from pipeline.dataset.models import LineNumber, RepoName, Sha40, Timestamp
+from pipeline.dataset.verification import VerificationSummary
 
 
 class _Strict(BaseModel):
@@ -116,8 +117,12 @@ class Manifest(_Strict):
     groundingWarnings: list[GroundingWarning] = Field(default_factory=list)
     llm: LLMUsage
     tool: Tool
+    # what `vmine verify` found, when it ran on this dataset (verification.jsonl has each site)
+    verification: VerificationSummary | None = None
 
-    added_fields: ClassVar[frozenset[str]] = frozenset({"scope", "fallbackSites", "replacedFields"})
+    added_fields: ClassVar[frozenset[str]] = frozenset(
+        {"scope", "fallbackSites", "replacedFields", "verification"}
+    )
 
     def to_json(self) -> str:
         return json_text(self, indent=2) + "\n"

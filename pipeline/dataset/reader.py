@@ -27,6 +27,7 @@ from pipeline.dataset.models import (
     ErrorRecord,
     IndexEntry,
 )
+from pipeline.dataset.verification import load_verification  # noqa: F401 (re-exported)
 
 M = TypeVar("M", bound=BaseModel)
 

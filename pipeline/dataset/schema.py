@@ -18,12 +18,14 @@ from pipeline.dataset.models import (
     IndexEntry,
     Setting,
 )
+from pipeline.dataset.verification import Verification
 
 SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "record": ErrorRecord,
     "envelope": Envelope,
     "index": IndexEntry,
     "manifest": Manifest,
+    "verification": Verification,
 }
 
 

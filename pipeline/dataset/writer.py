@@ -25,10 +25,12 @@ from pipeline.dataset.layout import (
     manifest_path,
     record_path,
     records_dir,
+    verification_path,
 )
 from pipeline.dataset.manifest import Manifest
 from pipeline.dataset.models import Envelope, ErrorRecord, IndexEntry
 from pipeline.dataset.reader import read_regular
+from pipeline.dataset.verification import Verification
 from pipeline.output import DIR_MODE, TEMP_PREFIX
 
 _OLD_PREFIX = ".vmine-old-"
@@ -116,6 +118,32 @@ def write_dataset(
             changed = _fill(temp, root, records, index_entries, manifest)
             if changed:
                 _swap_in(temp, root)
+        finally:
+            shutil.rmtree(temp, ignore_errors=True)
+    return root
+
+
+def write_verification(
+    root: Path, verifications: Iterable[Verification], manifest: Manifest
+) -> Path:
+    """Add `verification.jsonl` (in the index's order) and the manifest that counts it to the
+    dataset in `root`, as a whole new dataset swapped in: its other files are hard links to
+    the old ones (copies where links cannot be made)."""
+    root = Path(root)
+    with dataset_lock(root):
+        clean_strays(root)
+        temp = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{root.name}-", dir=root.parent))
+        try:
+            os.chmod(temp, DIR_MODE)
+            records_dir(temp).mkdir(mode=DIR_MODE)
+            os.chmod(records_dir(temp), DIR_MODE)
+            for old in sorted(records_dir(root).glob("*.json")):
+                _place(records_dir(temp) / old.name, old, read_regular(old))
+            _place(index_path(temp), index_path(root), read_regular(index_path(root)))
+            lines = "".join(json_text(verification) + "\n" for verification in verifications)
+            _place(verification_path(temp), verification_path(root), lines)
+            _place(manifest_path(temp), manifest_path(root), manifest.to_json())
+            _swap_in(temp, root)
         finally:
             shutil.rmtree(temp, ignore_errors=True)
     return root

@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.dataset.jsonl import jsonl_lines
+from pipeline.dataset.layout import verification_path
 from pipeline.dataset.reader import Dataset, read_regular
 
-# Written beside index.jsonl by `vmine verify`: one JSON object per record, with its `id`.
-VERIFICATION_FILE = "verification.jsonl"
 _RELEASE = re.compile(r"^pypi:(?P<name>[^=]+)==(?P<version>.+)$")
 
 
@@ -52,7 +51,7 @@ def release_name(dataset: Dataset) -> str:
 def read_verification(root: Path, ids: set[str]) -> dict[str, dict[str, Any]]:
     """`verification.jsonl` of the dataset in `root` by record id ({} when there is none);
     ExportError on a line that is not an object with a known `id`."""
-    path = root / VERIFICATION_FILE
+    path = verification_path(root)
     try:
         text = read_regular(path)  # a FIFO planted in a dataset cannot block the export
     except FileNotFoundError:

@@ -11,15 +11,18 @@ from extractors.patterns import shown_message
 from pipeline.console import one_line
 from pipeline.console import printable as console_printable
 from pipeline.dataset.models import Envelope, IndexEntry
+from pipeline.dataset.verification import load_verification
 from pipeline.lookup.filled import filled_fix, filled_solutions, pasted_values
 from pipeline.lookup.match import Lookup, Match
 from pipeline.lookup.past import record_past
 from pipeline.site.pages import (
     SETTINGS_HEADING,
+    VERIFIED_HEADING,
     numbered_excerpt,
     page_title,
     pinned_ref,
     settings_involved,
+    verification_note,
 )
 
 
@@ -249,6 +252,9 @@ def format_page(
             )
         )
     sections.append(("What it means", record.documentation))
+    note = verification_note(load_verification(dataset_root).get(record.id))
+    if note is not None:
+        sections.append((VERIFIED_HEADING, note[0] + (f"\n\n{note[1]}" if note[1] else "")))
     if entry.guards:
         which = "all of these hold" if len(entry.guards) > 1 else "this holds"
         sections.append(

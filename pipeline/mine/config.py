@@ -107,6 +107,8 @@ class Target(_Strict):
     rules: RuleOverrides = Field(default_factory=RuleOverrides)
     # the entry point a user runs (`vllm serve MODEL`): example fixes start with it
     command: Command = None
+    # variables `vmine run --verify` adds to the verify workers' environment for this target
+    verify_env: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("repo")
     @classmethod

@@ -4,9 +4,9 @@ when the git remote cannot be reached."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from extractors.facts import Rules
 from pipeline.console import Console
@@ -16,6 +16,9 @@ from pipeline.mine.config import ConfigError, PipelineConfig, Target, load_confi
 from pipeline.source import SourceError
 from pipeline.source.git import git_env, run_git
 from pipeline.store import StoreError
+
+if TYPE_CHECKING:
+    from pipeline.verify.run import VerifyOptions
 
 # Exit codes from best to worst: a target that could not be mined at all (2) is worse than
 # one whose budget ran out (3), which is worse than one with skipped files (1).
@@ -163,6 +166,7 @@ def run_targets(
     console: Console,
     *,
     runner: Callable | None = None,
+    verify: VerifyOptions | None = None,
 ) -> int:
     """Mine the named targets (all when none) in order; the exit code is the worst of them.
 
@@ -188,9 +192,15 @@ def run_targets(
     except ConfigError as error:
         raise ConfigError(f"{config_path.name}: {error}") from None
     defaults = _defaults(config, overrides)
-    results = [
-        run_target(name, target, defaults, console, runner) for name, target in selected.items()
-    ]
+    results = []
+    for name, target in selected.items():
+        result = run_target(name, target, defaults, console, runner)
+        if verify is not None and result.dataset_dir is not None:
+            from pipeline.verify.command import run_verify
+
+            environ = {**target.verify_env, **verify.environ}  # the command line wins
+            run_verify(result.dataset_dir, replace(verify, environ=environ), console)
+        results.append(result)
     console.line(
         "targets: " + ", ".join(f"{r.name} exit {r.exit_code} ({r.source})" for r in results)
     )

@@ -16,11 +16,13 @@ from pygments.lexers import PythonLexer
 from extractors.patterns import shown_message
 from pipeline.dataset.manifest import Manifest
 from pipeline.dataset.models import Envelope, ErrorRecord, IndexEntry
-from pipeline.dataset.reader import Dataset
+from pipeline.dataset.reader import Dataset, load_verification
+from pipeline.dataset.verification import Verification
 from pipeline.site.pages import (
     SETTINGS_COLUMNS,
     SETTINGS_HEADING,
     SHORT_SHA,
+    VERIFIED_HEADING,
     analysed_ref,
     analysis_label,
     group_entries,
@@ -31,6 +33,7 @@ from pipeline.site.pages import (
     related_errors,
     settings_involved,
     summary_line,
+    verification_note,
 )
 
 # Nothing leaves the page: no remote scripts, styles, fonts, images or connections.
@@ -105,7 +108,11 @@ def github_link(url: str) -> str:
 
 
 def record_page(
-    envelope: Envelope, entry: IndexEntry, entries: list[IndexEntry], manifest: Manifest
+    envelope: Envelope,
+    entry: IndexEntry,
+    entries: list[IndexEntry],
+    manifest: Manifest,
+    verification: Verification | None = None,
 ) -> str:
     """One record as an HTML page (in `errors/`); sections without content are left out."""
     record = envelope.record
@@ -121,6 +128,11 @@ def record_page(
     ]
     if record.documentation.strip():
         parts += ["<h2>What it means</h2>\n", f"<p>{h(record.documentation)}</p>\n"]
+    note = verification_note(verification)
+    if note is not None:
+        parts += [f"<h2>{VERIFIED_HEADING}</h2>\n", f"<p>{h(note[0])}</p>\n"]
+        if note[1]:
+            parts.append(_python_code(note[1]))
     parts += [
         "<h2>Source</h2>\n",
         f'<p class="thrown">Thrown at <code>{h(record.filePath)}:{record.lineNumber}</code></p>\n',
@@ -273,9 +285,12 @@ def site_files(dataset: Dataset) -> Iterator[tuple[str, str]]:
     yield "assets/site.css", stylesheet()
     script = resources.files("pipeline.site").joinpath("assets/site.js").read_text(encoding="utf-8")
     yield "assets/site.js", script
+    verified = load_verification(dataset.root)
     for entry in dataset.entries:
         envelope = Envelope(record=dataset.records[entry.id], datasetVersion=dataset.datasetVersion)
-        page = record_page(envelope, entry, dataset.entries, dataset.manifest)
+        page = record_page(
+            envelope, entry, dataset.entries, dataset.manifest, verified.get(entry.id)
+        )
         yield f"errors/{entry.id}.html", inert_page(page)
         yield f"api/errors/{entry.id}.json", envelope.model_dump_json(indent=2) + "\n"
     index = index_page(dataset.entries, dataset.records, dataset.manifest)

@@ -11,11 +11,13 @@ from extractors.patterns import shown_message
 from pipeline.console import printable
 from pipeline.dataset.manifest import Manifest
 from pipeline.dataset.models import ErrorRecord, IndexEntry
-from pipeline.dataset.reader import Dataset
+from pipeline.dataset.reader import Dataset, load_verification
+from pipeline.dataset.verification import Verification
 from pipeline.site.pages import (
     SETTINGS_COLUMNS,
     SETTINGS_HEADING,
     SHORT_SHA,
+    VERIFIED_HEADING,
     analysed_ref,
     analysis_label,
     group_entries,
@@ -26,6 +28,7 @@ from pipeline.site.pages import (
     related_errors,
     settings_involved,
     summary_line,
+    verification_note,
 )
 
 # `_` only where it could start or end emphasis: intraword (`max_len`) it is inert.
@@ -106,7 +109,11 @@ def github_link(url: str) -> str:
 
 
 def markdown_page(
-    record: ErrorRecord, entry: IndexEntry, entries: list[IndexEntry], manifest: Manifest
+    record: ErrorRecord,
+    entry: IndexEntry,
+    entries: list[IndexEntry],
+    manifest: Manifest,
+    verification: Verification | None = None,
 ) -> str:
     """One record as a Markdown page in the layout of the reference pages; empty sections are
     left out."""
@@ -118,6 +125,11 @@ def markdown_page(
     ]
     if record.documentation.strip():
         blocks += ["## What it means", _md_prose(record.documentation)]
+    note = verification_note(verification)
+    if note is not None:
+        blocks += [f"## {VERIFIED_HEADING}", md_text(note[0])]
+        if note[1]:
+            blocks.append(md_fence(note[1], "python"))
     blocks += [
         "## Source",
         f"Thrown at {md_code(f'{record.filePath}:{record.lineNumber}')}",
@@ -243,8 +255,11 @@ MARKDOWN_OWNED = (("", re.compile(r"[0-9a-f]{16}\.md")),)
 
 def markdown_files(dataset: Dataset) -> Iterator[tuple[str, str]]:
     """(relative path, text) of `{id}.md` per record and `index.md`, as written to disk."""
+    verified = load_verification(dataset.root)
     for entry in dataset.entries:
         record = dataset.records[entry.id]
-        page = markdown_page(record, entry, dataset.entries, dataset.manifest)
+        page = markdown_page(
+            record, entry, dataset.entries, dataset.manifest, verified.get(entry.id)
+        )
         yield f"{entry.id}.md", inert_page(page)
     yield "index.md", inert_page(markdown_index(dataset.entries, dataset.manifest))

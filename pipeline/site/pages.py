@@ -13,6 +13,7 @@ from pipeline.dataset.models import SHA40_RE, ErrorRecord, IndexEntry, Setting
 
 if TYPE_CHECKING:  # an annotation only: explain shows pages without the manifest model
     from pipeline.dataset.manifest import Manifest
+    from pipeline.dataset.verification import Verification
 
 
 def inert_page(text: str) -> str:
@@ -160,3 +161,40 @@ def group_entries(entries: list[IndexEntry]) -> dict[str, dict[str, list[IndexEn
     for entry in sorted(entries, key=lambda e: (e.filePath, e.lineNumber)):
         grouped[entry.filePath][entry.qualname].append(entry)
     return {path: dict(by_validator) for path, by_validator in grouped.items()}
+
+
+VERIFIED_HEADING = "Verified"
+
+
+def verification_note(verification: Verification | None) -> tuple[str, str | None] | None:
+    """What a page says of a record's verification (`vmine verify`): a sentence, and the
+    reproducer of a verified site; None when the dataset was not verified."""
+    if verification is None:
+        return None
+    release = verification.release
+    if verification.outcome == "verified":
+        return (
+            f"Verified on {release}: this program raises exactly this message "
+            "(run it with that environment's python).",
+            verification.reproducer,
+        )
+    if verification.outcome == "stale":
+        return f"Not verified: the raise line installed in {release} differs from this one.", None
+    said = {
+        "mismatch": "it raised here, but the message pattern does not match",
+        "raised-elsewhere": "another check fired first",
+        "other-exception": "the validator raised something else",
+        "no-raise": "the validator returned without raising",
+        "not-importable": "the module does not import",
+        "not-callable": "the validator cannot be called on its own",
+    }[verification.outcome]
+    where = f" at line {verification.lineNumber}" if verification.lineNumber else ""
+    detail = verification.message or verification.missing
+    got = f" ({verification.raisedClass or ''}{': ' if verification.raisedClass else ''}"
+    tail = f"{got}{_shortened(detail)}){where}" if detail else where
+    return f"Not verified on {release} ({verification.outcome}): {said}{tail}.", None
+
+
+def _shortened(text: str) -> str:
+    line = text.split("\n", 1)[0]
+    return line if len(line) <= 160 else line[:159] + "…"

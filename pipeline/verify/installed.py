@@ -1,0 +1,180 @@
+"""What the installed file says about a site, read with `ast` (static: nothing of it runs
+here): the text of its raise line, for the stale check, and the function's facts that the
+planner needs, its parameters and binding, its decorators, its loops and the locals its
+guards read, each with the expression that defines it last before the raise."""
+
+from __future__ import annotations
+
+import ast
+import functools
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Function:
+    """The function a site's raise is in, as installed."""
+
+    classes: tuple[str, ...]  # the enclosing classes, outermost first ((), a module function)
+    name: str
+    params: tuple[str, ...]  # positional-or-keyword and keyword-only, in order
+    defaults: frozenset[str]  # the parameters that have a default
+    decorators: tuple[str, ...]  # each decorator's last name: classmethod, field_validator, ...
+    locals: dict[str, ast.expr] = field(default_factory=dict)  # name -> defining expression
+    loops: dict[str, ast.expr] = field(default_factory=dict)  # loop variable -> iterable
+    # each enclosing loop: its target's names (`for k, v in ...`: two) and its iterable
+    loop_targets: tuple[tuple[tuple[str, ...], ast.expr], ...] = ()
+
+    @property
+    def binding(self) -> str:
+        """How the function is called: `instance` (its first parameter is the object),
+        `class` (a classmethod, or a pydantic validator whose first parameter is `cls`),
+        `static` (a staticmethod or module function)."""
+        if not self.classes or "staticmethod" in self.decorators:
+            return "static"
+        if "classmethod" in self.decorators or (self.params and self.params[0] == "cls"):
+            return "class"
+        return "instance"
+
+    @property
+    def arguments(self) -> tuple[str, ...]:
+        """The parameters a caller passes (the bound first one left out)."""
+        return self.params[1:] if self.binding != "static" else self.params
+
+
+def raise_line(text: str, line: int) -> str | None:
+    """The stripped text of `line` (1-based) of a file, None past its end."""
+    lines = text.splitlines()
+    return lines[line - 1].strip() if 0 < line <= len(lines) else None
+
+
+def function_at(text: str, qualname: str, line: int) -> Function | None:
+    """The function named `qualname` that holds `line`; None when the file does not parse or
+    holds no such function (a nested function, `f.<locals>.g`, is not callable alone)."""
+    if "<" in qualname:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    *owners, name = qualname.split(".")
+    scope: list[ast.stmt] = tree.body
+    for owner in owners:
+        found = [node for node in scope if isinstance(node, ast.ClassDef) and node.name == owner]
+        if not found:
+            return None
+        scope = found[-1].body
+    for node in scope:
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.name != name:
+            continue
+        if not node.lineno <= line <= (node.end_lineno or node.lineno):
+            continue
+        return _function(node, tuple(owners), line)
+    return None
+
+
+def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, classes, line: int) -> Function:
+    arguments = node.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    with_default = positional[len(positional) - len(arguments.defaults) :]
+    defaults = {argument.arg for argument in with_default}
+    defaults |= {
+        argument.arg
+        for argument, default in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+        if default is not None
+    }
+    params = tuple(argument.arg for argument in [*positional, *arguments.kwonlyargs])
+    local_values: dict[str, ast.expr] = {}
+    loops: dict[str, ast.expr] = {}
+    loop_targets: list[tuple[tuple[str, ...], ast.expr]] = []
+    for inner in _before(node, line):
+        if isinstance(inner, ast.Assign) and len(inner.targets) == 1:
+            target = inner.targets[0]
+            if isinstance(target, ast.Name) and target.id not in params:
+                local_values[target.id] = inner.value
+        elif isinstance(inner, ast.AnnAssign) and isinstance(inner.target, ast.Name):
+            if inner.value is not None and inner.target.id not in params:
+                local_values[inner.target.id] = inner.value
+        elif isinstance(inner, ast.For) and inner.lineno <= line <= (inner.end_lineno or 0):
+            target = inner.target
+            elements = target.elts if isinstance(target, ast.Tuple) else [target]
+            if all(isinstance(element, ast.Name) for element in elements):
+                names = tuple(element.id for element in elements)  # type: ignore[attr-defined]
+                loop_targets.append((names, inner.iter))
+                loops.update(dict.fromkeys(names, inner.iter))
+    for name in loops:
+        local_values.pop(name, None)
+    return Function(
+        classes=classes,
+        name=node.name,
+        params=params,
+        defaults=frozenset(defaults),
+        decorators=tuple(_last_name(decorator) for decorator in node.decorator_list),
+        locals=local_values,
+        loops=loops,
+        loop_targets=tuple(loop_targets),
+    )
+
+
+def _before(node: ast.AST, line: int) -> list[ast.stmt]:
+    """The function's own statements that start before `line`, in source order (not those
+    of nested functions or classes)."""
+    found: list[ast.stmt] = []
+    pending = list(ast.iter_child_nodes(node))
+    while pending:
+        inner = pending.pop(0)
+        if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(inner, ast.stmt) and inner.lineno < line:
+            found.append(inner)
+        pending[:0] = list(ast.iter_child_nodes(inner))
+    return sorted(found, key=lambda statement: (statement.lineno, statement.col_offset))
+
+
+def _last_name(decorator: ast.expr) -> str:
+    if isinstance(decorator, ast.Call):
+        decorator = decorator.func
+    if isinstance(decorator, ast.Attribute):
+        return decorator.attr
+    return decorator.id if isinstance(decorator, ast.Name) else ""
+
+
+@functools.lru_cache(maxsize=64)
+def _parents(text: str) -> tuple[dict[int, list[ast.stmt]], dict[int, ast.AST]]:
+    """The statements that start on each line, and each node's parent (by id)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return {}, {}
+    starts: dict[int, list[ast.stmt]] = {}
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+        if isinstance(node, ast.stmt):
+            starts.setdefault(node.lineno, []).append(node)
+    return starts, parents
+
+
+def passing_test(text: str, line: int) -> str | None:
+    """The test that keeps the exit at `line` of an installed file from being taken: for a
+    `raise`, its enclosing `if` tests negated; for an `assert`, its test. None when the line
+    holds neither, or a raise under no `if`."""
+    starts, parents = _parents(text)
+    for statement in starts.get(line, []):
+        if isinstance(statement, ast.Assert):
+            return ast.unparse(statement.test)
+        if not isinstance(statement, ast.Raise):
+            continue
+        tests: list[str] = []
+        node: ast.AST = statement
+        while id(node) in parents:
+            parent = parents[id(node)]
+            if isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                break
+            if isinstance(parent, ast.If):
+                test = ast.unparse(parent.test)
+                tests.append(f"({test})" if node in parent.body else f"not ({test})")
+            node = parent
+        if tests:
+            return "not (" + " and ".join(reversed(tests)) + ")"
+    return None

@@ -1,0 +1,422 @@
+"""`vmine verify`: run each site's validator in the target's environment and write what
+happened beside the dataset (verification.jsonl, and counts in the manifest).
+
+Before anything runs, each site's installed file is read: its raise line must be the one the
+record holds, else the site is `stale`; a dataset whose release is not the one installed, or
+whose raise lines mostly differ, is refused in one line. Then each site is tried: its guards
+and priorChecks solved (solve.py), its reproducer planned (plan.py) and run by a worker
+(workers.py), the next way through an `or` tried when one fails, and a run that raised at
+another site of the dataset tried again with that site's guards negated.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.dataset.models import IndexEntry
+from pipeline.dataset.reader import Dataset, load_dataset
+from pipeline.dataset.verification import OUTCOMES, Verification, VerificationSummary
+from pipeline.dataset.writer import write_verification
+from pipeline.verify.fixes import after_half, fix_changes, flag_values
+from pipeline.verify.installed import function_at, passing_test, raise_line
+from pipeline.verify.outcome import judged
+from pipeline.verify.parsers import (
+    Builder,
+    command_line,
+    find_builder,
+    parse_program,
+    parse_result,
+)
+from pipeline.verify.plan import plan, with_changes
+from pipeline.verify.solve import solutions
+from pipeline.verify.workers import Worker, worker_environment
+
+_RELEASE = re.compile(r"^pypi:(?P<name>[^=]+)==(?P<version>.+)$")
+MAX_RUNS = 8  # runs per site at most
+
+
+class VerifyError(Exception):
+    """A dataset that cannot be verified with this interpreter (one line for the user)."""
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    python: str = sys.executable
+    jobs: int = 2
+    timeout: float = 20.0  # seconds per run of a reproducer
+    memory: int = 4 << 30  # bytes a run may map beyond the imports
+    environ: Mapping[str, str] = field(default_factory=dict)  # added to the workers'
+
+
+@dataclass(frozen=True)
+class VerifyOutcome:
+    root: Path
+    summary: VerificationSummary
+    verifications: list[Verification]
+
+
+@dataclass(frozen=True)
+class _Site:
+    entry: IndexEntry
+    installed: str  # the installed file's path
+    module: str
+    text: str  # the installed file's text
+
+
+def verify_dataset(
+    path: Path, options: VerifyOptions, progress: Callable[[int, int], None] | None = None
+) -> VerifyOutcome:
+    """Verify the dataset in `path` and write the outcomes into it."""
+    started = time.perf_counter()
+    dataset = load_dataset(path)
+    environ = worker_environment(options.environ)
+    workers = [Worker(options.python, environ) for _ in range(max(1, options.jobs))]
+    try:
+        release, python, sites, stale, missing = _survey(dataset, workers[0])
+        verifications = {entry.id: stale_site(entry, release) for entry in stale}
+        for entry in missing:
+            verifications[entry.id] = Verification(
+                id=entry.id,
+                outcome="not-importable",
+                release=release,
+                message=f"{entry.filePath} is not installed",
+            )
+        by_line = {(entry.filePath, entry.lineNumber): entry for entry in dataset.entries}
+        done = [len(verifications)]
+        lock = threading.Lock()
+        pool: list[Worker] = list(workers)
+        pool_lock = threading.Lock()
+
+        def one(site: _Site) -> Verification:
+            with pool_lock:
+                worker = pool.pop()
+            try:
+                result = verify_site(site, dataset, by_line, worker, options, release)
+            finally:
+                with pool_lock:
+                    pool.append(worker)
+            with lock:
+                done[0] += 1
+                if progress:
+                    progress(done[0], len(dataset.entries))
+            return result
+
+        ordered = sorted(sites, key=lambda site: (site.module, site.entry.lineNumber))
+        with ThreadPoolExecutor(max_workers=len(workers)) as executor:
+            for result in executor.map(one, ordered):
+                verifications[result.id] = result
+        builder = _builder(dataset, sites)
+        if builder is not None:
+            for entry in dataset.entries:
+                checked = _command_check(entry, dataset, builder, workers[0], options)
+                if checked:
+                    verifications[entry.id] = verifications[entry.id].model_copy(update=checked)
+    finally:
+        for worker in workers:
+            worker.close()
+    in_order = [verifications[entry.id] for entry in dataset.entries]
+    summary = _summary(dataset, in_order, release, python, time.perf_counter() - started)
+    if builder is not None:
+        where = ".".join([builder.module, *builder.classes, builder.name])
+        summary = summary.model_copy(update={"parser": where})
+    manifest = dataset.manifest.model_copy(update={"verification": summary})
+    write_verification(dataset.root, in_order, manifest)
+    return VerifyOutcome(dataset.root, summary, in_order)
+
+
+def stale_site(entry: IndexEntry, release: str) -> Verification:
+    return Verification(id=entry.id, outcome="stale", release=release)
+
+
+def _survey(dataset: Dataset, worker: Worker):
+    """The release that runs, the interpreter's version, the sites to run, the stale ones and
+    those whose file is not installed; VerifyError when the installed release is not the
+    dataset's."""
+    wanted = _RELEASE.match(dataset.manifest.source)
+    distribution = wanted["name"] if wanted else None
+    paths = sorted({entry.filePath for entry in dataset.entries})
+    answer = worker.ask({"op": "survey", "files": paths, "distribution": distribution})
+    if "files" not in answer:
+        raise VerifyError(f"{worker.python}: the verify worker did not start ({answer})")
+    python = answer.get("python", "?")
+    if wanted:
+        installed = answer.get("version")
+        if installed is None:
+            raise VerifyError(
+                f"{worker.python} has no {distribution} installed; the dataset is "
+                f"{distribution} {wanted['version']} (pass --python of an environment with it)"
+            )
+        if installed != wanted["version"]:
+            raise VerifyError(
+                f"{worker.python} has {distribution} {installed}; the dataset is "
+                f"{distribution} {wanted['version']} (install that release, or pass --python)"
+            )
+        release = f"{distribution} {installed}"
+    else:
+        release = f"python {python}"
+    texts: dict[str, str] = {}
+    sites: list[_Site] = []
+    stale: list[IndexEntry] = []
+    missing: list[IndexEntry] = []
+    for entry in dataset.entries:
+        found = answer["files"].get(entry.filePath)
+        record = dataset.records[entry.id]
+        recorded = raise_line(record.sourceCode, entry.lineNumber - record.sourceCodeStart + 1)
+        if found is None:
+            missing.append(entry)
+            continue
+        if found["path"] not in texts:
+            try:
+                texts[found["path"]] = Path(found["path"]).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                texts[found["path"]] = ""
+        text = texts[found["path"]]
+        if raise_line(text, entry.lineNumber) != recorded:
+            stale.append(entry)
+            continue
+        sites.append(_Site(entry, found["path"], found["module"], text))
+    if dataset.entries and len(stale + missing) * 2 > len(dataset.entries):
+        raise VerifyError(
+            f"{dataset.root}: {len(stale + missing)} of {len(dataset.entries)} raise lines "
+            f"differ from (or are missing in) what {worker.python} has installed ({release}); it is not the release the "
+            f"dataset was mined from"
+        )
+    return release, python, sites, stale, missing
+
+
+def verify_site(
+    site: _Site,
+    dataset: Dataset,
+    by_line: Mapping[tuple[str, int], IndexEntry],
+    worker: Worker,
+    options: VerifyOptions,
+    release: str,
+) -> Verification:
+    """The best outcome of the runs of one site's reproducers."""
+    entry = site.entry
+    function = function_at(site.text, entry.qualname, entry.lineNumber)
+    if function is None:
+        return Verification(
+            id=entry.id,
+            outcome="not-callable",
+            release=release,
+            message=f"no function {entry.qualname} holds line {entry.lineNumber}",
+        )
+    header = f"vmine verify: {entry.filePath}:{entry.lineNumber} ({release})"
+    best: Verification | None = None
+    runs = 0
+    tried: set[str] = set()
+    # Test lists to solve, the site's own first; a raise that fired first at another site
+    # puts that site's guards, negated, in front.
+    pending = [[*entry.guards, *entry.priorChecks]]
+    while pending and runs < MAX_RUNS:
+        tests = pending.pop(0)
+        plans = [
+            plan(site.module, function, way, entry.settings, header)
+            for way in solutions(tests, function.locals)
+        ]
+        plans.sort(key=lambda planned: len(planned.unplaced))  # the most complete first
+        for planned in plans:
+            if planned.code in tried or runs >= MAX_RUNS:
+                continue
+            tried.add(planned.code)
+            runs += 1
+            answer = worker.ask(
+                {
+                    "op": "run",
+                    "module": site.module,
+                    "code": planned.code,
+                    "timeout": options.timeout,
+                    "memory": options.memory,
+                }
+            )
+            result = judged(entry, answer, site.installed, release, planned.code, runs)
+            if best is None or result.better_than(best):
+                best = result
+            if result.outcome == "verified":
+                return _with_fix(result, site, worker, options, release, dataset)
+            if result.outcome == "not-importable":
+                return result
+            before = _earlier_site(result, site, entry, by_line)
+            if before is not None and before not in tests:
+                pending.insert(0, [*tests, before])
+                break
+    if best is None:
+        return Verification(id=entry.id, outcome="no-raise", release=release)
+    return best.model_copy(update={"attempts": runs})
+
+
+def _with_fix(
+    result: Verification,
+    site: _Site,
+    worker: Worker,
+    options: VerifyOptions,
+    release: str,
+    dataset: Dataset,
+) -> Verification:
+    """A verified site's exampleFix applied to its reproducer: this raise must not fire."""
+    entry = site.entry
+    changes = fix_changes(dataset.records[entry.id].exampleFix, entry.settings)
+    code = None
+    if changes and result.reproducer:
+        code = with_changes(result.reproducer, [(change.expr, change.value) for change in changes])
+    if code is None:
+        return result.model_copy(update={"fix": "untested"})
+    answer = worker.ask(
+        {
+            "op": "run",
+            "module": site.module,
+            "code": code,
+            "timeout": options.timeout,
+            "memory": options.memory,
+        }
+    )
+    after = judged(entry, answer, site.installed, release, code, result.attempts)
+    return result.model_copy(
+        update={
+            "fix": "fails" if after.outcome in ("verified", "mismatch") else "verified",
+            "fixMessage": after.message,
+        }
+    )
+
+
+def _builder(dataset: Dataset, sites: list[_Site]) -> Builder | None:
+    """The installed function that builds the parser of the dataset's flags (parsers.py),
+    read from the packages the sites are in."""
+    flags = {
+        flag for entry in dataset.entries for setting in entry.settings for flag in setting.flags
+    }
+    if not flags:
+        return None
+    packages: set[Path] = set()
+    for site in sites:
+        parts = site.module.split(".")
+        path = Path(site.installed)
+        up = len(parts) if path.name == "__init__.py" else len(parts) - 1
+        packages.add(path.parents[up] / parts[0])  # the top package's folder
+    files: dict[str, str] = {}
+    for package in sorted(packages):
+        for path in sorted(package.rglob("*.py")):
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if "add_argument" in text:
+                parts = path.relative_to(package.parent).with_suffix("").parts
+                names = parts[:-1] if parts[-1] == "__init__" else parts
+                files[".".join(names)] = text
+    return find_builder(files, flags)
+
+
+def _command_check(
+    entry: IndexEntry, dataset: Dataset, builder: Builder, worker: Worker, options: VerifyOptions
+) -> dict | None:
+    """The exampleFix's "after" command line parsed by the target's parser, compared with
+    the values the fix means to set (fields of a Verification), or None without one."""
+    after = after_half(dataset.records[entry.id].exampleFix)
+    argv = command_line(after) if after else None
+    flags = {flag for setting in entry.settings for flag in setting.flags}
+    meant = flag_values(" ".join(argv), flags) if argv else None
+    if not argv or not meant:
+        return None
+    program = parse_program(builder, argv, [flag for flag, _ in meant])
+    answer = worker.ask(
+        {
+            "op": "run",
+            "module": builder.module,
+            "code": program,
+            "timeout": options.timeout,
+            "memory": options.memory,
+        }  # fmt: skip
+    )
+    result = parse_result(answer.get("message")) if answer.get("class") == "SystemExit" else None
+    if result is None:
+        return None  # the parser could not be built here: nothing said of the fix
+    if "rejected" in result:
+        return {"fixCommand": "rejected", "fixCommandMessage": result["rejected"][:500]}
+    parsed = result.get("parsed", {})
+    judged_flags = [(flag, value) for flag, value in meant if flag in parsed]
+    if not judged_flags:
+        return None  # flags of another of the target's parsers: nothing said of the fix
+    differs = [
+        f"{flag} parsed as {parsed[flag]}, the fix means {value}"
+        for flag, value in judged_flags
+        if not _same_value(parsed[flag], value)
+    ]
+    if differs:
+        return {"fixCommand": "differs", "fixCommandMessage": "; ".join(differs)[:500]}
+    return {"fixCommand": "accepted"}
+
+
+def _same_value(parsed: str, meant: str) -> bool:
+    """Whether the parser's value (its repr) is the one the fix means; a JSON flag parsed into
+    a config object holds each key the fix gives (`PoolerConfig(task='embed', ...)`)."""
+    try:
+        return ast.literal_eval(parsed) == ast.literal_eval(meant)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
+    try:
+        wanted = ast.literal_eval(meant)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        wanted = None
+    if isinstance(wanted, dict):
+        return all(
+            f"{key}={value!r}" in parsed or f"{key!r}: {value!r}" in parsed
+            for key, value in wanted.items()
+        )
+    return parsed == meant or parsed.strip("'\"") == meant.strip("'\"")
+
+
+def _earlier_site(
+    result: Verification,
+    site: _Site,
+    entry: IndexEntry,
+    by_line: Mapping[tuple[str, int], IndexEntry],
+) -> str | None:
+    """The test that keeps the exit that was taken first from being taken again, when it is
+    in the site's own file: a site of the dataset, its guards negated; any other `raise` (of
+    any class) or `assert`, read from the installed file (passing_test)."""
+    if result.outcome not in ("raised-elsewhere", "other-exception"):
+        return None
+    if result.filePath != site.installed or not result.lineNumber:
+        return None
+    other = by_line.get((entry.filePath, result.lineNumber))
+    if other is not None and other.guards:
+        return "not (" + " and ".join(f"({guard})" for guard in other.guards) + ")"
+    return passing_test(site.text, result.lineNumber)
+
+
+def _summary(
+    dataset: Dataset, verifications: list[Verification], release: str, python: str, seconds
+) -> VerificationSummary:
+    kinds = {entry.id: entry.validatorKind for entry in dataset.entries}
+    by_outcome = Counter(verification.outcome for verification in verifications)
+    by_kind: dict[str, Counter] = {}
+    for verification in verifications:
+        by_kind.setdefault(kinds[verification.id], Counter())[verification.outcome] += 1
+    ordered = {outcome: by_outcome[outcome] for outcome in OUTCOMES if by_outcome[outcome]}
+    fixes = Counter(verification.fix for verification in verifications if verification.fix)
+    commands = Counter(item.fixCommand for item in verifications if item.fixCommand)
+    return VerificationSummary(
+        release=release,
+        python=python,
+        byOutcome=ordered,
+        byKind={
+            kind: {outcome: counts[outcome] for outcome in OUTCOMES if counts[outcome]}
+            for kind, counts in sorted(by_kind.items())
+        },
+        byFix={fix: fixes[fix] for fix in ("verified", "fails", "untested") if fixes[fix]},
+        byFixCommand={
+            said: commands[said] for said in ("accepted", "differs", "rejected") if commands[said]
+        },
+        seconds=round(seconds, 1),
+    )

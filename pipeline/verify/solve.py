@@ -1,0 +1,519 @@
+"""Values that make a site's guards and priorChecks hold: each test is read with `ast` into
+constraints on the expressions it reads, and each expression gets one value that meets its
+constraints, from the literal it is compared with, the setting's choices, type and default.
+
+| a test                      | the value of its expression                       |
+|-----------------------------|---------------------------------------------------|
+| `x == "a"`, `x is True`     | `"a"`, `True`                                     |
+| `x != "a"`                  | another of its choices, else another value       |
+| `x in ("a", "b")`           | `"a"` (`in NAME`: the first of NAME)              |
+| `x not in ("a", "b")`       | a choice outside them, else a new string          |
+| `x > 3`, `x <= 3`           | `4`, `3` (between two bounds when both are given) |
+| `x > y` (both read)         | `y = 1`, `x = 2`, unless either is set otherwise  |
+| `x != y` (both read)        | `x` a stand-in (it equals nothing else)           |
+| `x == y` (both read)        | `x` set to what `y` reads, after `y` is set       |
+| `x % y != 0`                | `x = 3`, `y = 2`                                  |
+| `len(x) > 1`                | a list of two stand-ins                           |
+| `x is None`, `x is not None`| `None`, its default or a value of its type        |
+| `x`, `not x`                | a true value of its type, a false one             |
+| `isinstance(x, T)`          | a value of T (an instance made without `__init__`)|
+| `a or b`                    | `a` holds (the other disjuncts are alternatives)  |
+
+A value is Python source: names in it are the target module's (the planner qualifies them).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from pipeline.dataset.models import Setting
+
+# Stand-ins, as the reproducer's prelude defines them: unknown attributes answer with more
+# stand-ins; `TRUE` is a stand-in that is true.
+STAND = "Stand()"
+TRUE = "Stand(True)"
+OTHER = repr("vmine-other")
+ALTERNATIVES = 6  # how many ways through `or` tests are tried per site
+
+
+@dataclass(frozen=True)
+class Want:
+    """One constraint on an expression: `op` with `value` (source text) when it needs one."""
+
+    # eq ne in notin lt le gt ge none notnone true false isinstance notisinstance len has
+    # hasnot, weak (a value any other constraint beats), same (the value of another
+    # expression, read when the reproducer runs)
+    op: str
+    value: str | None = None
+
+
+@dataclass
+class Solution:
+    """Constraints by expression (its source, `ast.unparse`d), in the order first read."""
+
+    wants: dict[str, list[Want]] = field(default_factory=dict)
+    unsolved: list[str] = field(default_factory=list)  # tests read as nothing
+
+    def add(self, expr: ast.expr, want: Want) -> None:
+        self.wants.setdefault(ast.unparse(expr), []).append(want)
+
+    def copy(self) -> Solution:
+        return Solution(
+            {key: list(value) for key, value in self.wants.items()}, list(self.unsolved)
+        )
+
+
+def solutions(
+    tests: list[str], substitutions: Mapping[str, ast.expr] | None = None
+) -> list[Solution]:
+    """Ways to make every test hold, the first the most direct (at most ALTERNATIVES);
+    `substitutions` replace a local name by the expression that defines it."""
+    found = [Solution()]
+    names = dict(substitutions or {})  # a walrus in one test names a value for the next
+    for text in tests:
+        try:
+            tree = ast.parse(text, mode="eval").body
+        except SyntaxError:
+            for solution in found:
+                solution.unsolved.append(text)
+            continue
+        tree = _Substitute(names).visit(tree)
+        grown = []
+        for solution in found:
+            for way in _ways(tree, True):
+                extended = solution.copy()
+                if not way(extended):
+                    extended.unsolved.append(text)
+                grown.append(extended)
+                if len(grown) >= ALTERNATIVES:
+                    break
+        # Ways that contradict themselves go last (they are tried only when nothing else is).
+        grown.sort(key=lambda way: not _consistent(way))
+        found = grown[:ALTERNATIVES]
+    return found
+
+
+def _consistent(solution: Solution) -> bool:
+    return all(
+        not _contradicts({w.op: w.value for w in wants}) for wants in solution.wants.values()
+    )
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, substitutions: dict[str, ast.expr]) -> None:
+        self.substitutions = substitutions
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return self.substitutions.get(node.id, node)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.expr:
+        # `(x := self.a)` tests self.a, and x reads it from then on
+        value = self.visit(node.value)
+        self.substitutions[node.target.id] = value
+        return value
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        # getattr(x, "a", default) reads x.a
+        node = self.generic_visit(node)
+        if (
+            isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+            and node.args[1].value.isidentifier()
+        ):
+            return ast.Attribute(node.args[0], node.args[1].value, ast.Load())
+        return node
+
+
+_NEGATED = {
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Lt: ast.GtE,
+    ast.LtE: ast.Gt,
+    ast.Gt: ast.LtE,
+    ast.GtE: ast.Lt,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
+_FLIPPED = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
+_ORDER = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
+
+
+def _ways(node: ast.expr, holds: bool) -> Iterator:
+    """The ways `node` can evaluate to `holds`, each a function that adds its constraints to a
+    Solution and says whether it could read the test."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        yield from _ways(node.operand, not holds)
+        return
+    if isinstance(node, ast.BoolOp):
+        every = isinstance(node.op, ast.And) == holds
+        if every:  # a and b holds; not (a or b)
+            yield _all([next(iter(_ways(value, holds))) for value in node.values])
+        else:  # a or b holds (any one); not (a and b)
+            for value in node.values:
+                yield from _ways(value, holds)
+        return
+    if isinstance(node, ast.Compare):
+        yield _compare(node, holds)
+        return
+    if isinstance(node, ast.Call) and _called(node) in ("isinstance",) and len(node.args) == 2:
+        kind = "isinstance" if holds else "notisinstance"
+        yield _one(node.args[0], Want(kind, ast.unparse(node.args[1])))
+        return
+    if isinstance(node, ast.Call) and _called(node) in ("any", "all") and _one_generator(node):
+        generator = node.args[0]
+        each = _called(node) == "all"
+        if holds == each:  # all(p) holds, not any(p): every item; an empty iterable does
+            yield _one(generator.generators[0].iter, Want("len", "0"))
+            return
+        yield _some_item(generator, holds)
+        return
+    if isinstance(node, ast.Call) and _called(node) == "bool" and len(node.args) == 1:
+        yield from _ways(node.args[0], holds)
+        return
+    if isinstance(node, ast.Constant):
+        yield lambda solution: bool(node.value) == holds
+        return
+    yield _one(node, Want("true" if holds else "false"))
+
+
+def _one_generator(node: ast.Call) -> bool:
+    if len(node.args) != 1 or not isinstance(node.args[0], ast.GeneratorExp):
+        return False
+    (generator, *more) = node.args[0].generators
+    return not more and not generator.ifs and isinstance(generator.target, ast.Name)
+
+
+def _some_item(generator: ast.GeneratorExp, holds: bool):
+    """any(p(x) for x in xs) holds (or all(...) does not): xs holds one x for which p(x) is
+    `holds`, when p reads x itself (not its attributes)."""
+    loop = generator.generators[0]
+    name = loop.target.id  # type: ignore[attr-defined]
+
+    def apply(solution: Solution) -> bool:
+        inner = Solution()
+        ways = list(_ways(generator.elt, holds))
+        if not ways or not ways[0](inner) or set(inner.wants) != {name}:
+            return False
+        value = value_for(inner.wants[name], None)
+        if value is None:
+            return False
+        solution.add(loop.iter, Want("eq", f"[{value}]"))
+        return True
+
+    return apply
+
+
+def _all(ways: list) -> object:
+    def apply(solution: Solution) -> bool:
+        results = [way(solution) for way in ways]
+        return all(results)
+
+    return apply
+
+
+def _one(expr: ast.expr, want: Want):
+    def apply(solution: Solution) -> bool:
+        solution.add(expr, want)
+        return True
+
+    return apply
+
+
+def _called(node: ast.Call) -> str | None:
+    return node.func.id if isinstance(node.func, ast.Name) else None
+
+
+def _compare(node: ast.Compare, holds: bool):
+    """`a < b < c` is `a < b and b < c`; each pair is one constraint."""
+    pairs = []
+    left = node.left
+    for op, right in zip(node.ops, node.comparators, strict=True):
+        pairs.append((left, op, right))
+        left = right
+    if not holds and len(pairs) > 1:
+        pairs = pairs[:1]  # not (a < b < c): a >= b is enough
+    ways = [
+        _pair(left, type(op) if holds else _NEGATED[type(op)], right) for left, op, right in pairs
+    ]
+    return _all(ways)
+
+
+def _is_literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _is_value(node: ast.expr) -> bool:
+    """A node that stands for a value, not an expression to set: a literal, a dotted name in
+    CAPITALS or an Enum member (`Mode.X`), `float("inf")`."""
+    if _is_literal(node):
+        return True
+    if isinstance(node, ast.Call) and _called(node) == "float" and all(map(_is_literal, node.args)):
+        return True
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return node.value.id[:1].isupper()
+    if isinstance(node, ast.Name):
+        return node.id.isupper() and len(node.id) > 1
+    return False
+
+
+def _pair(left: ast.expr, op: type, right: ast.expr):
+    text = ast.unparse
+    if _is_value(left) and not _is_value(right) and op in _FLIPPED | {ast.Eq: 0, ast.NotEq: 0}:
+        left, right, op = right, left, _FLIPPED.get(op, op)
+    if op in (ast.Is, ast.IsNot) and isinstance(right, ast.Constant):
+        if right.value is None:
+            return _one(left, Want("none" if op is ast.Is else "notnone"))
+        return _one(left, Want("eq" if op is ast.Is else "ne", repr(right.value)))
+    if op in (ast.In, ast.NotIn):
+        if _is_value(left) and not _is_value(right):  # "x" in self.items
+            return _one(right, Want("has" if op is ast.In else "hasnot", text(left)))
+        return _one(left, Want("in" if op is ast.In else "notin", text(right)))
+    if (
+        isinstance(left, ast.BinOp)
+        and isinstance(left.op, ast.Mod)
+        and isinstance(right, ast.Constant)
+        and right.value == 0
+        and op in (ast.Eq, ast.NotEq)
+    ):
+        divides = op is ast.Eq
+        return _all([_equal(left.left, 4 if divides else 3), _equal(left.right, 2)])
+    if isinstance(left, ast.BinOp) and _is_literal(right) and op in _BOUND_OPS:
+        number = ast.literal_eval(right)
+        if isinstance(number, int | float) and not isinstance(number, bool):
+            return _arithmetic(left, _bound(op, number))
+    if isinstance(left, ast.Call) and _called(left) == "len" and len(left.args) == 1:
+        if _is_literal(right) and isinstance(ast.literal_eval(right), int):
+            size = _bound(op, ast.literal_eval(right))
+            return _one(left.args[0], Want("len", str(max(size, 0))))
+        # len(x) against another expression: that one is 1 (weakly), x as long as needed
+        size = _bound(op, 1)
+        return _all([_one(right, Want("weak", "1")), _one(left.args[0], Want("len", str(size)))])
+    name = {ast.Eq: "eq", ast.NotEq: "ne", **_ORDER}.get(op)
+    if name is None:
+        return lambda solution: False
+    if _is_value(right):
+        return _one(left, Want(name, text(right)))
+    # Two expressions read: weak values, which any other constraint on them beats. A stand-in
+    # differs from everything; an order between two numbers: the right one 1.
+    if name == "ne":
+        return _one(left, Want("weak", TRUE))
+    if name == "eq":
+        return _one(left, Want("same", text(right)))
+    ordered = {"eq": "1", "lt": "0", "le": "1", "gt": "2", "ge": "1"}[name]
+    return _all([_one(right, Want("weak", "1")), _one(left, Want("weak", ordered))])
+
+
+_BOUND_OPS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+def _equal(node: ast.expr, value: int | float):
+    """`node` takes the number `value`; through arithmetic when it is some (`a * b`)."""
+    if isinstance(node, ast.BinOp):
+        return _arithmetic(node, value)
+    return _one(node, Want("eq", repr(value)))
+
+
+def _arithmetic(node: ast.BinOp, target: int | float):
+    """`a // b > 256`: the operands' values that make `a // b` equal `target` (the other
+    operand 1, or the literal it is)."""
+    left, right = node.left, node.right
+    literal = ast.literal_eval(right) if _is_literal(right) else None
+    if isinstance(literal, bool) or not isinstance(literal, int | float | type(None)):
+        return lambda solution: False
+    kind = type(node.op)
+    if literal is None:
+        other = 0 if kind in (ast.Add, ast.Sub) else 1
+        if kind is ast.Mod:  # a % b == target: b above it
+            return _all([_equal(right, target + 1), _equal(left, target)])
+        return _all([_equal(right, other), _equal(left, target)])
+    if kind is ast.Add:
+        value = target - literal
+    elif kind is ast.Sub:
+        value = target + literal
+    elif kind in (ast.FloorDiv, ast.Div) and literal:
+        value = target * literal
+    elif kind is ast.Mult and literal:
+        value = -(-target // literal)
+    else:
+        return lambda solution: False
+    return _equal(left, value)
+
+
+def _bound(op: type, limit: int) -> int:
+    return {ast.Eq: limit, ast.NotEq: limit + 1, ast.Lt: limit - 1, ast.LtE: limit}.get(
+        op, limit + 1
+    )
+
+
+def value_for(wants: list[Want], setting: Setting | None) -> str | None:
+    """One value (source) meeting every constraint on an expression, or None when none does
+    (a constraint the table cannot meet)."""
+    kinds = {want.op: want.value for want in wants}
+    if _contradicts(kinds):
+        return None
+    choices = [choice for choice in (setting.choices or [])] if setting else []
+    type_text = (setting.type or "") if setting else ""
+    if "eq" in kinds:
+        value, (low, high) = _literal(kinds["eq"]), _numbers(wants)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            if (low is not None and value < low) or (high is not None and value > high):
+                return None  # this way contradicts itself: another is tried
+        if "ne" in kinds and kinds["ne"] == kinds["eq"]:
+            return None
+        return kinds["eq"]
+    if "in" in kinds:
+        container = kinds["in"]
+        literal = [want.value for want in wants if want.op == "in" and _literal(want.value)]
+        container = literal[-1] if literal else container  # a literal one is the surest
+        try:
+            found = ast.literal_eval(container)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return f"next(iter({container}), {TRUE})"  # an empty one: a stand-in
+        # a set's order changes with the process's hash seed: the same value every run
+        members = sorted(found, key=repr) if isinstance(found, set | frozenset) else list(found)
+        excluded = _excluded(wants)
+        kept = [member for member in members if repr(member) not in excluded]
+        return repr(kept[0]) if kept else None
+    if "len" in kinds:
+        return "[" + ", ".join([STAND] * int(kinds["len"] or 0)) + "]"
+    if "has" in kinds:
+        return f"[{kinds['has']}]"
+    low, high = _numbers(wants)
+    if low is not None or high is not None:
+        if low is not None and high is not None and low > high:
+            return None
+        value = low if low is not None else high
+        if "ne" in kinds and repr(value) == kinds["ne"]:
+            value = value + 1
+        return repr(value)
+    excluded = _excluded(wants)
+    if "ne" in kinds or "notin" in kinds:
+        for choice in choices:
+            if repr(choice) not in excluded:
+                return repr(choice)
+        literal = _literal(kinds.get("ne"))
+        if isinstance(literal, bool):
+            return repr(not literal)
+        if isinstance(literal, int | float):
+            return repr(literal + 1)
+        return OTHER
+    if "isinstance" in kinds:
+        return _instance_of(kinds["isinstance"] or "object")
+    if "same" in kinds:
+        return kinds["same"]
+    if "weak" in kinds:
+        return kinds["weak"]
+    if "notisinstance" in kinds:
+        return TRUE
+    if "none" in kinds or "false" in kinds:
+        if "none" in kinds:
+            return "None"
+        return _falsy(type_text)
+    if "notnone" in kinds or "true" in kinds:
+        default = setting.default if setting else None
+        if "true" not in kinds and default not in (None, "None"):
+            return default
+        if choices:
+            return repr(choices[0])
+        return _truthy(type_text)
+    return None
+
+
+def _contradicts(kinds: dict[str, str | None]) -> bool:
+    """Constraints no value meets at once (`x` and `not x`, `x is None` and `x > 1`)."""
+    if "true" in kinds and ("false" in kinds or "none" in kinds):
+        return True
+    if "none" in kinds and ({"notnone", "eq", "in", "gt", "ge", "lt", "le", "len"} & set(kinds)):
+        return kinds.get("eq") == "None" and "notnone" not in kinds
+    if "eq" in kinds:
+        value = _literal(kinds["eq"])
+        if "false" in kinds and value and kinds["eq"] not in ("None",):
+            return bool(value) if value is not None else False
+        if "true" in kinds and value is not None and not value:
+            return True
+        members = _literal(kinds.get("in"))
+        if isinstance(members, tuple | list | set | frozenset) and value not in members:
+            return True
+    return False
+
+
+def _literal(text: str | None) -> object:
+    if text is None:
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _excluded(wants: list[Want]) -> set[str]:
+    """The values (as repr) that `!=` and `not in` constraints rule out."""
+    excluded = set()
+    for want in wants:
+        if want.op == "ne" and want.value:
+            value = _literal(want.value)
+            excluded.add(repr(value) if value is not None else want.value)
+        elif want.op == "notin" and want.value:
+            try:
+                excluded.update(repr(member) for member in ast.literal_eval(want.value))
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                pass
+    return excluded
+
+
+def _numbers(wants: list[Want]) -> tuple[int | float | None, int | float | None]:
+    """The least and greatest numbers the order constraints admit (None: unbounded)."""
+    low = high = None
+    for want in wants:
+        number = _literal(want.value)
+        if want.op not in _ORDER.values():
+            continue
+        if not isinstance(number, int | float) or isinstance(number, bool):
+            continue
+        step = 1 if isinstance(number, int) else 0.5
+        if want.op in ("gt", "ge"):
+            bound = number + step if want.op == "gt" else number
+            low = bound if low is None else max(low, bound)
+        else:
+            bound = number - step if want.op == "lt" else number
+            high = bound if high is None else min(high, bound)
+    return low, high
+
+
+def _instance_of(types: str) -> str:
+    try:
+        tree = ast.parse(types, mode="eval").body
+    except SyntaxError:
+        return TRUE
+    first = tree.elts[0] if isinstance(tree, ast.Tuple) and tree.elts else tree
+    name = ast.unparse(first)
+    builtin = {"int": "1", "float": "1.0", "str": "'x'", "bool": "True", "list": "[]",
+               "dict": "{}", "tuple": "()", "set": "set()", "bytes": "b'x'"}  # fmt: skip
+    return builtin.get(name, f"blank({name})")
+
+
+def _truthy(type_text: str) -> str:
+    for name, value in (("bool", "True"), ("int", "1"), ("float", "1.0"), ("str", "'x'")):
+        if type_text.split("|")[0].strip() == name:
+            return value
+    if type_text.startswith(("list", "tuple", "set")):
+        return f"[{STAND}]"
+    if type_text.startswith("dict"):
+        return "{'x': Stand()}"
+    return TRUE
+
+
+def _falsy(type_text: str) -> str:
+    head = type_text.split("|")[0].strip()
+    return {"bool": "False", "int": "0", "float": "0.0", "str": "''"}.get(head, "None")

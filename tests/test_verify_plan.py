@@ -1,0 +1,142 @@
+"""How a reproducer calls each kind of function (pipeline/verify/plan.py): its last lines, from
+a function read with installed.function_at and the solved guards."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from pipeline.verify.installed import function_at, passing_test
+from pipeline.verify.plan import plan
+from pipeline.verify.solve import solutions
+
+SOURCE = textwrap.dedent(
+    """
+    class Config:
+        def check(self):
+            if self.cache.mode == "all" and not self.eager:
+                raise ValueError("x")
+
+        @classmethod
+        def check_size(cls, value, info):
+            if value > 8:
+                raise ValueError("x")
+
+        @staticmethod
+        def check_static(n):
+            if n < 0:
+                raise ValueError("x")
+
+
+    def check_args(args, strict=False):
+        for name, value in args.items():
+            if name not in KNOWN:
+                raise ValueError("x")
+        if not has_gpu():
+            raise ValueError("x")
+    """
+)
+
+CASES = [
+    (
+        "Config.check", 4, ['self.cache.mode == "all" and not self.eager'],
+        ["self = blank(mod.Config)", "put(self, 'cache.mode', 'all')", "put(self, 'eager', None)",
+         "raw(mod.Config, 'check')(self)"],
+    ),
+    (
+        "Config.check_size", 9, ["value > 8"],
+        ["cls = mod.Config", "raw(mod.Config, 'check_size')(cls, value=9, info=Stand())"],
+    ),
+    ("Config.check_static", 14, ["n < 0"], ["raw(mod.Config, 'check_static')(n=-1)"]),
+    (
+        "check_args", 20, ["(name, value) in args.items()", "name not in KNOWN"],
+        ["raw(mod.check_args)(args={'vmine-other': Stand(True)})"],
+    ),
+    ("check_args", 22, ["not has_gpu()"], ["put(mod, 'has_gpu()', None)", "raw(mod.check_args)(args=Stand())"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("qualname", "line", "tests", "last_lines"), CASES)
+def test_the_reproducer_calls_the_function_by_its_binding(qualname, line, tests, last_lines):
+    function = function_at(SOURCE, qualname, line)
+    (way, *_) = solutions(tests, function.locals)
+    code = plan("pkg.config", function, way, [], "header").code
+    lines = code.rstrip("\n").split("\n")
+    assert lines[0] == "# header"
+    assert "import pkg.config as mod" in lines
+    body = lines[lines.index("import pkg.config as mod") + 1 :]
+    assert body == last_lines
+
+
+def test_an_earlier_exit_is_kept_from_firing_by_its_tests():
+    assert passing_test(SOURCE, 10) == "not ((value > 8))"
+    assert passing_test(SOURCE, 9) is None  # an if, not a raise
+
+
+def test_a_nested_function_is_not_callable():
+    assert (
+        function_at("def f():\n    def g():\n        raise ValueError\n", "f.<locals>.g", 3) is None
+    )
+
+
+def test_a_string_keeps_its_own_methods():
+    source = textwrap.dedent(
+        """
+        class Config:
+            @classmethod
+            def check_mode(cls, value):
+                if isinstance(value, str):
+                    name = value.upper()
+                    if name not in MODES:
+                        raise ValueError("x")
+        """
+    )
+    function = function_at(source, "Config.check_mode", 7)
+    (way, *_) = solutions(["isinstance(value, str)", "name not in MODES"], function.locals)
+    code = plan("pkg", function, way, [], "header").code
+    assert code.rstrip().endswith("raw(mod.Config, 'check_mode')(cls, value='x')")
+
+
+def test_an_argument_another_value_reads_is_made_first():
+    source = "def check(q, k):\n    if k.dtype != q.dtype:\n        raise ValueError('x')\n"
+    function = function_at(source, "check", 3)
+    (way, *_) = solutions(["q.dtype == k.dtype", "k.dtype == 'bf16'"], function.locals)
+    body = plan("pkg", function, way, [], "header").code.rstrip().split("\n")[-5:]
+    assert body == [
+        "k = Stand(True)",
+        "q = Stand(True)",
+        "put(k, 'dtype', 'bf16')",
+        "put(q, 'dtype', k.dtype)",
+        "raw(mod.check)(q=q, k=k)",
+    ]
+
+
+def test_a_fix_naming_the_object_otherwise_changes_it_where_the_reproducer_set_it():
+    from pipeline.verify.plan import with_changes
+
+    code = (
+        "import pkg as mod\nself = blank(mod.C)\nput(self, 'limit', 0)\nraw(mod.C, 'check')(self)\n"
+    )
+    changed = with_changes(code, [("cfg.limit", "1")])
+    assert changed.rstrip().split("\n")[-3:] == [
+        "put(self, 'limit', 0)",
+        "put(self, 'limit', 1)",
+        "raw(mod.C, 'check')(self)",
+    ]
+
+
+def test_expressions_equal_to_each_other_read_one_of_them():
+    source = "def check(q, k, v):\n    if q.device != k.device:\n        raise ValueError('x')\n"
+    function = function_at(source, "check", 3)
+    tests = ["q.device == k.device and q.device == v.device"]
+    (way, *_) = solutions(tests, function.locals)
+    body = plan("pkg", function, way, [], "header").code.rstrip().split("\n")[-6:]
+    assert body == [
+        "k = Stand(True)",
+        "q = Stand(True)",
+        "v = Stand(True)",
+        "put(q, 'device', v.device)",
+        "put(k, 'device', v.device)",
+        "raw(mod.check)(q=q, k=k, v=v)",
+    ]

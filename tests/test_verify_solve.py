@@ -1,0 +1,78 @@
+"""The solver's case table (pipeline/verify/solve.py): tests in, the values that make them
+hold out, one expression's value per key; several dicts are the ways through an `or`."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from pipeline.dataset.models import Setting
+from pipeline.verify.solve import solutions, value_for
+
+CASES = [
+    (['x == "a"'], [{"x": "'a'"}]),
+    (['x != "a"'], [{"x": "'vmine-other'"}]),
+    (['x in ("a", "b")'], [{"x": "'a'"}]),
+    (['x not in ("a", "b")'], [{"x": "'vmine-other'"}]),
+    (["x > 3"], [{"x": "4"}]),
+    (["x <= 3"], [{"x": "3"}]),
+    (["x > 3 and x < 10"], [{"x": "4"}]),
+    (["3 < x"], [{"x": "4"}]),
+    (["x > y"], [{"y": "1", "x": "2"}]),
+    (["x != y"], [{"x": "Stand(True)"}]),
+    (["x == y"], [{"x": "y"}]),
+    (["any(node < 0 for node in nodes)"], [{"nodes": "[-1]"}]),
+    (["not all(n > 0 for n in ns)"], [{"ns": "[0]"}]),
+    (["all(n > 0 for n in ns)"], [{"ns": "[]"}]),
+    (["(mode := self.mode)", 'mode == "x"'], [{"self.mode": "'x'"}]),
+    (["x[0] > 1"], [{"x[0]": "2"}]),
+    (["x % y != 0"], [{"x": "3", "y": "2"}]),
+    (["x // y > 256"], [{"y": "1", "x": "257"}]),
+    (["x * y % n != 0"], [{"y": "1", "x": "3", "n": "2"}]),
+    (["len(x) > 1"], [{"x": "[Stand(), Stand()]"}]),
+    (["len(x) != n"], [{"n": "1", "x": "[Stand(), Stand()]"}]),
+    (["x is None"], [{"x": "None"}]),
+    (["x is not None"], [{"x": "Stand(True)"}]),
+    (["x"], [{"x": "Stand(True)"}]),
+    (["not x"], [{"x": "None"}]),
+    (["isinstance(x, int)"], [{"x": "1"}]),
+    (["isinstance(x, Mode)"], [{"x": "blank(Mode)"}]),
+    (["a or b"], [{"a": "Stand(True)"}, {"b": "Stand(True)"}]),
+    (["not (a and b)"], [{"a": "None"}, {"b": "None"}]),
+    (['getattr(args, "grpc", False)'], [{"args.grpc": "Stand(True)"}]),
+    (["x in SUPPORTED"], [{"x": "next(iter(SUPPORTED), Stand(True))"}]),
+    (["x == 2", "x > 3"], [{"x": None}]),  # contradicts itself: not placed
+    (['x in {"b", "a"}', 'x != "a"'], [{"x": "'b'"}]),  # a set in a fixed order
+    # the way through `or` that contradicts the guard is tried last
+    (["p", "not p or b in (1, 2)"], [{"p": "Stand(True)", "b": "1"}, {"p": None}]),
+]
+
+
+@pytest.mark.parametrize(("tests", "expected"), CASES)
+def test_solutions(tests, expected):
+    found = [
+        {expr: value_for(wants, None) for expr, wants in way.wants.items()}
+        for way in solutions(tests)
+    ]
+    assert found == expected
+
+
+def test_a_setting_gives_its_choices_and_type():
+    setting = Setting(expr="self.mode", cls="C", field="mode", type="str", default='"fast"',
+                      choices=["fast", "safe", "slow"], doc=None, flags=[])  # fmt: skip
+    (way,) = solutions(['self.mode != "fast"', 'self.mode != "safe"'])
+    assert value_for(way.wants["self.mode"], setting) == "'slow'"
+    (way,) = solutions(["self.mode is not None"])
+    assert value_for(way.wants["self.mode"], setting) == '"fast"'  # its default
+    (way,) = solutions(["not self.flag"])
+    flag = setting.model_copy(update={"type": "bool", "choices": None, "default": None})
+    assert value_for(way.wants["self.flag"], flag) == "False"
+
+
+def test_a_local_is_read_through_its_definition():
+    (way,) = solutions(["head > 256"], {"head": ast.parse("h // n", mode="eval").body})
+    assert {expr: value_for(wants, None) for expr, wants in way.wants.items()} == {
+        "n": "1",
+        "h": "257",
+    }
