@@ -259,7 +259,10 @@ def test_each_verified_fix_is_run_and_a_fix_that_does_nothing_fails(tmp_path):
     assert envelope["record"]["exampleFix"] == (
         "# before\n--enforce-eager --mode fast\n# after\n--enforce-eager --mode safe"
     )
-    envelope["record"]["exampleFix"] = "# before\n--enforce-eager\n# after\n--mode fast"
+    # the after line still sets both (a line that left out --enforce-eager would turn it off)
+    envelope["record"]["exampleFix"] = (
+        "# before\n--enforce-eager --mode fast\n# after\n--mode fast --enforce-eager"
+    )
     record_file.write_text(json.dumps(envelope))
     options = VerifyOptions(python=sys.executable, jobs=1, environ={"PYTHONPATH": str(installed)})
     outcome = verify_dataset(dataset, options)

@@ -21,6 +21,8 @@ CASES = [
     (["3 < x"], [{"x": "4"}]),
     (["x > y"], [{"y": "1", "x": "2"}]),
     (["x != y"], [{"x": "Stand(True)"}]),
+    (["int(x.shape[2]) != int(y)"], [{"y": "1", "x.shape[2]": "2"}]),
+    (["int(x) == 3"], [{"x": "3"}]),
     (["x == y"], [{"x": "y"}]),
     (["any(node < 0 for node in nodes)"], [{"nodes": "[-1]"}]),
     (["not all(n > 0 for n in ns)"], [{"ns": "[0]"}]),

@@ -11,6 +11,7 @@ constraints, from the literal it is compared with, the setting's choices, type a
 | `x > 3`, `x <= 3`           | `4`, `3` (between two bounds when both are given) |
 | `x > y` (both read)         | `y = 1`, `x = 2`, unless either is set otherwise  |
 | `x != y` (both read)        | `x` a stand-in (it equals nothing else)           |
+| `int(x) != int(y)`          | `x = 2`, `y = 1` (a stand-in converts to 1)       |
 | `x == y` (both read)        | `x` set to what `y` reads, after `y` is set       |
 | `x % y != 0`                | `x = 3`, `y = 2`                                  |
 | `len(x) > 1`                | a list of two stand-ins                           |
@@ -269,6 +270,9 @@ def _is_value(node: ast.expr) -> bool:
 
 def _pair(left: ast.expr, op: type, right: ast.expr):
     text = ast.unparse
+    # `int(x) != int(y)`: x and y are numbers (stand-ins all convert to one number)
+    numeric = _converted(left) or _converted(right)
+    left, right = _unconverted(left), _unconverted(right)
     if _is_value(left) and not _is_value(right) and op in _FLIPPED | {ast.Eq: 0, ast.NotEq: 0}:
         left, right, op = right, left, _FLIPPED.get(op, op)
     if op in (ast.Is, ast.IsNot) and isinstance(right, ast.Constant):
@@ -306,12 +310,29 @@ def _pair(left: ast.expr, op: type, right: ast.expr):
         return _one(left, Want(name, text(right)))
     # Two expressions read: weak values, which any other constraint on them beats. A stand-in
     # differs from everything; an order between two numbers: the right one 1.
+    if name == "ne" and numeric:
+        return _all([_one(right, Want("weak", "1")), _one(left, Want("weak", "2"))])
     if name == "ne":
         return _one(left, Want("weak", TRUE))
     if name == "eq":
         return _one(left, Want("same", text(right)))
     ordered = {"eq": "1", "lt": "0", "le": "1", "gt": "2", "ge": "1"}[name]
     return _all([_one(right, Want("weak", "1")), _one(left, Want("weak", ordered))])
+
+
+def _converted(node: ast.expr) -> bool:
+    """`int(x)`, `float(x)`: a number read from one expression."""
+    return (
+        isinstance(node, ast.Call)
+        and _called(node) in ("int", "float")
+        and len(node.args) == 1
+        and not node.keywords
+        and not _is_literal(node.args[0])
+    )
+
+
+def _unconverted(node: ast.expr) -> ast.expr:
+    return node.args[0] if _converted(node) else node  # type: ignore[attr-defined]
 
 
 _BOUND_OPS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
