@@ -13,7 +13,8 @@ constraints, from the literal it is compared with, the setting's choices, type a
 | `x != y` (both read)        | `x` a stand-in (it equals nothing else)           |
 | `int(x) != int(y)`          | `x = 2`, `y = 1` (a stand-in converts to 1)       |
 | `x == y` (both read)        | `x` set to what `y` reads, after `y` is set       |
-| `x % y != 0`                | `x = 3`, `y = 2`                                  |
+| `x % y != 0`, `x % y == 0`  | `x = 3`, `y = 2`; `x = 4`, `y = 2` (weakly)       |
+| `x // y == LIMIT`           | `y = 1`, `x = LIMIT`                              |
 | `len(x) > 1`                | a list of two stand-ins                           |
 | `x is None`, `x is not None`| `None`, its default or a value of its type        |
 | `x`, `not x`                | a true value of its type, a false one             |
@@ -26,6 +27,7 @@ A value is Python source: names in it are the target module's (the planner quali
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -105,9 +107,18 @@ def _consistent(solution: Solution) -> bool:
 class _Substitute(ast.NodeTransformer):
     def __init__(self, substitutions: dict[str, ast.expr]) -> None:
         self.substitutions = substitutions
+        self.expanding: set[str] = set()
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
-        return self.substitutions.get(node.id, node)
+        found = self.substitutions.get(node.id)
+        if found is None or node.id in self.expanding:
+            return node
+        # a local defined from other locals (`n = a // b`, `a = int(x.shape[1])`) reads them
+        self.expanding.add(node.id)
+        try:
+            return self.visit(copy.deepcopy(found))
+        finally:
+            self.expanding.discard(node.id)
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.expr:
         # `(x := self.a)` tests self.a, and x reads it from then on
@@ -290,8 +301,11 @@ def _pair(left: ast.expr, op: type, right: ast.expr):
         and right.value == 0
         and op in (ast.Eq, ast.NotEq)
     ):
-        divides = op is ast.Eq
-        return _all([_equal(left.left, 4 if divides else 3), _equal(left.right, 2)])
+        if op is ast.Eq:  # many values divide: weak ones, that another constraint beats
+            return _all([_one(left.left, Want("weak", "4")), _one(left.right, Want("weak", "2"))])
+        return _all([_equal(left.left, 3), _equal(left.right, 2)])
+    if isinstance(left, ast.BinOp) and op is ast.Eq and _is_value(right) and not _is_literal(right):
+        return _arithmetic(left, text(right))  # `a // b == LIMIT`: b = 1, a = LIMIT
     if isinstance(left, ast.BinOp) and _is_literal(right) and op in _BOUND_OPS:
         number = ast.literal_eval(right)
         if isinstance(number, int | float) and not isinstance(number, bool):
@@ -338,14 +352,16 @@ def _unconverted(node: ast.expr) -> ast.expr:
 _BOUND_OPS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 
-def _equal(node: ast.expr, value: int | float):
-    """`node` takes the number `value`; through arithmetic when it is some (`a * b`)."""
+def _equal(node: ast.expr, value: int | float | str):
+    """`node` takes the number `value` (or the value source text names); through arithmetic
+    when it is some (`a * b`)."""
+    node = _unconverted(node)
     if isinstance(node, ast.BinOp):
         return _arithmetic(node, value)
-    return _one(node, Want("eq", repr(value)))
+    return _one(node, Want("eq", value if isinstance(value, str) else repr(value)))
 
 
-def _arithmetic(node: ast.BinOp, target: int | float):
+def _arithmetic(node: ast.BinOp, target: int | float | str):
     """`a // b > 256`: the operands' values that make `a // b` equal `target` (the other
     operand 1, or the literal it is)."""
     left, right = node.left, node.right
@@ -355,9 +371,13 @@ def _arithmetic(node: ast.BinOp, target: int | float):
     kind = type(node.op)
     if literal is None:
         other = 0 if kind in (ast.Add, ast.Sub) else 1
+        if kind is ast.Mod and isinstance(target, str):
+            return lambda solution: False
         if kind is ast.Mod:  # a % b == target: b above it
             return _all([_equal(right, target + 1), _equal(left, target)])
         return _all([_equal(right, other), _equal(left, target)])
+    if isinstance(target, str):
+        return lambda solution: False
     if kind is ast.Add:
         value = target - literal
     elif kind is ast.Sub:
