@@ -245,3 +245,21 @@ def test_what_a_put_sets_is_made_before_what_is_put_in_it():
     (way, *_) = solutions(["s.meta.ndim == 3", "s.meta is not None"], function.locals)
     body = plan("pkg", function, way, [], "header").code.rstrip().split("\n")[-3:]
     assert body == ["put(s, 'meta', Stand(True))", "put(s, 'meta.ndim', 3)", "raw(mod.check)(s=s)"]
+
+
+def test_a_number_argument_another_value_reads_is_made_first():
+    source = "def check(q, n):\n    if q.total != q.rows * n:\n        raise ValueError('x')\n"
+    function = function_at(source, "check", 3)
+    (way, *_) = solutions(["q.total == q.rows * n", "n == 2"], function.locals)
+    code = plan("pkg", function, way, [], "header").code
+    assert "n = 2" in code.split("\n")
+    assert code.rstrip().endswith("raw(mod.check)(q=q, n=n)")
+
+
+@pytest.mark.parametrize("expression", ["4 % s", "4 // s", "s | s", "-s", "2 ** s", "1 / s"])
+def test_a_stand_in_takes_part_in_arithmetic(expression):
+    from pipeline.verify.plan import PRELUDE
+
+    namespace: dict = {}
+    exec(PRELUDE["Stand"], namespace)
+    assert type(eval(expression, {**namespace, "s": namespace["Stand"]()})).__name__ == "Stand"

@@ -50,6 +50,9 @@ PRELUDE = {
     __gt__ = __le__ = __ge__ = __lt__
     def __add__(self, other): return Stand()
     __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __floordiv__ = __mod__ = __add__
+    __rtruediv__ = __rfloordiv__ = __rmod__ = __pow__ = __rpow__ = __add__
+    __or__ = __ror__ = __and__ = __rand__ = __add__
+    def __neg__(self): return Stand()
     def __index__(self): return 1
     def __float__(self): return 1.0
     __hash__ = object.__hash__
@@ -234,6 +237,9 @@ def plan(
             values[name] = own
             argument_objects.discard(name)
             puts = [put for put in puts if put[0] != name]
+            if any(name in _names_in(value) for _, _, value in puts):
+                lines.append(f"{name} = {own}")  # another value reads it (`n * seqlen`)
+                values[name] = name
             continue
         lines.append(f"{name} = {own or TRUE}")
         used.add("Stand")

@@ -52,7 +52,7 @@ from pipeline.verify.solve import solutions
 from pipeline.verify.workers import Worker, worker_environment
 
 _RELEASE = re.compile(r"^pypi:(?P<name>[^=]+)==(?P<version>.+)$")
-MAX_RUNS = 8  # runs per site at most
+MAX_RUNS = 12  # runs per site at most
 
 
 class VerifyError(Exception):
