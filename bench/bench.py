@@ -6,7 +6,7 @@ Targets, each measured side by side with semgrep on the same tree in this run (w
 CPU time, vmine's and its workers', is printed beside it, as the machine may be shared):
 a cold `vmine extract` of vLLM 0.33.0 and of transformers 4.57.1 takes at most 0.10x
 semgrep's wall time, SGLang 0.5.10.post1 at most 0.25x, and a small package
-(`pypi:accelerate==1.10.1`, 83 files, downloaded by pip from its warm cache into an empty
+(`pypi:accelerate==1.10.1`, 83 files, its wheel and sdist downloaded again into an empty
 vmine cache) at most 0.30x; the peak RSS (vmine and its worker processes together) stays
 under 1 GiB. `--runs N` times each side N times, alternating, and takes the medians.
 """
@@ -316,8 +316,8 @@ def bench_target(target: Target, *, with_semgrep: bool, report: Report, runs: in
 
 
 def prepared_release(cache: Path, name: str, version: str) -> tuple[Path, str, str]:
-    """A release committed into vmine's release cache in `cache` (downloaded once, which
-    also warms pip's cache): its git directory, tag and path prefix."""
+    """A release committed into vmine's release cache in `cache` (downloaded once): its
+    git directory, tag and path prefix."""
     git_dir = cache / "releases" / f"{name}.git"
     tag = f"refs/tags/{name}=={version}"
     if tag_commit(git_dir, tag) is None:
@@ -429,7 +429,7 @@ def targets() -> list[Target]:
             trees.sglang_rev,
             0.25,
         ),
-        # pip downloads the wheel again (from its cache) into the empty vmine cache
+        # the wheel and the sdist are downloaded again into the empty vmine cache
         Target(
             f"{name} {version} (pypi:, small)",
             [f"pypi:{name}=={version}"],

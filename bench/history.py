@@ -38,7 +38,7 @@ TARGET = 3.0
 
 
 def ensure_releases(versions: tuple[str, ...]) -> None:
-    """Each release committed into vmine's release cache once (pip downloads it)."""
+    """Each release committed into vmine's release cache once (downloaded from the index)."""
     for version in versions:
         open_release(f"pypi:vllm=={version}", cache_dir=RELEASES)
 

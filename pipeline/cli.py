@@ -837,6 +837,7 @@ def render_command(dataset: Path, fmt: str, out_dir: Path) -> None:
     help="Only the errors whose message, function or file contains TEXT (any case).",
 )
 @_cache_dir_option
+@_scope_option
 @_ci_option
 def history_command(
     source: str,
@@ -845,6 +846,7 @@ def history_command(
     fmt: str,
     match: str | None,
     cache_dir: Path | None,
+    scope: str | None,
     ci: bool,
 ) -> None:
     """Give each error of SOURCE its timeline across releases: where it was first and last
@@ -868,6 +870,7 @@ def history_command(
             match=match,
             cache_dir=cache_dir,
             console=console,
+            scope=scope or "validators",
         )
     click.echo(output, nl=False)
 

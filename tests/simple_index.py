@@ -23,12 +23,15 @@ def _project(filename: str) -> str:
 
 class SimpleIndex:
     """Serves `folder` at `{url}` (`.../simple/`). `html_only` answers HTML even to a client
-    that asks for JSON; `bad_hash` names files whose listed sha256 is wrong; `requests`
-    records every path asked for."""
+    that asks for JSON; `pip_only` refuses (403) every client but pip, as an index behind
+    a login only pip is set up for would; `bad_hash` names files whose listed sha256 is
+    wrong; `requests` records every path asked for, `agents` the User-Agent of each."""
 
-    def __init__(self, folder: Path, *, html_only: bool = False) -> None:
+    def __init__(self, folder: Path, *, html_only: bool = False, pip_only: bool = False) -> None:
         self.folder = Path(folder)
         self.html_only = html_only
+        self.pip_only = pip_only
+        self.agents: list[str] = []
         self.bad_hash: set[str] = set()
         self.extra_links: list[str] = []  # hrefs every HTML page lists besides its files
         self.requests: list[str] = []
@@ -40,6 +43,11 @@ class SimpleIndex:
 
             def do_GET(self) -> None:
                 index.requests.append(self.path)
+                agent = self.headers.get("User-Agent", "")
+                index.agents.append(agent)
+                if index.pip_only and not agent.startswith("pip/"):
+                    self.send_error(403)
+                    return
                 match = re.fullmatch(r"/simple/([^/]+)/", self.path)
                 if match:
                     wants_json = JSON_TYPE in self.headers.get("Accept", "")

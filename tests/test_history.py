@@ -320,6 +320,34 @@ def test_cli_history_json_and_match(tagged_repo, tmp_path):
     assert [r["release"] for r in report["releases"]] == ["v1", "v3"]
 
 
+LOADER = """\
+def load_weights(path: str):
+    if not path.endswith(".safetensors"):
+        raise ValueError(f"cannot load {path}: only .safetensors files are read")
+"""
+
+
+def test_cli_history_scope_all_follows_the_raises_outside_validators(tmp_path):
+    repo = tmp_path / "engine"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for tag, text in (("v1", V1), ("v2", V2)):
+        commit(repo, {"engine/config.py": text, "engine/loader.py": LOADER}, tag)
+        git(repo, "tag", tag)
+    args = ["history", str(repo), "--releases", "v1", "v2", "--format", "json"]
+
+    def messages(*more: str) -> list[str]:
+        cache = str(tmp_path / "cache")
+        result = CliRunner().invoke(main, [*args, *more, "--cache-dir", cache, "--ci"])
+        assert result.exit_code == 0, result.output
+        return sorted(error["errorMessage"] for error in json.loads(result.stdout)["errors"])
+
+    loader = "cannot load {path}: only .safetensors files are read"
+    assert loader not in messages()
+    assert loader in messages("--scope", "all")
+    assert set(messages()) < set(messages("--scope", "all"))
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from packaging.tags import Tag
 
 from pipeline.cli import main
 from pipeline.source import SourceError, open_source
 from pipeline.source.archives import ArchiveLimits, kept_by_name, read_archive
-from pipeline.source.pip_index import PipSettings, settings_from
+from pipeline.source.pip_index import PipSettings, pip_config, pip_config_list, settings_from
 from pipeline.source.release import pip_wheel_command
-from pipeline.source.simple_api import JSON_TYPE, IndexFile, parse_page, pick_sdist
+from pipeline.source.simple_api import JSON_TYPE, IndexFile, parse_page, pick_sdist, pick_wheel
 from tests.release_fixtures import BACKEND, LIMITS, make_sdist, make_wheel, marker_script
 from tests.simple_index import SimpleIndex
 
@@ -98,10 +99,10 @@ def test_pip_is_only_ever_asked_for_wheels(tmp_path: Path) -> None:
 def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A local simple index (JSON and HTML), the only index pip and vmine see."""
 
-    def start(html_only: bool = False) -> SimpleIndex:
+    def start(html_only: bool = False, pip_only: bool = False) -> SimpleIndex:
         folder = tmp_path / "served"
         folder.mkdir(exist_ok=True)
-        server = SimpleIndex(folder, html_only=html_only)
+        server = SimpleIndex(folder, html_only=html_only, pip_only=pip_only)
         monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
         monkeypatch.delenv("PIP_NO_INDEX", raising=False)
         monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
@@ -147,6 +148,62 @@ def test_an_sdist_whose_hash_differs_from_the_index_is_refused(
     assert not (tmp_path / "cache" / "releases" / "evilpkg.git").exists()
 
 
+def test_the_wheel_is_fetched_from_the_index_by_vmine_not_pip(
+    served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with served() as index:
+        _evil_release(index.folder, tmp_path / "marker", "build backend", with_wheel=True)
+        monkeypatch.setenv("PIP_INDEX_URL", index.url)
+        result = _extract(tmp_path)
+    assert result.exit_code == 0, result.stderr
+    assert "/files/evilpkg-1.0-py3-none-any.whl" in index.requests
+    assert not [agent for agent in index.agents if agent.startswith("pip/")]
+    assert json.loads(result.stdout)["filePath"] == "evilpkg/limits.py"
+
+
+def test_a_wheel_whose_hash_differs_from_the_index_is_refused(
+    served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with served() as index:
+        _evil_release(index.folder, tmp_path / "marker", "build backend", with_wheel=True)
+        index.bad_hash.add("evilpkg-1.0-py3-none-any.whl")
+        monkeypatch.setenv("PIP_INDEX_URL", index.url)
+        result = _extract(tmp_path)
+    assert result.exit_code == 2
+    line = _error_line(result)
+    assert line.startswith("Error: evilpkg-1.0-py3-none-any.whl from http://127.0.0.1:")
+    assert line.endswith("; refusing it")
+    assert not (tmp_path / "cache" / "releases" / "evilpkg.git").exists()
+
+
+def test_pip_fetches_the_wheel_from_an_index_vmine_cannot_read(
+    served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "marker"
+    with served(pip_only=True) as index:
+        _evil_release(index.folder, marker, "build backend", with_wheel=True)
+        monkeypatch.setenv("PIP_INDEX_URL", index.url)
+        result = _extract(tmp_path)
+    assert result.exit_code == 0, result.stderr
+    assert not marker.exists()
+    assert any(agent.startswith("pip/") for agent in index.agents)
+    assert json.loads(result.stdout)["filePath"] == "evilpkg/limits.py"
+
+
+def test_a_release_pip_cannot_find_either_names_both_reasons(
+    served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with served(pip_only=True) as index:
+        monkeypatch.setenv("PIP_INDEX_URL", index.url)
+        result = _extract(tmp_path)
+    assert result.exit_code == 2
+    line = _error_line(result)
+    assert line.startswith("Error: cannot download evilpkg==1.0: pip found no wheel (")
+    assert line.endswith(
+        f"and no sdist of evilpkg==1.0 in {index.url} ({index.url}evilpkg/: HTTP 403)"
+    )
+
+
 def test_an_index_on_the_network_cannot_point_at_a_file_on_this_machine(
     served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -180,7 +237,9 @@ def test_a_release_nowhere_to_be_found_says_where_it_looked(index: Path, tmp_pat
     result = _extract(tmp_path, "pypi:nothere==1.0")
     assert result.exit_code == 2
     line = _error_line(result)
-    assert line.startswith("Error: cannot download nothere==1.0: pip found no wheel (")
+    assert line.startswith(
+        f"Error: cannot download nothere==1.0: no wheel of nothere==1.0 in {index},"
+    )
     assert line.endswith(f"and no sdist of nothere==1.0 in {index}")
 
 
@@ -361,11 +420,66 @@ def test_pip_settings_take_pips_precedence() -> None:
         timeout=60.0,
     )
     assert settings.indexes() == ()
+    # an empty value is no value, in a file or the environment, as pip has it
+    empty = settings_from(
+        {"global.index-url": "https://g.example/simple", "download.index-url": ""},
+        {"PIP_INDEX_URL": "", "PIP_FIND_LINKS": ""},
+    )
+    assert empty == PipSettings(index_url="https://g.example/simple")
     assert settings_from({}, {"PIP_EXTRA_INDEX_URL": "file:///a\n  file:///b"}).indexes() == (
         "https://pypi.org/simple",
         "file:///a",
         "file:///b",
     )
+
+
+@pytest.mark.parametrize(
+    "env_file", ["env.conf", os.devnull, "broken.conf"], ids=["PIP_CONFIG_FILE", "null", "broken"]
+)
+def test_pip_config_file_of_the_environment_is_read_as_pip_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env_file: str
+) -> None:
+    (tmp_path / "env.conf").write_text("[download]\nindex-url = https://env.example/simple\n")
+    (tmp_path / "broken.conf").write_text("index-url = https://no.section.example\n")
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(tmp_path / env_file))
+    config = pip_config()
+    assert config == pip_config_list()
+    assert config.get("download.index-url") == (
+        "https://env.example/simple" if env_file == "env.conf" else None
+    )
+
+
+@pytest.mark.parametrize("with_env_file", [False, True], ids=["user files", "PIP_CONFIG_FILE"])
+def test_pips_config_files_are_read_as_pip_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_env_file: bool
+) -> None:
+    home = tmp_path / "home"
+    (home / ".pip").mkdir(parents=True)
+    (home / ".config" / "pip").mkdir(parents=True)
+    (home / ".pip" / "pip.conf").write_text(
+        "[global]\nindex-url = https://legacy.example/simple\ntimeout = 10\n"
+    )
+    (home / ".config" / "pip" / "pip.conf").write_text(
+        "[global]\nindex_url = https://user.example/simple\n"
+        "[download]\nfind-links =\n    /a\n    /b\n"
+    )
+    env_file = tmp_path / "env.conf"
+    env_file.write_text("[global]\ntrusted-host = mirror.example\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    if with_env_file:
+        monkeypatch.setenv("PIP_CONFIG_FILE", str(env_file))  # pip then skips the user's files
+    else:
+        monkeypatch.delenv("PIP_CONFIG_FILE", raising=False)
+    config = pip_config()
+    listed = pip_config_list()  # the same values, one file's after another's, by file name
+    if not with_env_file:
+        # both user files set the index: pip takes the new file's over the legacy one's
+        assert config.pop("global.index-url") == "https://user.example/simple"
+        assert listed.pop("global.index-url") == "https://legacy.example/simple"
+    assert config == listed
+    assert ("global.trusted-host" in config) is with_env_file
+    assert ("download.find-links" in config) is not with_env_file
 
 
 # (case, file name, is the sdist of acme-ports 1.post1)
@@ -389,6 +503,62 @@ def test_the_sdist_of_a_release_is_known_by_its_file_name(filename: str, wanted:
         [IndexFile(filename, f"https://files.example/{filename}")], "acme-ports", "1-1"
     )
     assert (found is not None) is wanted
+
+
+# The interpreter's tags, best first, for the wheel table: an x86_64 Linux CPython 3.11.
+SUPPORTED = [
+    Tag("cp311", "cp311", "manylinux_2_17_x86_64"),
+    Tag("cp38", "abi3", "manylinux_2_17_x86_64"),
+    Tag("py3", "none", "any"),
+]
+LINUX = "acme_ports-1.post1-cp38-abi3-manylinux_2_17_x86_64.whl"
+MAC = "acme_ports-1.post1-cp38-abi3-macosx_11_0_arm64.whl"
+PURE = "acme_ports-1.post1-py3-none-any.whl"
+
+# (case, the files an index lists in search order, (file name, yanked), the wheel chosen)
+WHEEL_CHOICES = [
+    ("this platform's wheel, as pip would choose", [(PURE, False), (LINUX, False)], LINUX),
+    ("a pure wheel before another platform's", [(MAC, False), (PURE, False)], PURE),
+    ("another platform's wheel when it is all there is", [(MAC, False)], MAC),
+    ("a wheel that is not yanked before one that is", [(LINUX, True), (MAC, False)], MAC),
+    ("a yanked wheel when it is all there is", [(PURE, True)], PURE),
+    (
+        "the higher build number",
+        [(PURE, False), ("acme_ports-1.post1-2-py3-none-any.whl", False)],
+        "acme_ports-1.post1-2-py3-none-any.whl",
+    ),
+    ("the first found of equals", [(PURE, False), (PURE.replace("_", "."), False)], PURE),
+    (
+        "the name spelt another way",
+        [("Acme_Ports-1.post1-py3-none-any.whl", False)],
+        "Acme_Ports-1.post1-py3-none-any.whl",
+    ),
+    (
+        "another version or project, an sdist",
+        [
+            ("acme_ports-1.0-py3-none-any.whl", False),
+            ("acme_ports_x-1.post1-py3-none-any.whl", False),
+            ("acme_ports-1.post1.tar.gz", False),
+            ("acme_ports-1.post1-bad.whl", False),
+        ],
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("listed", "chosen"),
+    [case[1:] for case in WHEEL_CHOICES],
+    ids=[case[0] for case in WHEEL_CHOICES],
+)
+def test_the_wheel_of_a_release_is_chosen_as_pip_would(
+    listed: list[tuple[str, bool]], chosen: str | None
+) -> None:
+    files = [
+        IndexFile(name, f"https://files.example/{name}", yanked=yanked) for name, yanked in listed
+    ]
+    found = pick_wheel(files, "acme-ports", "1-1", SUPPORTED)
+    assert (found and found.filename) == chosen
 
 
 def test_simple_pages_give_absolute_urls_hashes_and_yanked_files() -> None:

@@ -125,7 +125,9 @@ def test_missing_release_is_refused_in_one_line(index: Path, tmp_path: Path) -> 
     assert result.exit_code == 2
     errors = [ln for ln in result.stderr.splitlines() if ln.startswith("Error: ")]
     assert len(errors) == 1
-    assert errors[0].startswith("Error: cannot download nothere==1.0: pip found no wheel (")
+    assert errors[0].startswith(
+        f"Error: cannot download nothere==1.0: no wheel of nothere==1.0 in {index},"
+    )
 
 
 # --- where a release lives on GitHub: metadata and sdist layout ---------------------------

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from extractors.facts import Scope
 from pipeline.console import Console
 from pipeline.diff.sides import DiffInputError, extract_side
 from pipeline.history.releases import HistoryError, release_specs
@@ -22,8 +23,9 @@ def mine_releases(
     cache_dir: Path | None = None,
     console: Console | None = None,
     versions_of: Callable[[str], list[str]] | None = None,
+    scope: Scope = "validators",
 ) -> list[Release]:
-    """Each release's error set, oldest first. A tree with no GitHub origin takes the repo
+    """Each release's error set (the raises of `scope`), oldest first. A tree with no GitHub origin takes the repo
     of the first release that has one, else one stand-in for all: ids must be comparable."""
     specs = release_specs(source, releases, versions_of)
     mined: list[Release] = []
@@ -33,7 +35,12 @@ def mine_releases(
             console.line(f"history: {item.spec} ({number}/{len(specs)})")
         try:
             errors = extract_side(
-                item.spec, item.name, cache_dir=cache_dir, console=console, fallback_repo=repo
+                item.spec,
+                item.name,
+                cache_dir=cache_dir,
+                console=console,
+                fallback_repo=repo,
+                scope=scope,
             )
         except DiffInputError as error:
             raise HistoryError(str(error)) from None
@@ -68,9 +75,10 @@ def run_history(
     cache_dir: Path | None = None,
     console: Console | None = None,
     versions_of: Callable[[str], list[str]] | None = None,
+    scope: Scope = "validators",
 ) -> tuple[str, History]:
     mined = mine_releases(
-        source, releases, cache_dir=cache_dir, console=console, versions_of=versions_of
+        source, releases, cache_dir=cache_dir, console=console, versions_of=versions_of, scope=scope
     )
     history = matching(build_history(mined), match)
     return render(history, fmt), history

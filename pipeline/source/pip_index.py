@@ -1,20 +1,22 @@
-"""The sdist of a release, fetched as a file from the indexes pip is configured with, and
-never built: pip prepares an sdist's metadata (it runs its setup.py or build backend) before
-it saves one, so vmine asks pip only for wheels and reads pip's index settings to get an
-sdist itself.
+"""A release's wheel and sdist, fetched as files from the indexes pip is configured with,
+and never built: pip prepares an sdist's metadata (it runs its setup.py or build backend)
+before it saves one, so vmine reads pip's index settings and fetches both archives itself
+(pip is asked, for a wheel only, when a place could not be read here).
 
-The settings are pip's own (`pip config list`: the pip.conf files pip reads, then
-`PIP_*` environment variables, which win): find-links (folders, files, pages), index-url
-and extra-index-url (PEP 691 JSON or PEP 503 HTML pages, also `file://` ones), no-index,
-cert, client-cert, trusted-host, proxy and timeout. Like pip, an `http://` index is used
-only on this machine or a trusted host. A file's hash, when its page lists one, is checked."""
+The settings are pip's own (the pip.conf files pip reads, in its order, then `PIP_*`
+environment variables, which win): find-links (folders, files, pages), index-url and
+extra-index-url (PEP 691 JSON or PEP 503 HTML pages, also `file://` ones), no-index, cert,
+client-cert, trusted-host, proxy and timeout. Like pip, an `http://` index is used only on
+this machine or a trusted host. A file's hash, when its page lists one, is checked."""
 
 from __future__ import annotations
 
 import ast
 import base64
+import configparser
 import http.client
 import ipaddress
+import locale
 import netrc
 import os
 import re
@@ -25,19 +27,30 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 from urllib.request import url2pathname
 
+from packaging.tags import sys_tags
+
 from pipeline.keys import file_digest
-from pipeline.source.simple_api import ACCEPT, IndexFile, parse_page, pick_sdist, sdist_suffix
+from pipeline.source.simple_api import (
+    ACCEPT,
+    IndexFile,
+    is_archive,
+    parse_page,
+    pick_sdist,
+    pick_wheel,
+    sdist_suffix,
+)
 from pipeline.source.snapshot import SourceError
 
 DEFAULT_INDEX = "https://pypi.org/simple"
 MAX_PAGE = 64 * 2**20  # a project page (PyPI's largest are a few MB)
-MAX_SDIST = 2 * 2**30  # an sdist archive
+MAX_ARCHIVE = 2 * 2**30  # a wheel or an sdist
 _CHUNK = 1 << 16
 
 
@@ -71,18 +84,19 @@ def _true(value: str) -> bool:
 
 
 def settings_from(config: Mapping[str, str], environ: Mapping[str, str]) -> PipSettings:
-    """PipSettings from `pip config list`'s `section.key` values and the environment, with
-    pip's precedence: `global`, then the `download` section, then `PIP_*` variables. A list
-    (find-links, extra-index-url, trusted-host) is split on whitespace, and a later source
-    replaces an earlier one's whole list, as pip does."""
+    """PipSettings from pip's configuration (`section.key` values) and the environment,
+    with pip's precedence: `global`, then the `download` section, then `PIP_*` variables,
+    an empty value ignored as pip ignores it. A list (find-links, extra-index-url,
+    trusted-host) is split on whitespace, and a later source replaces an earlier one's
+    whole list, as pip does."""
     values: dict[str, str] = {}
     for section in ("global", "download"):
         for key, value in config.items():
             where, _, name = key.partition(".")
-            if where == section:
+            if where == section and value:
                 values[name] = value
     for key, value in environ.items():
-        if key.startswith("PIP_") and key != "PIP_CONFIG_FILE":
+        if key.startswith("PIP_") and key != "PIP_CONFIG_FILE" and value:
             values[key[4:].lower().replace("_", "-")] = value
     timeout = values.get("timeout") or values.get("default-timeout") or ""
     try:
@@ -102,9 +116,72 @@ def settings_from(config: Mapping[str, str], environ: Mapping[str, str]) -> PipS
     )
 
 
+_WINDOWS = sys.platform.startswith("win")
+_CONFIG_NAME = "pip.ini" if _WINDOWS else "pip.conf"
+
+
+def config_files(site_dirs: Sequence[str], user_dir: str, environ: Mapping[str, str]) -> list[str]:
+    """The files pip reads its configuration from, the later winning (pip's `Configuration`
+    loads them so): the site-wide ones, the user's (legacy, then new; none when
+    PIP_CONFIG_FILE names a file that exists), the environment's (`sys.prefix`), then
+    PIP_CONFIG_FILE; none at all when that is the null device."""
+    env_file = environ.get("PIP_CONFIG_FILE")
+    if env_file == os.devnull:
+        return []
+    files = [os.path.join(path, _CONFIG_NAME) for path in site_dirs]
+    if not (env_file and os.path.exists(env_file)):
+        legacy = os.path.join(os.path.expanduser("~"), "pip" if _WINDOWS else ".pip")
+        files += [os.path.join(legacy, _CONFIG_NAME), os.path.join(user_dir, _CONFIG_NAME)]
+    files.append(os.path.join(sys.prefix, _CONFIG_NAME))
+    if env_file is not None:
+        files.append(env_file)
+    return files
+
+
+def _option_name(name: str) -> str:
+    """pip's one spelling of an option name, from a file or the environment."""
+    return name.lower().replace("_", "-").removeprefix("--")
+
+
+class _ConfigParser(configparser.RawConfigParser):
+    def optionxform(self, optionstr: str) -> str:
+        return _option_name(optionstr)
+
+
 def pip_config() -> dict[str, str]:
-    """`pip config list` of the pip vmine runs, as {`section.key`: value} (its
-    environment entries are left out: `settings_from` reads the environment itself)."""
+    """pip's configuration files as {`section.key`: value}, read here as pip reads them
+    (`config_files`, with the folders pip's own `appdirs` names; parsed by configparser,
+    in pip's encoding): a `pip config list` subprocess costs a quarter of a second, and
+    lists the files by name, not in the order pip applies them. A pip with no such
+    `appdirs` is asked instead. Environment variables are left out: `settings_from` reads
+    the environment itself."""
+    try:
+        from pip._internal.utils import appdirs
+
+        paths = config_files(
+            appdirs.site_config_dirs("pip"), appdirs.user_config_dir("pip"), os.environ
+        )
+    except Exception:  # a pip whose internals differ: ask it the documented way
+        return pip_config_list()
+    encoding = "utf-8" if sys.flags.utf8_mode else locale.getencoding()
+    config: dict[str, str] = {}
+    for path in paths:
+        if not os.path.exists(path):
+            continue
+        parser = _ConfigParser()
+        try:
+            parser.read(path, encoding=encoding)
+        except (UnicodeDecodeError, configparser.Error):
+            return {}  # pip stops on a file it cannot read, and uses no configuration
+        for section in parser.sections():
+            for name, value in parser.items(section):
+                config[f"{section}.{_option_name(name)}"] = value
+    return config
+
+
+def pip_config_list() -> dict[str, str]:
+    """`pip config list` of the pip vmine runs, as {`section.key`: value}, a later line
+    winning (its environment entries are left out)."""
     try:
         done = subprocess.run(
             [sys.executable, "-m", "pip", "config", "list"],
@@ -318,9 +395,9 @@ def _find_links_files(fetcher: _Fetcher, place: str) -> list[IndexFile]:
         return [
             IndexFile(entry.name, entry.resolve().as_uri())
             for entry in sorted(local.iterdir())
-            if sdist_suffix(entry.name)
+            if is_archive(entry.name)
         ]
-    if local is not None and sdist_suffix(local.name):
+    if local is not None and is_archive(local.name):
         return [IndexFile(local.name, local.resolve().as_uri())] if local.exists() else []
     return _page_files(fetcher, place)
 
@@ -347,27 +424,53 @@ def candidates(settings: PipSettings, name: str, deadline: float) -> tuple[list[
     return files, "; ".join(problems)
 
 
-def fetch_sdist(
+@dataclass(frozen=True)
+class Fetched:
+    """An archive fetched into a folder, or None and why not. `unread` says that a place
+    pip is configured with could not be read (pip itself may still reach it)."""
+
+    path: Path | None
+    why: str = ""
+    unread: bool = False
+
+
+def fetch_archives(
     name: str, version: str, into: Path, settings: PipSettings, *, timeout: float
-) -> tuple[Path | None, str]:
-    """Download the sdist of NAME==VERSION (PEP 503 name) into `into`, hash checked; None
-    and why when no index lists one. A file whose hash differs from its listing is a
+) -> tuple[Fetched, Fetched]:
+    """The wheel and the sdist of NAME==VERSION (PEP 503 name), each chosen from one
+    listing of the find-links and indexes pip is configured with, downloaded side by side
+    into `into`, hash checked. A file whose hash differs from its listing is a
     SourceError."""
     deadline = time.monotonic() + timeout
     files, problems = candidates(settings, name, deadline)
-    chosen = pick_sdist(files, name, version)
+    wheel = pick_wheel(files, name, version, list(sys_tags()))
+    sdist = pick_sdist(files, name, version)
+    with ThreadPoolExecutor(max_workers=2) as pool:  # both wait on the network
+        wheel_job = pool.submit(_fetch, wheel, "wheel", into / "wheel", settings, deadline)
+        sdist_job = pool.submit(_fetch, sdist, "sdist", into / "sdist", settings, deadline)
+        done = [wheel_job.result(), sdist_job.result()]
+    for index, (chosen, kind) in enumerate(((wheel, "wheel"), (sdist, "sdist"))):
+        if chosen is None:
+            why = f"no {kind} of {name}=={version} in {settings.described()}"
+            done[index] = Fetched(None, f"{why} ({problems})" if problems else why, bool(problems))
+    return done[0], done[1]
+
+
+def _fetch(
+    chosen: IndexFile | None, kind: str, into: Path, settings: PipSettings, deadline: float
+) -> Fetched:
     if chosen is None:
-        why = f"no sdist of {name}=={version} in {settings.described()}"
-        return None, f"{why} ({problems})" if problems else why
+        return Fetched(None)
     into.mkdir(parents=True, exist_ok=True)
     # the index's file name, unless it could name another folder
     plain = re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+!-]*", chosen.filename)
-    target = into / (chosen.filename if plain else f"sdist{sdist_suffix(chosen.filename)}")
+    suffix = ".whl" if kind == "wheel" else sdist_suffix(chosen.filename)
+    target = into / (chosen.filename if plain else f"{kind}{suffix}")
     fetcher = _Fetcher(settings, deadline)
     local = _local_path(chosen.url)
     try:
         chunks = (
-            _read_local(local, MAX_SDIST)
+            _read_local(local, MAX_ARCHIVE)
             if local is not None
             else fetcher.open(chosen.url, "*/*")[0]
         )
@@ -376,17 +479,18 @@ def fetch_sdist(
         with open(target, "wb") as out:
             for chunk in chunks:
                 size += len(chunk)
-                if size > MAX_SDIST:
-                    raise SourceError(f"{chosen.filename}: larger than {MAX_SDIST // 2**30} GiB")
+                if size > MAX_ARCHIVE:
+                    raise SourceError(f"{chosen.filename}: larger than {MAX_ARCHIVE // 2**30} GiB")
                 for digest in digests.values():
                     digest.update(chunk)
                 out.write(chunk)
     except urllib.error.HTTPError as exc:
         target.unlink(missing_ok=True)
-        return None, f"{_without_password(chosen.url)}: HTTP {exc.code}"
+        return Fetched(None, f"{_without_password(chosen.url)}: HTTP {exc.code}", True)
     except _NETWORK_ERRORS as exc:
         target.unlink(missing_ok=True)
-        return None, f"{_without_password(chosen.url)}: {getattr(exc, 'reason', exc)}"
+        reason = getattr(exc, "reason", exc)
+        return Fetched(None, f"{_without_password(chosen.url)}: {reason}", True)
     for algorithm, expected in chosen.hashes[:1]:
         actual = digests[algorithm].hexdigest()
         if actual != expected:
@@ -395,4 +499,4 @@ def fetch_sdist(
                 f"{chosen.filename} from {_without_password(chosen.url)}: its {algorithm} is "
                 f"{actual}, the index lists {expected}; refusing it"
             )
-    return target, ""
+    return Fetched(target)

@@ -28,7 +28,7 @@ from pipeline.source.git import (
     make_snapshot,
     run_git,
 )
-from pipeline.source.pip_index import fetch_sdist, pip_settings
+from pipeline.source.pip_index import fetch_archives, pip_settings
 from pipeline.source.snapshot import Snapshot, SourceError
 from pipeline.source.upstream import Upstream, upstream_of
 
@@ -93,7 +93,7 @@ def open_release(
     upstream = _read_upstream(releases, name, version)
     if sha is None or upstream is None:
         if console is not None:
-            console.line(f"downloading {name}=={version} (its wheel with pip, its sdist as a file)")
+            console.line(f"downloading {name}=={version} (its wheel and its sdist, as files)")
         with tempfile.TemporaryDirectory(prefix="vmine-release-") as tmp:
             files, sdist_paths = fetch_release(name, version, Path(tmp), console)
         if not files:
@@ -218,29 +218,24 @@ def fetch_release(
     """The release's files, and the paths of its sdist's files when the files are a wheel's
     (None when no sdist could be had). A wheel is preferred: it holds what users run.
 
-    Nothing of the release runs and nothing is unpacked: pip downloads only a wheel (it
-    never builds one), the sdist is fetched as a file from the indexes pip is configured
-    with (pipeline/source/pip_index.py), and both are read by pipeline/source/archives.py."""
-    # pip downloads the wheel while the sdist is fetched: each takes about as long
-    pip = _PipWheel(name, version, into / "wheel")
-    try:
-        sdist, sdist_reason = fetch_sdist(
-            name, version, into / "sdist", pip_settings(), timeout=FETCH_TIMEOUT
-        )
-    except BaseException:
-        pip.stop()
-        raise
-    wheel, wheel_reason = pip.result()
-    if wheel is not None:
-        found = read_archive(wheel, limits)
-        layout = None if sdist is None else archive_paths(sdist, limits)
-    elif sdist is not None:
-        found, layout = read_archive(sdist, limits), None
+    Nothing of the release runs and nothing is unpacked: the wheel and the sdist are
+    fetched as files from the indexes pip is configured with (pipeline/source/pip_index.py)
+    and read by pipeline/source/archives.py. pip is asked for the wheel only when one of
+    those places could not be read here (it may reach it through settings vmine does not
+    copy), and then it may take only a wheel: it never builds one."""
+    wheel, sdist = fetch_archives(name, version, into, pip_settings(), timeout=FETCH_TIMEOUT)
+    wheel_path, wheel_reason = wheel.path, wheel.why
+    if wheel_path is None and wheel.unread:
+        wheel_path, wheel_reason = _PipWheel(name, version, into / "pip").result()
+        if wheel_path is None:
+            wheel_reason = f"pip found no wheel ({wheel_reason})"
+    if wheel_path is not None:
+        found = read_archive(wheel_path, limits)
+        layout = None if sdist.path is None else archive_paths(sdist.path, limits)
+    elif sdist.path is not None:
+        found, layout = read_archive(sdist.path, limits), None
     else:
-        raise SourceError(
-            f"cannot download {name}=={version}: pip found no wheel ({wheel_reason}) "
-            f"and {sdist_reason}"
-        )
+        raise SourceError(f"cannot download {name}=={version}: {wheel_reason}, and {sdist.why}")
     if console is not None:
         _report_left_out(console, found)
     return found.files, layout
@@ -272,7 +267,7 @@ def pip_wheel_command(name: str, version: str, target: Path) -> list[str]:
 
 
 class _PipWheel:
-    """`pip download` of the release's wheel, running in the background from the start."""
+    """`pip download` of the release's wheel, in the background."""
 
     def __init__(self, name: str, version: str, target: Path) -> None:
         self._target = target

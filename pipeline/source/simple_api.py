@@ -1,6 +1,6 @@
 """The simple repository API as pip reads it, as pure functions: a project page (PEP 691
-JSON or PEP 503 HTML) or a find-links listing -> its files, and which file is the sdist of
-NAME==VERSION."""
+JSON or PEP 503 HTML) or a find-links listing -> its files, and which files are the wheel
+and the sdist of NAME==VERSION."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
-from packaging.utils import canonicalize_name
+from packaging.tags import Tag
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from pipeline.source.archives import SDIST_SUFFIXES
@@ -102,6 +103,11 @@ def parse_page(body: bytes, content_type: str, base: str) -> list[IndexFile]:
     return parse_html_page(body, base)
 
 
+def is_archive(filename: str) -> bool:
+    """Whether a find-links folder's file is one vmine may take: a wheel or an sdist."""
+    return filename.lower().endswith(".whl") or sdist_suffix(filename) is not None
+
+
 def sdist_suffix(filename: str) -> str | None:
     lowered = filename.lower()
     return next((suffix for suffix in SDIST_SUFFIXES if lowered.endswith(suffix)), None)
@@ -146,3 +152,26 @@ def pick_sdist(files: list[IndexFile], name: str, version: str) -> IndexFile | N
         enumerate(matching),
         key=lambda pair: (pair[1].yanked, order[sdist_suffix(pair[1].filename) or ""], pair[0]),
     )[1]
+
+
+def pick_wheel(
+    files: list[IndexFile], name: str, version: str, supported: list[Tag]
+) -> IndexFile | None:
+    """The wheel of NAME==VERSION among `files` (in search order): pip's choice where pip
+    has one (not yanked before yanked, then the tag this interpreter ranks first in
+    `supported`, as `packaging.tags.sys_tags()` orders them, then the higher build
+    number), else a wheel for another platform: only its Python files are read, and they
+    are the same in every wheel of a release."""
+    rank = {tag: position for position, tag in enumerate(supported)}
+    ranked = []
+    for position, item in enumerate(files):
+        try:
+            found, found_version, build, tags = parse_wheel_filename(item.filename)
+        except (InvalidWheelFilename, InvalidVersion):
+            continue
+        if found != name or not same_version(str(found_version), version):
+            continue
+        best = min((rank.get(tag, len(rank)) for tag in tags), default=len(rank))
+        # pip ranks a build-tagged wheel above an untagged one, and a higher number above
+        ranked.append(((item.yanked, best, -build[0] if build else 1, position), item))
+    return min(ranked, key=lambda pair: pair[0])[1] if ranked else None
