@@ -263,3 +263,19 @@ def test_a_stand_in_takes_part_in_arithmetic(expression):
     namespace: dict = {}
     exec(PRELUDE["Stand"], namespace)
     assert type(eval(expression, {**namespace, "s": namespace["Stand"]()})).__name__ == "Stand"
+
+
+def test_a_loop_item_known_only_to_be_in_its_iterable_is_a_stand_in():
+    source = textwrap.dedent(
+        """
+        def check(xs):
+            for entry in xs:
+                if not isinstance(entry, tuple):
+                    raise ValueError("each entry must be a tuple")
+        """
+    )
+    function = function_at(source, "check", 5)
+    (way, *_) = solutions(["entry in xs", "not isinstance(entry, tuple)"], function.locals)
+    code = plan("pkg", function, way, [], "header").code
+    assert code.rstrip().endswith("raw(mod.check)(xs=[Stand(True)])")
+    assert _raised_by(source, code) == "each entry must be a tuple"

@@ -202,6 +202,9 @@ def plan(
         if not any(name in values or name in argument_objects for name in names):
             continue
         items = [name if name in argument_objects else values.get(name, TRUE) for name in names]
+        # `entry in xs` says only that the item is one of xs: it is no value of its own
+        own = _names_in(ast.unparse(iterable))
+        items = [TRUE if _names_in(item) & own else item for item in items]
         holder = _holder(iterable, items)
         if holder is None:
             continue
