@@ -259,7 +259,10 @@ def test_each_verified_fix_is_run_and_a_fix_that_does_nothing_fails(tmp_path):
     assert envelope["record"]["exampleFix"] == (
         "# before\n--enforce-eager --mode fast\n# after\n--enforce-eager --mode safe"
     )
-    envelope["record"]["exampleFix"] = "# before\n--enforce-eager\n# after\n--mode fast"
+    # the after line still sets both (a line that left out --enforce-eager would turn it off)
+    envelope["record"]["exampleFix"] = (
+        "# before\n--enforce-eager --mode fast\n# after\n--mode fast --enforce-eager"
+    )
     record_file.write_text(json.dumps(envelope))
     options = VerifyOptions(python=sys.executable, jobs=1, environ={"PYTHONPATH": str(installed)})
     outcome = verify_dataset(dataset, options)
@@ -307,3 +310,20 @@ def test_a_run_may_start_no_process():
         worker.close()
     assert answer["class"] == "PermissionError"
     assert answer["message"] == "vmine verify: no new processes in a run (subprocess.Popen)"
+
+
+def test_a_relative_python_is_read_from_the_working_directory(tmp_path, monkeypatch):
+    import os
+
+    from pipeline.verify.workers import Worker, worker_environment
+
+    link = tmp_path / "env" / "bin" / "python"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(sys.executable)
+    monkeypatch.chdir(tmp_path)
+    worker = Worker(os.path.join("env", "bin", "python"), worker_environment())
+    try:
+        answer = worker.ask({"op": "survey", "files": [], "distribution": None})
+    finally:
+        worker.close()
+    assert answer["python"] == sys.version.split()[0]

@@ -140,3 +140,142 @@ def test_expressions_equal_to_each_other_read_one_of_them():
         "put(k, 'device', v.device)",
         "raw(mod.check)(q=q, k=k, v=v)",
     ]
+
+
+def _raised_by(source: str, code: str) -> str | None:
+    """What the reproducer `code` raises, run here against `source` as the module `pkg`."""
+    import sys
+    import types
+
+    module = types.ModuleType("pkg")
+    exec(compile(source, "pkg.py", "exec"), module.__dict__)
+    sys.modules["pkg"] = module
+    try:
+        exec(compile(code, "<reproducer>", "exec"), {"__name__": "__test__"})
+    except ValueError as error:
+        return str(error)
+    finally:
+        del sys.modules["pkg"]
+    return None
+
+
+SHAPES = textwrap.dedent(
+    """
+    def check(q, k, v, blk):
+        if q.shape[-1] != k.shape[-1]:
+            raise ValueError("head dims differ")
+        if k.shape != v.shape:
+            raise ValueError("k and v differ")
+        if k.shape[1] != v.shape[-2] or q.shape[-1] != 128:
+            raise ValueError("bad tail")
+        page = int(k.shape[2])
+        if page != int(blk):
+            raise ValueError("page size")
+    """
+)
+SHAPE_CASES = [
+    # items by index of one list of unknown length: its first and last items differ
+    (5, ["q.shape[-1] != k.shape[-1]"], "head dims differ"),
+    (
+        9,
+        ["q.shape[-1] == k.shape[-1]", "k.shape == v.shape",
+         "k.shape[1] != v.shape[-2] or q.shape[-1] != 128"],
+        "bad tail",
+    ),
+    # k.shape == v.shape: one list, made before its items are put
+    (
+        11,
+        ["q.shape[-1] == k.shape[-1]", "k.shape == v.shape", "q.shape[-1] == 128",
+         "k.shape[1] == v.shape[-2]", "page != int(blk)"],
+        "page size",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("line", "tests", "message"), SHAPE_CASES)
+def test_items_read_by_index_are_laid_out_in_one_list(line, tests, message):
+    function = function_at(SHAPES, "check", line)
+    (way, *_) = solutions(tests, function.locals)
+    code = plan("pkg", function, way, [], "header").code
+    assert _raised_by(SHAPES, code) == message
+
+
+CALLS = textwrap.dedent(
+    """
+    def _check_lengths(lengths, *, name, device):
+        if lengths.device != device:
+            raise ValueError(f"{name} must be on the device of q")
+        if not lengths.is_contiguous():
+            raise ValueError(f"{name} must be contiguous")
+
+
+    class Inputs:
+        def _check_schedule(self, schedule):
+            meta = schedule.metadata
+            if meta is None:
+                raise ValueError("no metadata")
+
+
+    def check(q, lengths, self):
+        _check_lengths(lengths, name="lengths", device=q.device)
+        self._check_schedule(q.schedule)
+        if q.ndim != 3:
+            raise ValueError("q must be rank-3")
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "call_line", "test"),
+    [
+        (4, 17, "not lengths.device != q.device and (not not lengths.is_contiguous())"),
+        (13, 18, "not q.schedule.metadata is None"),  # a method through self, a local
+        (4, 19, None),  # no call of that function on the line
+    ],
+)
+def test_an_exit_of_a_called_function_is_passed_in_the_callers_terms(line, call_line, test):
+    from pipeline.verify.installed import passing_test_through_call
+
+    assert passing_test_through_call(CALLS, line, call_line) == test
+
+
+def test_what_a_put_sets_is_made_before_what_is_put_in_it():
+    source = "def check(s):\n    if s.meta.ndim != 2:\n        raise ValueError('x')\n"
+    function = function_at(source, "check", 3)
+    (way, *_) = solutions(["s.meta.ndim == 3", "s.meta is not None"], function.locals)
+    body = plan("pkg", function, way, [], "header").code.rstrip().split("\n")[-3:]
+    assert body == ["put(s, 'meta', Stand(True))", "put(s, 'meta.ndim', 3)", "raw(mod.check)(s=s)"]
+
+
+def test_a_number_argument_another_value_reads_is_made_first():
+    source = "def check(q, n):\n    if q.total != q.rows * n:\n        raise ValueError('x')\n"
+    function = function_at(source, "check", 3)
+    (way, *_) = solutions(["q.total == q.rows * n", "n == 2"], function.locals)
+    code = plan("pkg", function, way, [], "header").code
+    assert "n = 2" in code.split("\n")
+    assert code.rstrip().endswith("raw(mod.check)(q=q, n=n)")
+
+
+@pytest.mark.parametrize("expression", ["4 % s", "4 // s", "s | s", "-s", "2 ** s", "1 / s"])
+def test_a_stand_in_takes_part_in_arithmetic(expression):
+    from pipeline.verify.plan import PRELUDE
+
+    namespace: dict = {}
+    exec(PRELUDE["Stand"], namespace)
+    assert type(eval(expression, {**namespace, "s": namespace["Stand"]()})).__name__ == "Stand"
+
+
+def test_a_loop_item_known_only_to_be_in_its_iterable_is_a_stand_in():
+    source = textwrap.dedent(
+        """
+        def check(xs):
+            for entry in xs:
+                if not isinstance(entry, tuple):
+                    raise ValueError("each entry must be a tuple")
+        """
+    )
+    function = function_at(source, "check", 5)
+    (way, *_) = solutions(["entry in xs", "not isinstance(entry, tuple)"], function.locals)
+    code = plan("pkg", function, way, [], "header").code
+    assert code.rstrip().endswith("raw(mod.check)(xs=[Stand(True)])")
+    assert _raised_by(source, code) == "each entry must be a tuple"

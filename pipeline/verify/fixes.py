@@ -6,6 +6,7 @@
 | `--nnodes 1` (a flag of the settings)   | the setting's expression = `1`               |
 | `--enforce-eager` (a switch)            | the setting's expression = `True`            |
 | `# (without --use-x)`                   | the setting's expression = its default       |
+| a flag of the before line left out      | the setting's expression = its default       |
 | `cfg.rope_parameters = None`            | `cfg.rope_parameters = None`                 |
 | `LLM(..., block_size=16)`               | the setting whose field is block_size = `16` |
 
@@ -64,7 +65,33 @@ def fix_changes(example_fix: str, settings: list[Setting]) -> list[Change] | Non
         if found is None:
             return None
         changes += found
+    # a flag of the "before" command line that the "after" one leaves out: its default
+    named = {flag for line in after.splitlines() for flag in _named(line, by_flag)}
+    if any("--" in line and not line.strip().startswith("#") for line in after.splitlines()):
+        for flag in _named(_before_half(example_fix), by_flag):
+            if flag not in named and not any(c.expr == by_flag[flag].expr for c in changes):
+                changes.append(Change(by_flag[flag].expr, _default(by_flag[flag])))
     return changes or None
+
+
+def _before_half(example_fix: str) -> str:
+    """The lines between `# before` and `# after`."""
+    lines = example_fix.splitlines()
+    marks = [line.strip().lower() for line in lines]
+    if "# before" not in marks or "# after" not in marks:
+        return ""
+    return "\n".join(lines[marks.index("# before") + 1 : marks.index("# after")])
+
+
+def _named(text: str, by_flag: dict[str, Setting]) -> list[str]:
+    """The settings' flags a command line names (placeholders and all)."""
+    if text.strip().startswith("#"):
+        return []
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return []
+    return [word.partition("=")[0] for word in words if word.partition("=")[0] in by_flag]
 
 
 def _default(setting: Setting) -> str:
@@ -159,3 +186,62 @@ def _literal_source(node: ast.expr) -> str | None:
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
     return ast.unparse(node)
+
+
+def as_compared(changes: list[Change], tests: list[str]) -> list[Change]:
+    """Each change's string value in the form the tests compare its expression with: the
+    parser turns `--backend triton` into `Backend.TRITON`, and a reproducer sets the field
+    itself (`self.backend != Backend.TRITON`: `Backend.TRITON`, read from the module)."""
+    members: dict[str, list[tuple[str, str]]] = {}  # expression -> (enum, member)
+    for text in tests:
+        try:
+            tree = ast.parse(text, mode="eval")
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Compare):
+                continue
+            for left, right in zip([node.left, *node.comparators], node.comparators, strict=False):
+                for side, other in ((left, right), (right, left)):
+                    if isinstance(other, ast.Attribute) and isinstance(other.value, ast.Name):
+                        if other.value.id[:1].isupper():
+                            pair = (other.value.id, other.attr)
+                            members.setdefault(ast.unparse(side), []).append(pair)
+    found = []
+    for change in changes:
+        value = _literal_value(change.value)
+        for enum, member in members.get(change.expr, []):
+            if isinstance(value, str) and value.upper().replace("-", "_") == member:
+                change = Change(change.expr, f"mod.{enum}.{member}")
+                break
+        found.append(change)
+    return found
+
+
+def _literal_value(text: str) -> object:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def through_locals(changes: list[Change], local_values: dict[str, ast.expr]) -> list[Change]:
+    """A change of a local's attribute made on what defines the local (`so = params.out`:
+    `so.regex = None` is `params.out.regex = None`); the reproducer sets only what the
+    function reads from outside."""
+    found = []
+    for change in changes:
+        try:
+            node = ast.parse(change.expr, mode="eval").body
+        except SyntaxError:
+            found.append(change)
+            continue
+        root = node
+        while isinstance(root, ast.Attribute | ast.Subscript):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id in local_values and root is not node:
+            text = ast.unparse(node)
+            inner = ast.unparse(local_values[root.id])
+            change = Change(inner + text[len(root.id) :], change.value)
+        found.append(change)
+    return found

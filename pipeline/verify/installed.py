@@ -178,3 +178,64 @@ def passing_test(text: str, line: int) -> str | None:
         if tests:
             return "not (" + " and ".join(reversed(tests)) + ")"
     return None
+
+
+def passing_test_through_call(text: str, line: int, call_line: int) -> str | None:
+    """The passing tests (passing_test) of the exit at `line` and the other exits of the
+    function it is in, that the call on `call_line` reached, in the caller's terms: the callee's locals replaced by what defines
+    them, its parameters by the call's arguments (`_check(x, device=q.device)` with `if
+    t.device != device: raise` -> `not ((x.device != q.device))`). None when no call of that
+    function is on `call_line`."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    callees = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.lineno <= line <= (node.end_lineno or node.lineno)
+    ]
+    if not callees:
+        return None
+    callee = max(callees, key=lambda node: node.lineno)  # the innermost
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and node.lineno <= call_line <= (node.end_lineno or node.lineno)
+        and _last_name(node.func) == callee.name
+    ]
+    if not calls:
+        return None
+    call = calls[0]
+    # every exit of the callee, the one taken first in front: the call must pass them all
+    exits = [line] + [
+        inner.lineno
+        for inner in _before(callee, (callee.end_lineno or line) + 1)
+        if isinstance(inner, ast.Raise | ast.Assert) and inner.lineno != line
+    ]
+    tests = [test for test in (passing_test(text, at) for at in exits) if test is not None]
+    if not tests:
+        return None
+    test = " and ".join(f"({test})" for test in tests)
+    facts = _function(callee, (), line)
+    params = list(facts.params)
+    names: dict[str, ast.expr] = {}
+    if isinstance(call.func, ast.Attribute) and params and params[0] in ("self", "cls"):
+        names[params.pop(0)] = call.func.value  # self._check(...): self is the caller's
+    if any(isinstance(argument, ast.Starred) for argument in call.args):
+        return None
+    names.update(zip(params, call.args, strict=False))
+    names.update({keyword.arg: keyword.value for keyword in call.keywords if keyword.arg})
+    # the callee's locals first, then its parameters in what they were replaced by
+    replaced = _Names(names).visit(_Names(dict(facts.locals)).visit(ast.parse(test, mode="eval")))
+    return ast.unparse(replaced)
+
+
+class _Names(ast.NodeTransformer):
+    def __init__(self, names: dict[str, ast.expr]) -> None:
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return self.names.get(node.id, node)

@@ -106,6 +106,10 @@ parser = returned if isinstance(returned, argparse.ArgumentParser) else parser
 def refuse(message):
     raise SystemExit(json.dumps({{"rejected": str(message)}}))
 parser.error = refuse
+# a flag this parser does not have is another parser's (it would be read as an abbreviation)
+foreign = [flag for flag in {flags!r} if flag not in parser._option_string_actions]
+if foreign:
+    raise SystemExit(json.dumps({{"parsed": {{}}, "foreign": foreign}}))
 namespace, unknown = parser.parse_known_args({argv!r})
 found = {{}}
 for flag in {flags!r}:
@@ -118,7 +122,8 @@ raise SystemExit(json.dumps({{"parsed": found, "unknown": unknown}}))
 
 def parse_program(builder: Builder, argv: list[str], flags: list[str]) -> str:
     """A program that builds the target's parser, parses `argv`, and exits with what the
-    parser made of each of `flags` (SystemExit's message, JSON)."""
+    parser made of each of `flags` (SystemExit's message, JSON); with nothing parsed when one
+    of `flags` is not the parser's own (`foreign`)."""
     path = ".".join([*builder.classes, builder.name])
     return _PROGRAM.format(
         module=builder.module, path=path, takes_parser=builder.takes_parser, argv=argv, flags=flags

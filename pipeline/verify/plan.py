@@ -50,6 +50,9 @@ PRELUDE = {
     __gt__ = __le__ = __ge__ = __lt__
     def __add__(self, other): return Stand()
     __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __floordiv__ = __mod__ = __add__
+    __rtruediv__ = __rfloordiv__ = __rmod__ = __pow__ = __rpow__ = __add__
+    __or__ = __ror__ = __and__ = __rand__ = __add__
+    def __neg__(self): return Stand()
     def __index__(self): return 1
     def __float__(self): return 1.0
     __hash__ = object.__hash__
@@ -199,6 +202,9 @@ def plan(
         if not any(name in values or name in argument_objects for name in names):
             continue
         items = [name if name in argument_objects else values.get(name, TRUE) for name in names]
+        # `entry in xs` says only that the item is one of xs: it is no value of its own
+        own = _names_in(ast.unparse(iterable))
+        items = [TRUE if _names_in(item) & own else item for item in items]
         holder = _holder(iterable, items)
         if holder is None:
             continue
@@ -234,12 +240,20 @@ def plan(
             values[name] = own
             argument_objects.discard(name)
             puts = [put for put in puts if put[0] != name]
+            if any(name in _names_in(value) for _, _, value in puts):
+                lines.append(f"{name} = {own}")  # another value reads it (`n * seqlen`)
+                values[name] = name
             continue
         lines.append(f"{name} = {own or TRUE}")
         used.add("Stand")
     # A value read from another expression (`k.dtype = q.dtype`) is set after the others.
     made = {target for target, _, _ in puts} - {"mod"}
     puts.sort(key=lambda put: any(f"{name}." in put[2] for name in made))
+    tested = [
+        *solution.wants,
+        *(want.value or "" for wants in solution.wants.values() for want in wants),
+    ]
+    puts = _laid_out(puts, followers, tested, bound, arguments | set(function.loops))
     for target, path, value in puts:
         if target in function.loops and target not in argument_objects:
             continue
@@ -263,6 +277,97 @@ def plan(
     prelude = [PRELUDE[name] for name in _with_needs(used)]
     code = "\n".join([f"# {header}", *prelude, *lines]) + "\n"
     return Plan(code, tuple(sets), tuple(unplaced))
+
+
+def _laid_out(
+    puts: list[tuple[str, str, str]],
+    followers: dict[str, str],
+    reads: list[str],
+    bound: str | None,
+    local: set[str],
+) -> list[tuple[str, str, str]]:
+    """The puts with each list that items are put in by index made first, long enough that
+    its first and last items differ (`shape[1]` and `shape[-1]` of a shape of unknown
+    length), and an object equal to another (`k.shape == v.shape`) made that very object
+    before items are put in it: they are one list, so both read the same items."""
+
+    def placed(expr: str) -> tuple[str, str] | None:
+        """Where `expr` is, as puts name it (target, path)."""
+        steps = _steps(expr)
+        if steps is None or not steps[0] or steps[0] in _SKIPPED_ROOTS:
+            return None
+        root, path = steps
+        if root == bound or root in local:
+            return (root, path)
+        return ("mod", f"{root}.{path}" if path else root)
+
+    def holding(holder: tuple[str, str]) -> tuple[str, str]:
+        for _ in range(8):
+            holder = alias.get(holder, holder)
+        return holder
+
+    alias = {}
+    for expr, leader in followers.items():
+        if placed(expr) and placed(leader):
+            alias[placed(expr)] = placed(leader)
+    keys: dict[tuple[str, str], set[int]] = {}
+    # every item read by index, in the tests and in the values put
+    for text in [*reads, *(value for _, _, value in puts)]:
+        try:
+            tree = ast.parse(text, mode="eval")
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Subscript) or not _simple_key(node.slice):
+                continue
+            index = ast.literal_eval(node.slice)
+            holder = placed(ast.unparse(node.value))
+            if holder is not None and holder[1] and isinstance(index, int):
+                keys.setdefault(holding(holder), set()).add(index)
+    for target, path, _ in puts:
+        segments = path.split(".")
+        for position, segment in enumerate(segments):
+            if position and segment.startswith("[") and isinstance(_index(segment), int):
+                holder = holding((target, ".".join(segments[:position])))
+                keys.setdefault(holder, set()).add(_index(segment))
+    if not keys:
+        return _parents_first(puts)
+    lists = []
+    for (target, path), indexes in sorted(keys.items()):
+        length = max([index + 1 for index in indexes if index >= 0], default=0)
+        length += max([-index for index in indexes if index < 0], default=0)
+        lists.append((target, path, f"[Stand(True) for _ in range({length})]"))
+    # `k.shape = v.shape` before the items of k.shape are put
+    inner = {(target, path) for target, path, _ in puts}
+    shared = [
+        put
+        for put in puts
+        if (put[0], put[1]) in alias
+        and any(other[0] == put[0] and other[1].startswith(put[1] + ".") for other in inner)
+    ]
+    return _parents_first([*lists, *shared, *(put for put in puts if put not in shared)])
+
+
+def _parents_first(puts: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """Each put before those into what it sets (`x.a = Stand(True)` before `x.a.b = 1`): a
+    later one would replace what the earlier ones put in it."""
+    ordered: list[tuple[str, str, str]] = []
+    for put in puts:
+        target, path, _ = put
+        inside = [
+            position
+            for position, (other, other_path, _) in enumerate(ordered)
+            if other == target and other_path.startswith(path + ".")
+        ]
+        ordered.insert(inside[0] if inside else len(ordered), put)
+    return ordered
+
+
+def _index(segment: str) -> object:
+    try:
+        return ast.literal_eval(segment[1:-1])
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
 
 
 def _holder(iterable: ast.expr, items: list[str]) -> tuple[str, str] | None:

@@ -26,8 +26,19 @@ from pipeline.dataset.models import IndexEntry
 from pipeline.dataset.reader import Dataset, load_dataset
 from pipeline.dataset.verification import OUTCOMES, Verification, VerificationSummary
 from pipeline.dataset.writer import write_verification
-from pipeline.verify.fixes import after_half, fix_changes, flag_values
-from pipeline.verify.installed import function_at, passing_test, raise_line
+from pipeline.verify.fixes import (
+    after_half,
+    as_compared,
+    fix_changes,
+    flag_values,
+    through_locals,
+)
+from pipeline.verify.installed import (
+    function_at,
+    passing_test,
+    passing_test_through_call,
+    raise_line,
+)
 from pipeline.verify.outcome import judged
 from pipeline.verify.parsers import (
     Builder,
@@ -41,7 +52,7 @@ from pipeline.verify.solve import solutions
 from pipeline.verify.workers import Worker, worker_environment
 
 _RELEASE = re.compile(r"^pypi:(?P<name>[^=]+)==(?P<version>.+)$")
-MAX_RUNS = 8  # runs per site at most
+MAX_RUNS = 12  # runs per site at most
 
 
 class VerifyError(Exception):
@@ -246,7 +257,7 @@ def verify_site(
                 return _with_fix(result, site, worker, options, release, dataset)
             if result.outcome == "not-importable":
                 return result
-            before = _earlier_site(result, site, entry, by_line)
+            before = _earlier_site(result, site, entry, by_line, answer.get("frames") or [])
             if before is not None and before not in tests:
                 pending.insert(0, [*tests, before])
                 break
@@ -266,6 +277,10 @@ def _with_fix(
     """A verified site's exampleFix applied to its reproducer: this raise must not fire."""
     entry = site.entry
     changes = fix_changes(dataset.records[entry.id].exampleFix, entry.settings)
+    if changes:
+        changes = as_compared(changes, [*entry.guards, *entry.priorChecks])
+        function = function_at(site.text, entry.qualname, entry.lineNumber)
+        changes = through_locals(changes, function.locals if function else {})
     code = None
     if changes and result.reproducer:
         code = with_changes(result.reproducer, [(change.expr, change.value) for change in changes])
@@ -381,14 +396,23 @@ def _earlier_site(
     site: _Site,
     entry: IndexEntry,
     by_line: Mapping[tuple[str, int], IndexEntry],
+    frames: list,
 ) -> str | None:
     """The test that keeps the exit that was taken first from being taken again, when it is
     in the site's own file: a site of the dataset, its guards negated; any other `raise` (of
-    any class) or `assert`, read from the installed file (passing_test)."""
+    any class) or `assert`, read from the installed file (passing_test); an exit in a function
+    of that file that the site's function called, through that call."""
     if result.outcome not in ("raised-elsewhere", "other-exception"):
         return None
     if result.filePath != site.installed or not result.lineNumber:
         return None
+    # a function of the same file that the site's function called: its test in our terms
+    if len(frames) >= 2 and list(frames[-2])[:1] == [site.installed]:
+        caller_line = frames[-2][1]
+        if caller_line != result.lineNumber and _same_function(
+            site.text, caller_line, entry.lineNumber
+        ):
+            return passing_test_through_call(site.text, result.lineNumber, caller_line)
     other = by_line.get((entry.filePath, result.lineNumber))
     if other is not None and other.guards:
         return "not (" + " and ".join(f"({guard})" for guard in other.guards) + ")"
@@ -420,3 +444,23 @@ def _summary(
         },
         seconds=round(seconds, 1),
     )
+
+
+def _same_function(text: str, line: int, other: int) -> bool:
+    """Whether two lines of a file are in one innermost function."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+
+    def innermost(at: int):
+        found = [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.lineno <= at <= (node.end_lineno or node.lineno)
+        ]
+        return max(found, key=lambda node: node.lineno) if found else None
+
+    inner = innermost(line)
+    return inner is not None and inner is innermost(other)

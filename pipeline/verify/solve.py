@@ -11,8 +11,10 @@ constraints, from the literal it is compared with, the setting's choices, type a
 | `x > 3`, `x <= 3`           | `4`, `3` (between two bounds when both are given) |
 | `x > y` (both read)         | `y = 1`, `x = 2`, unless either is set otherwise  |
 | `x != y` (both read)        | `x` a stand-in (it equals nothing else)           |
+| `int(x) != int(y)`          | `x = 2`, `y = 1` (a stand-in converts to 1)       |
 | `x == y` (both read)        | `x` set to what `y` reads, after `y` is set       |
-| `x % y != 0`                | `x = 3`, `y = 2`                                  |
+| `x % y != 0`, `x % y == 0`  | `x = 3`, `y = 2`; `x = 4`, `y = 2` (weakly)       |
+| `x // y == LIMIT`           | `y = 1`, `x = LIMIT`                              |
 | `len(x) > 1`                | a list of two stand-ins                           |
 | `x is None`, `x is not None`| `None`, its default or a value of its type        |
 | `x`, `not x`                | a true value of its type, a false one             |
@@ -25,6 +27,7 @@ A value is Python source: names in it are the target module's (the planner quali
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -104,9 +107,18 @@ def _consistent(solution: Solution) -> bool:
 class _Substitute(ast.NodeTransformer):
     def __init__(self, substitutions: dict[str, ast.expr]) -> None:
         self.substitutions = substitutions
+        self.expanding: set[str] = set()
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
-        return self.substitutions.get(node.id, node)
+        found = self.substitutions.get(node.id)
+        if found is None or node.id in self.expanding:
+            return node
+        # a local defined from other locals (`n = a // b`, `a = int(x.shape[1])`) reads them
+        self.expanding.add(node.id)
+        try:
+            return self.visit(copy.deepcopy(found))
+        finally:
+            self.expanding.discard(node.id)
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.expr:
         # `(x := self.a)` tests self.a, and x reads it from then on
@@ -269,6 +281,9 @@ def _is_value(node: ast.expr) -> bool:
 
 def _pair(left: ast.expr, op: type, right: ast.expr):
     text = ast.unparse
+    # `int(x) != int(y)`: x and y are numbers (stand-ins all convert to one number)
+    numeric = _converted(left) or _converted(right)
+    left, right = _unconverted(left), _unconverted(right)
     if _is_value(left) and not _is_value(right) and op in _FLIPPED | {ast.Eq: 0, ast.NotEq: 0}:
         left, right, op = right, left, _FLIPPED.get(op, op)
     if op in (ast.Is, ast.IsNot) and isinstance(right, ast.Constant):
@@ -286,8 +301,11 @@ def _pair(left: ast.expr, op: type, right: ast.expr):
         and right.value == 0
         and op in (ast.Eq, ast.NotEq)
     ):
-        divides = op is ast.Eq
-        return _all([_equal(left.left, 4 if divides else 3), _equal(left.right, 2)])
+        if op is ast.Eq:  # many values divide: weak ones, that another constraint beats
+            return _all([_one(left.left, Want("weak", "4")), _one(left.right, Want("weak", "2"))])
+        return _all([_equal(left.left, 3), _equal(left.right, 2)])
+    if isinstance(left, ast.BinOp) and op is ast.Eq and _is_value(right) and not _is_literal(right):
+        return _arithmetic(left, text(right))  # `a // b == LIMIT`: b = 1, a = LIMIT
     if isinstance(left, ast.BinOp) and _is_literal(right) and op in _BOUND_OPS:
         number = ast.literal_eval(right)
         if isinstance(number, int | float) and not isinstance(number, bool):
@@ -306,6 +324,8 @@ def _pair(left: ast.expr, op: type, right: ast.expr):
         return _one(left, Want(name, text(right)))
     # Two expressions read: weak values, which any other constraint on them beats. A stand-in
     # differs from everything; an order between two numbers: the right one 1.
+    if name == "ne" and numeric:
+        return _all([_one(right, Want("weak", "1")), _one(left, Want("weak", "2"))])
     if name == "ne":
         return _one(left, Want("weak", TRUE))
     if name == "eq":
@@ -314,17 +334,34 @@ def _pair(left: ast.expr, op: type, right: ast.expr):
     return _all([_one(right, Want("weak", "1")), _one(left, Want("weak", ordered))])
 
 
+def _converted(node: ast.expr) -> bool:
+    """`int(x)`, `float(x)`: a number read from one expression."""
+    return (
+        isinstance(node, ast.Call)
+        and _called(node) in ("int", "float")
+        and len(node.args) == 1
+        and not node.keywords
+        and not _is_literal(node.args[0])
+    )
+
+
+def _unconverted(node: ast.expr) -> ast.expr:
+    return node.args[0] if _converted(node) else node  # type: ignore[attr-defined]
+
+
 _BOUND_OPS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 
-def _equal(node: ast.expr, value: int | float):
-    """`node` takes the number `value`; through arithmetic when it is some (`a * b`)."""
+def _equal(node: ast.expr, value: int | float | str):
+    """`node` takes the number `value` (or the value source text names); through arithmetic
+    when it is some (`a * b`)."""
+    node = _unconverted(node)
     if isinstance(node, ast.BinOp):
         return _arithmetic(node, value)
-    return _one(node, Want("eq", repr(value)))
+    return _one(node, Want("eq", value if isinstance(value, str) else repr(value)))
 
 
-def _arithmetic(node: ast.BinOp, target: int | float):
+def _arithmetic(node: ast.BinOp, target: int | float | str):
     """`a // b > 256`: the operands' values that make `a // b` equal `target` (the other
     operand 1, or the literal it is)."""
     left, right = node.left, node.right
@@ -334,9 +371,13 @@ def _arithmetic(node: ast.BinOp, target: int | float):
     kind = type(node.op)
     if literal is None:
         other = 0 if kind in (ast.Add, ast.Sub) else 1
+        if kind is ast.Mod and isinstance(target, str):
+            return lambda solution: False
         if kind is ast.Mod:  # a % b == target: b above it
             return _all([_equal(right, target + 1), _equal(left, target)])
         return _all([_equal(right, other), _equal(left, target)])
+    if isinstance(target, str):
+        return lambda solution: False
     if kind is ast.Add:
         value = target - literal
     elif kind is ast.Sub:

@@ -46,6 +46,9 @@ class Worker:
     """One probe process; `ask` sends a request and waits for its answer."""
 
     def __init__(self, python: str, environ: Mapping[str, str]) -> None:
+        # the probe runs in a temporary folder: a relative path is read from ours (a venv's
+        # python is a link that must stay one, so it is not resolved)
+        python = os.path.abspath(python) if os.sep in python else python
         self.home = tempfile.mkdtemp(prefix="vmine-verify-")
         try:
             self.process = subprocess.Popen(
