@@ -181,6 +181,33 @@ def test_pipeline_toml_takes_a_scope(tmp_path):
     assert str(caught.value) == "pipeline.toml: scope: expected 'validators' or 'all', got 'some'"
 
 
+def test_a_target_scope_beats_the_file_s_and_loses_to_the_command_line(tmp_path):
+    path = tmp_path / "pipeline.toml"
+    path.write_text(
+        'scope = "all"\n'
+        '[targets.serve]\nrepo = "acme/serve"\nscope = "validators"\n'
+        '[targets.fastgen]\nrepo = "acme/fastgen"\n'
+    )
+
+    def scopes(overrides: dict) -> list[str]:
+        calls = []
+        run_targets(
+            path,
+            [],
+            overrides,
+            Console("plain", io.StringIO()),
+            runner=lambda options, console: calls.append(options) or _Done(),
+        )
+        return [options.scope for options in calls]
+
+    assert scopes({}) == ["validators", "all"]
+    assert scopes({"scope": "all"}) == ["all", "all"]
+    path.write_text('[targets.serve]\nrepo = "acme/serve"\nscope = "every"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert "targets.serve.scope: expected 'validators' or 'all', got 'every'" in str(caught.value)
+
+
 class _Done:
     exit_code, dataset_dir, manifest = 0, None, None
 

@@ -109,6 +109,8 @@ class Target(_Strict):
     command: Command = None
     # variables `vmine run --verify` adds to the verify workers' environment for this target
     verify_env: dict[str, str] = Field(default_factory=dict)
+    # which raises are sites for this target (beats the top-level `scope`, loses to --scope)
+    scope: Literal["validators", "all"] | None = None
 
     @field_validator("repo")
     @classmethod

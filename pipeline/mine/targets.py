@@ -56,12 +56,18 @@ def remote_reachable(url: str, timeout: float = 60.0) -> bool:
     return done.returncode == 0
 
 
-def _defaults(config: PipelineConfig, overrides: Mapping[str, Any]) -> dict[str, Any]:
+def _defaults(
+    config: PipelineConfig, overrides: Mapping[str, Any], target: Target | None = None
+) -> dict[str, Any]:
+    """The run options of the file's top level, then the target's own (its scope), then the
+    command line's, each beating the one before."""
     options = {
         _OPTION_NAMES.get(key, key): getattr(config, key)
         for key in _DEFAULT_KEYS
         if getattr(config, key) is not None
     }
+    if target is not None and target.scope is not None:
+        options["scope"] = target.scope
     options.update({key: value for key, value in overrides.items() if value is not None})
     return options
 
@@ -191,9 +197,9 @@ def run_targets(
         selected = config.select(list(names))
     except ConfigError as error:
         raise ConfigError(f"{config_path.name}: {error}") from None
-    defaults = _defaults(config, overrides)
     results = []
     for name, target in selected.items():
+        defaults = _defaults(config, overrides, target)
         result = run_target(name, target, defaults, console, runner)
         if verify is not None and result.dataset_dir is not None:
             from pipeline.verify.command import run_verify
