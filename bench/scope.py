@@ -34,17 +34,16 @@ _DRY_RUN = re.compile(
 )
 
 
+def _tree_args(tree: Path, scope: str) -> list[str]:
+    """The arguments every measured command shares: vLLM 0.33.0's tree, in `scope`."""
+    return [str(tree), "--rev", f"v{VLLM_NEW}", "--repo-name", REPO_NAME, "--scope", scope]
+
+
 def _extract(tree: Path, scope: str, scratch: Path) -> tuple[float, float, list[dict]]:
     out = scratch / f"sites-{scope}.jsonl"
     step = vmine(
         "extract",
-        str(tree),
-        "--rev",
-        f"v{VLLM_NEW}",
-        "--repo-name",
-        REPO_NAME,
-        "--scope",
-        scope,
+        *_tree_args(tree, scope),
         "--cache-dir",
         str(scratch / f"cache-extract-{scope}"),
         "-o",
@@ -58,13 +57,7 @@ def _extract(tree: Path, scope: str, scratch: Path) -> tuple[float, float, list[
 def _run(tree: Path, scope: str, scratch: Path) -> tuple[float, float]:
     step = vmine(
         "run",
-        str(tree),
-        "--rev",
-        f"v{VLLM_NEW}",
-        "--repo-name",
-        REPO_NAME,
-        "--scope",
-        scope,
+        *_tree_args(tree, scope),
         "--llm",
         "offline",
         "--cache-dir",
@@ -79,13 +72,7 @@ def _run(tree: Path, scope: str, scratch: Path) -> tuple[float, float]:
 def _dry_run(tree: Path, scope: str, scratch: Path) -> tuple[int, int, int]:
     step = vmine(
         "run",
-        str(tree),
-        "--rev",
-        f"v{VLLM_NEW}",
-        "--repo-name",
-        REPO_NAME,
-        "--scope",
-        scope,
+        *_tree_args(tree, scope),
         "--llm",
         "openai",
         "--model",

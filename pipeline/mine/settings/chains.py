@@ -41,7 +41,7 @@ from extractors.settings_model import (
     first_sentence,
 )
 from pipeline.dataset.models import Setting
-from pipeline.mine.settings.flags import FlagIndex, action_of, options_of
+from pipeline.mine.settings.flags import FlagIndex, Located, action_of, options_of
 from pipeline.mine.settings.loaded import Loaded
 from pipeline.mine.settings.names import MAX_DEPTH, ClassSymbol, TreeNames
 from pipeline.mine.settings.surfaces import (
@@ -258,6 +258,11 @@ class ChainWalk:
                 return [self.setting(expr, *next(iter(owners.values())))]
         if not flags:
             return []
+        return self.flag_setting(expr, dest, flags)
+
+    def flag_setting(self, expr: str, dest: str, flags: list[Located]) -> list[Setting]:
+        """What `flags` (all setting `dest`) set: the field of the first one a class holds,
+        else the flag itself."""
         for flag_path, flag in flags:
             for owner, item in self.flags.fields(flag_path, flag):
                 return [self.setting(expr, owner, item)]
@@ -410,25 +415,7 @@ def plain_parameter(
     flags = walk.flags.by_dest(ref.root)
     if not flags or any(f.options != flags[0][1].options for _, f in flags):
         return None
-    for path, flag in flags:
-        for owner, item in walk.flags.fields(path, flag):
-            return [walk.setting(expr, owner, item)]
-    path, flag = flags[0]
-    return [
-        Setting(
-            expr=expr,
-            cls=None,
-            field=ref.root,
-            type=flag.type,
-            default=flag.default,
-            choices=walk.flags.choices(path, flag),
-            doc=first_sentence(flag.help),
-            flags=options_of(flags),
-            surface="flag",
-            action=action_of(flags, ()),
-            nargs=flag.nargs,
-        )
-    ]
+    return walk.flag_setting(expr, ref.root, flags)
 
 
 # The resolvers, in the order they are asked: the first that claims a chain answers for it.
