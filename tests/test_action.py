@@ -100,6 +100,55 @@ def test_a_pull_request_is_diffed_against_its_base_with_the_cache_restored(repo,
     assert "files: 1 in tree, 0 parsed, 1 reused" in second.log  # the restored cache did it
 
 
+# raises in a loader, not a validator: only scope "all" mines them
+LOADER = """\
+def load_weights(name):
+    if not name.endswith(".safetensors"):
+        raise ValueError(f"unsupported weights file {name}")
+"""
+LOADER2 = (
+    LOADER
+    + """\
+
+
+def load_tokenizer(path):
+    if path is None:
+        raise ValueError("a tokenizer path is required")
+"""
+)
+
+
+@pytest.mark.parametrize(("scope", "added"), [("", []), ("all", ["a tokenizer path is required"])])
+def test_the_scope_input_reaches_both_sides_of_the_diff(tmp_path, scope, added):
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    git(workspace, "init", "-q", "-b", "main")
+    commit(workspace, {"engine/config.py": V1, "engine/loader.py": LOADER}, "v1")
+    git(workspace, "tag", "v1")
+    head = commit(workspace, {"engine/config.py": V1, "engine/loader.py": LOADER2}, "tokenizer")
+    run = run_action(
+        ACTION,
+        inputs={"install": "false", "repo-name": "acme/engine", "scope": scope},
+        workspace=workspace,
+        event_name="push",
+        event={"ref": "refs/heads/main"},
+        sha=head,
+        repository="acme/engine",
+        root=tmp_path / "job",
+        env={"PATH": PATH},
+    )
+    assert run.outcome == "success", run.log
+    manifest = json.loads((run.artifacts / "vmine-dataset" / "manifest.json").read_text())
+    assert manifest["scope"] == (scope or "validators")
+    sarif = json.loads((run.artifacts / "vmine-sarif" / "vmine.sarif").read_text())
+    validate(sarif)
+    results = sarif["runs"][0]["results"]
+    # the base was mined in the same scope: its loader error is not "added"
+    assert [r["ruleId"] for r in results] == ["added-error"] * len(added)
+    assert all(a in r["message"]["text"] for r, a in zip(results, added, strict=True))
+    assert run.outputs["differs"] == ("true" if added else "false")
+
+
 def test_without_a_base_it_mines_and_uploads_only_the_dataset(tmp_path):
     workspace = tmp_path / "workspace"
     workspace.mkdir()
