@@ -126,17 +126,8 @@ def test_the_scope_input_reaches_both_sides_of_the_diff(tmp_path, scope, added):
     commit(workspace, {"engine/config.py": V1, "engine/loader.py": LOADER}, "v1")
     git(workspace, "tag", "v1")
     head = commit(workspace, {"engine/config.py": V1, "engine/loader.py": LOADER2}, "tokenizer")
-    run = run_action(
-        ACTION,
-        inputs={"install": "false", "repo-name": "acme/engine", "scope": scope},
-        workspace=workspace,
-        event_name="push",
-        event={"ref": "refs/heads/main"},
-        sha=head,
-        repository="acme/engine",
-        root=tmp_path / "job",
-        env={"PATH": PATH},
-    )
+    repo = {"workspace": workspace, "head": head}
+    run = _run(repo, tmp_path / "job", "push", {"ref": "refs/heads/main"}, scope=scope)
     assert run.outcome == "success", run.log
     manifest = json.loads((run.artifacts / "vmine-dataset" / "manifest.json").read_text())
     assert manifest["scope"] == (scope or "validators")
