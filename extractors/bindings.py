@@ -13,6 +13,7 @@ it (`self._check(errors)`) gets an unknown run of items at its end.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 
 import libcst as cst
@@ -603,16 +604,28 @@ def _shape(node: cst.CSTNode, shapes: Facts) -> tuple[cst.CSTNode, bool, bool]:
     known = shapes.get(("shape", id(node)))
     if known is not None:
         return known
-    assigns = isinstance(node, _BINDING)
-    calls = isinstance(node, cst.Call)
-    if not isinstance(node, (cst.FunctionDef, cst.ClassDef)):  # scopes of their own
+    assigns, calls, scope, compound = _kind(type(node))
+    if not scope:  # scopes of their own
         for child in children(node):
             _, child_assigns, child_calls = _shape(child, shapes)
             assigns, calls = assigns or child_assigns, calls or child_calls
     shape = (node, assigns, calls)
-    if isinstance(node, cst.BaseCompoundStatement):
+    if compound:
         shapes[("shape", id(node))] = shape  # the node is kept, so its id stays its own
     return shape
+
+
+@functools.cache
+def _kind(node_type: type) -> tuple[bool, bool, bool, bool]:
+    """What `_shape` asks of a node, by its type (whether it binds a name, is a call, is a
+    scope of its own, is a compound statement): isinstance of libcst's ABCs runs Python
+    code, and `_shape` visits every node of a function."""
+    return (
+        issubclass(node_type, _BINDING),
+        issubclass(node_type, cst.Call),
+        issubclass(node_type, (cst.FunctionDef, cst.ClassDef)),
+        issubclass(node_type, cst.BaseCompoundStatement),
+    )
 
 
 class _BlockState:

@@ -17,16 +17,15 @@ from __future__ import annotations
 import ast
 import bisect
 import itertools
-import re
 from collections.abc import Iterator
 
 from extractors.config_classes import type_ref
 from extractors.references import NAMESPACE_PARAM
 from extractors.settings_model import Binding, Caller, FunctionScope, Reference
 from extractors.syntax.names import dotted_parts, last_name
+from extractors.syntax.text import called_at, has_word
 
 MAX_CALLERS = 8  # per validator: the first ones in the file's order
-_RAISE = re.compile(r"\braise\b")
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -125,18 +124,17 @@ def callers_of(
         raising = {
             q
             for q, _, n in functions
-            if _RAISE.search("\n".join(lines[n.lineno - 1 : n.end_lineno]))
+            if has_word("\n".join(lines[n.lineno - 1 : n.end_lineno]), "raise")
         }
     nodes = {q: (cls, n) for q, cls, n in functions}
     raising = {q for q in raising if q in nodes and not q.rsplit(".", 1)[-1].startswith("__")}
     if not raising:
         return {}
     ends = list(itertools.accumulate(len(line) + 1 for line in lines))  # past each line
+    source = "\n".join(lines)
 
     def lines_calling(names: set[str]) -> list[int]:
-        pattern = re.compile(rf"\b(?:{'|'.join(sorted(map(re.escape, names)))})\s*\(")
-        source = "\n".join(lines)
-        return sorted({bisect.bisect_right(ends, m.start()) + 1 for m in pattern.finditer(source)})
+        return sorted({bisect.bisect_right(ends, at) + 1 for at in called_at(source, names)})
 
     def holding(on: list[int]) -> list[str]:
         """The functions with one of these lines inside (beyond their `def` line)."""
@@ -189,7 +187,3 @@ def _scope(node: _Function) -> FunctionScope:
         elif param.arg == NAMESPACE_PARAM:
             bindings[param.arg] = Binding(parsed=True)
     return FunctionScope(params=params, static=static, bindings=bindings)
-
-
-def _names_called(names: set[str]) -> re.Pattern[str]:
-    return re.compile(rf"\b(?:{'|'.join(sorted(map(re.escape, names)))})\s*\(")

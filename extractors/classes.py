@@ -99,8 +99,6 @@ def scan_classes(source: str) -> list[ClassFact]:
     """Every `class` statement of the text, in order."""
     if "class" not in source:
         return []
-    lines = source.split("\n")
-    where = _LineOf(source)
     facts: list[ClassFact] = []
     methods: dict[int, list[str]] = {}  # index in facts -> its methods so far
     stack: list[tuple[int, int | None]] = []  # (indent, index in facts, or None for a def)
@@ -125,7 +123,8 @@ def scan_classes(source: str) -> list[ClassFact]:
             bases = _base_names(source[header.end(2) : closing])
         methods[len(facts)] = []
         stack.append((indent, len(facts)))
-        facts.append(ClassFact(header[1], bases, _decorators(lines, where(start), written)))
+        line_start = source.rfind("\n", 0, start) + 1
+        facts.append(ClassFact(header[1], bases, _decorators(source, line_start, written)))
     return [
         replace(fact, methods=tuple(dict.fromkeys(methods[index])))
         for index, fact in enumerate(facts)
@@ -137,7 +136,8 @@ def _blocks(source: str) -> Iterable[tuple[str, str, str, int]]:
     it, the keyword, the name, and where the keyword is. The keywords are found with
     `str.find`: a regex scan for them took twice as long on a whole tree."""
     starts = []
-    for needle in ("def ", "class ", "def\t", "class\t"):
+    needles = ("def ", "class ", "def\t", "class\t") if "\t" in source else ("def ", "class ")
+    for needle in needles:
         at = source.find(needle)
         while at >= 0:
             starts.append(at)
@@ -255,13 +255,16 @@ def _base_names(text: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _decorators(lines: list[str], line: int, indent: str) -> tuple[str, ...]:
-    """The decorators right above line `line` (0-based) written at `indent`, top first; the
-    lines of a multi-line decorator's arguments are passed over."""
+def _decorators(source: str, line_start: int, indent: str) -> tuple[str, ...]:
+    """The decorators right above the line that starts at `line_start`, written at `indent`,
+    top first; the lines of a multi-line decorator's arguments are passed over. The lines
+    are read upwards from there, not split out of the whole text."""
     found = []
-    index = line - 1
-    while index >= 0:
-        text = lines[index]
+    end = line_start - 1  # the line break that ends the line above
+    while end >= 0:
+        start = source.rfind("\n", 0, end) + 1
+        text = source[start:end]
+        end = start - 1
         stripped = text.strip()
         if not stripped:
             break
@@ -274,7 +277,6 @@ def _decorators(lines: list[str], line: int, indent: str) -> tuple[str, ...]:
             and (text[len(indent) : len(indent) + 1] in " \t" or stripped[0] in _CLOSE)
         ):
             break
-        index -= 1
     return tuple(reversed(found))
 
 

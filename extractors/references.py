@@ -26,13 +26,14 @@ def _chains(node: ast.AST) -> list[Reference]:
     order; a method call keeps its object (`self.x.startswith(...)` reads `self.x`)."""
     inner: set[int] = set()  # nodes that are part of a longer chain
     callees: set[int] = set()
+    found: list[tuple[int, int, Reference]] = []
+    # one walk: it yields a node before its children, so a chain's outer node and a call
+    # are noted before the inner node or the callee is reached
     for sub in ast.walk(node):
         if isinstance(sub, ast.Attribute):
             inner.add(id(sub.value))
         elif isinstance(sub, ast.Call):
             callees.add(id(sub.func))
-    found: list[tuple[int, int, Reference]] = []
-    for sub in ast.walk(node):
         if id(sub) in inner or not isinstance(sub, ast.Attribute | ast.Name):
             continue
         if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):

@@ -19,15 +19,20 @@ from extractors.environment import environment_of
 from extractors.facts import Rules
 from extractors.references import scope_of
 from extractors.settings_model import FileSettings, Outline
+from extractors.syntax.text import has_word, split_lines
 
 DEFAULT_RULES = Rules()
 # a file that may define or read environment variables (the parse decides)
 _ENVIRON = re.compile(r"environ|getenv|env_var|get_\w*_env\b|Env(Bool|Int|Float|Str|Tuple|List)\(")
-_RAISE = re.compile(r"\braise\b")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # as Python numbers lines (not str.splitlines)
+
 _CLASS_NAME = re.compile(rb"class[ \t]+([A-Za-z_]\w*)")
 # the idioms by which a flag names the config field it sets (extractors/arguments.py)
 _LINKS = re.compile(rb"default\s*=\s*[A-Z]\w*\.[a-z_]|\*\*\w+\[\s*[\"']|\*\*\{\s*\*\*")
+
+
+def _reads_environ(source: str) -> bool:
+    # every form holds `env` or `Env`: most files are ruled out before the slow search
+    return ("env" in source or "Env" in source) and _ENVIRON.search(source) is not None
 
 
 def links_flags(data: bytes) -> bool:
@@ -74,10 +79,10 @@ def file_settings(
     configuration class. Raises SyntaxError (or ValueError) when the text is no Python."""
     if tree is None:
         tree = ast.parse(source)
-    lines = _LINE_BREAK.split(source)
+    lines = split_lines(source)
     imports, aliases, constants, texts, classes = module_facts(tree, lines, rules)
     flags = flags_of(tree, lines, texts) if "add_argument" in source else []
-    environ = environment_of(tree, lines) if _ENVIRON.search(source) else []
+    environ = environment_of(tree, lines) if _reads_environ(source) else []
     scopes = {name: scope_of(node) for name, node in sorted((validators or {}).items())}
     return FileSettings(
         imports=imports,
@@ -88,6 +93,6 @@ def file_settings(
         environ=environ,
         scopes=scopes,
         callers=callers_of(tree, lines, set(validators) if validators else None)
-        if _RAISE.search(source)
+        if has_word(source, "raise")
         else {},
     )

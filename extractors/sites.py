@@ -38,12 +38,11 @@ from extractors.segments import SegmentTable
 from extractors.settings import file_settings, links_flags
 from extractors.settings_model import FileSettings
 from extractors.syntax.cst_tree import raised_class, statements_in
+from extractors.syntax.text import split_lines as line_split
 from extractors.validators import find_validators
 
 # sourceCode shows this many lines either side of the raise
 WINDOW = 18
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class Skip(Exception):
@@ -218,7 +217,7 @@ def decode(text: str | bytes) -> str:
 
 def split_lines(source: str) -> list[str]:
     """The file's lines as Python numbers them (`\\n`, `\\r\\n` and `\\r` end a line)."""
-    lines = _LINE_BREAK.split(source)
+    lines = line_split(source)
     if lines and lines[-1] == "":
         lines.pop()
     return lines

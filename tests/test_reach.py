@@ -4,14 +4,17 @@ cases, and small repositories in the style of accelerate and DeepSpeed."""
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from extractors.facts import Rules
-from extractors.imports import imported, raising_functions
+from extractors.imports import _import_starts, imported, raising_functions
 from extractors.sites import extract_file
 from pipeline.cli import main
 from tests.git_fixtures import commit, make_upstream
@@ -38,6 +41,18 @@ from tests.git_fixtures import commit, make_upstream
 )
 def test_the_imports_of_a_file_are_read_from_its_text(statement, expected):
     assert imported(f"x = 1\n{statement}\n") == expected
+
+
+# The line of an import statement, as the `^` regex over the whole text found it.
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+[.\w]+[ \t]+import\b|import[ \t]+\w)", re.MULTILINE)
+
+
+_IMPORT_PIECES = ["import ", "from ", "a", ".", " ", "\t", "\n", "\r", "#", "importx"]
+
+
+@given(st.lists(st.sampled_from(_IMPORT_PIECES), max_size=30).map("".join))
+def test_import_lines_are_those_a_line_anchored_regex_finds(source):
+    assert _import_starts(source) == [match.start() for match in _IMPORT_LINE.finditer(source)]
 
 
 CALLER = """

@@ -4,12 +4,15 @@ and libcst trees where both ask it."""
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 
 import libcst as cst
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from extractors.syntax import cst_tree, names
+from extractors.syntax import cst_tree, names, text
 from extractors.syntax.annotations import annotated_class, members
 from extractors.syntax.walk import own_nodes
 
@@ -125,3 +128,61 @@ def test_an_annotation_unwraps_the_same_for_facts_and_validators(annotation, wri
     found = members(ast.parse(annotation, mode="eval").body)
     assert [ast.unparse(m) if m is not None else None for m in found] == written
     assert annotated_class(annotation) == name
+
+
+# (text, its lines as Python numbers them)
+LINES = [
+    ("", [""]),
+    ("a\nb\n", ["a", "b", ""]),
+    ("a\r\nb\rc\n", ["a", "b", "c", ""]),
+    ("a\fb\u2028c", ["a\fb\u2028c"]),  # str.splitlines would cut here; Python does not
+]
+
+
+@pytest.mark.parametrize(("source", "lines"), LINES)
+def test_lines_end_where_python_ends_them(source, lines):
+    assert text.split_lines(source) == lines
+
+
+# (text, whether `raise` is a word of it)
+WORDS = [
+    ("raise ValueError", True),
+    ("x = 1\n    raise", True),
+    ("(raise)", True),
+    ("praised", False),
+    ("raise_error()", False),
+    ("éraise", False),  # a letter outside ASCII is a word character too
+    ("raised; raise", True),
+]
+
+
+@pytest.mark.parametrize(("source", "found"), WORDS)
+def test_a_word_is_found_only_between_word_boundaries(source, found):
+    assert text.has_word(source, "raise") is found
+
+
+# (text, names, where a call to one of them starts)
+CALLS = [
+    ("f(x) + g (y) + self.f(z) + ff(0)", ["f", "g"], [0, 7, 20]),
+    ("check_len\n  (n)", ["check_len"], [0]),
+    ("_check(a); x_check(b)", ["_check"], [0]),
+    ("f_x(1) f (2)", ["f", "f_x"], [0, 7]),  # one name the start of another
+    ("f = g", ["f", "g"], []),
+]
+
+
+@pytest.mark.parametrize(("source", "names", "offsets"), CALLS)
+def test_calls_are_found_where_a_name_opens_a_bracket(source, names, offsets):
+    assert text.called_at(source, names) == offsets
+
+
+_WORDY = st.text(alphabet=st.sampled_from("raisef_g é(\n\r\t.x"), max_size=40)
+
+
+@given(_WORDY)
+def test_the_text_scans_agree_with_the_regexes_they_replace(source):
+    assert text.split_lines(source) == re.split(r"\r\n|\r|\n", source)
+    assert text.has_word(source, "raise") is bool(re.search(r"\braise\b", source))
+    names = ["f", "f_", "raise", "é"]
+    pattern = re.compile(rf"\b(?:{'|'.join(sorted(map(re.escape, names)))})\s*\(")
+    assert text.called_at(source, names) == [m.start() for m in pattern.finditer(source)]

@@ -8,6 +8,8 @@ answered once.
 - `annotations.py`: an annotation's members with `None` and the wrappers (`Optional`,
   `Union`, `X | Y`, `Annotated`, `ClassVar`, string annotations) taken off;
 - `code_line.py`: expression source written on one line;
+- `text.py`: a file's lines, whether a word occurs, where names are called, from the text
+  alone and without the regexes that try every position of it;
 - `cst_tree.py`: the same questions for libcst trees (children, own nodes, dotted names,
   the raised class), and the block walker: every `raise` or `return` of a function in
   source order with the path of blocks and branches that leads to it.

@@ -18,6 +18,7 @@ from extractors.syntax.walk import scope_nodes
 CST_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
+_IS_NODE: dict[type, bool] = {}
 # fields that hold only layout (whitespace, brackets, commas, comments), never a name
 _LAYOUT = re.compile(
     r"whitespace|^(?:lpar|rpar|comma|semicolon|leading_lines|header|footer"
@@ -36,11 +37,21 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     found: list[cst.CSTNode] = []
     for name in names:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        if is_node(value):
             found.append(value)
         elif isinstance(value, (list, tuple)):
-            found.extend(v for v in value if isinstance(v, cst.CSTNode))
+            found.extend(v for v in value if is_node(v))
     return found
+
+
+def is_node(value: object) -> bool:
+    """`isinstance(value, cst.CSTNode)`, answered by type: the check of an ABC runs Python
+    code each time, and a walk asks it of every field of every node."""
+    kind = type(value)
+    known = _IS_NODE.get(kind)
+    if known is None:
+        known = _IS_NODE[kind] = issubclass(kind, cst.CSTNode)
+    return known
 
 
 def own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

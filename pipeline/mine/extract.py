@@ -24,7 +24,7 @@ from pipeline.mine.classes import TreeClasses, scan_blob, store_classes, stored_
 from pipeline.mine.reach import MAX_ROUNDS, Reach
 from pipeline.mine.settings.tree_facts import TreeFacts
 from pipeline.mine.test_modules import is_test_module
-from pipeline.mine.workers import FILE_TIMEOUT
+from pipeline.mine.workers import FILE_TIMEOUT, paused_gc
 from pipeline.output import write_output
 from pipeline.source import Snapshot, TreeFile, open_source, resolve_cache_dir
 from pipeline.store import Store, default_store_path
@@ -107,6 +107,23 @@ def extract_snapshot(
     that takes longer than `file_timeout` seconds is skipped. With `settings` (the default),
     each site comes with the settings it reads. Three steps: plan what the store cannot
     answer, analyse it, place the sites in the tree; then the settings join."""
+    with paused_gc():
+        return _extract_snapshot(
+            snapshot, rules, store, include, exclude, workers, console, file_timeout, settings
+        )
+
+
+def _extract_snapshot(
+    snapshot: Snapshot,
+    rules: Rules,
+    store: Store | None,
+    include: Sequence[str],
+    exclude: Sequence[str],
+    workers: int | None,
+    console: Console | None,
+    file_timeout: float,
+    settings: bool,
+) -> Extraction:
     repo = snapshot.require_repo()
     plan = _plan(snapshot, rules, store, include, exclude)
     tree_facts = TreeFacts(snapshot, store, rules) if settings else None

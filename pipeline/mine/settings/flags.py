@@ -37,7 +37,8 @@ class FlagIndex:
         self._families: list[tuple[str, Flag, ClassSymbol]] = []
         # flags no idiom links, by dest: lmdeploy's parsers name no class at all
         self._unlinked: dict[str, list[Located]] = {}
-        for path in sorted(p for p, outline in outlines.items() if outline.parser):
+        self._parsers = sorted(p for p, outline in outlines.items() if outline.parser)
+        for path in self._parsers:
             facts = loaded.peek(path)
             if facts is None:
                 continue
@@ -53,6 +54,10 @@ class FlagIndex:
                     self._by_field.setdefault(key, []).append((path, flag))
                 if not linked and "_" in flag.dest:
                     self._unlinked.setdefault(flag.dest, []).append((path, flag))
+        # the unlinked flags by what their dest says after its first word (`_by_name`)
+        self._unlinked_after: dict[str, list[Located]] = {}
+        for dest, items in self._unlinked.items():
+            self._unlinked_after.setdefault(dest.split("_", 1)[1], []).extend(items)
         self._carriers = self._index_carriers()
         # the tree's parser reads `--config.key value` for its JSON-config flags
         self.dotted = any(outline.dotted for outline in outlines.values())
@@ -89,12 +94,7 @@ class FlagIndex:
         sets `dflash_block_size`). None when several disagree."""
         found = list(self._unlinked.get(name, []))
         if not found and "_" in name:
-            found = [
-                item
-                for dest, items in self._unlinked.items()
-                if dest.endswith("_" + name) and "_" not in dest[: -len(name) - 1]
-                for item in items
-            ]
+            found = list(self._unlinked_after.get(name, []))
         if found and all(f.options == found[0][1].options for _, f in found):
             return found
         return []
@@ -124,7 +124,7 @@ class FlagIndex:
             return here
         if not found and not self.family_fields(dest):
             # no parser read so far defines it: every parser must be known
-            for parser in (p for p, outline in self.outlines.items() if outline.parser):
+            for parser in self._parsers:
                 self.loaded.get(parser)
         if found and all(f.options == found[0][1].options for _, f in found):
             return found

@@ -82,6 +82,8 @@ class TreeNames:
         self._class_files = class_files
         self._ancestors: dict[tuple[str, str], set[tuple[str, str]]] = {}
         self._subclasses: dict[tuple[str, str], list[ClassSymbol]] = {}
+        # (path, id of the class's facts) -> (those facts, its own members by name)
+        self._own: dict[tuple[str, int], tuple[ConfigClass, dict[str, Member]]] = {}
 
     # -- names ------------------------------------------------------------------------------
 
@@ -148,14 +150,9 @@ class TreeNames:
         """The field, property or attribute `attr` of a class, its bases searched in order."""
         if depth > MAX_DEPTH:
             return None
-        for item in reversed(cls.facts.fields):
-            if item.name == attr:
-                return Member(cls, field=item)
-        for prop in cls.facts.properties:
-            if prop.name == attr:
-                return Member(cls, property=prop)
-        if attr in cls.facts.attributes:
-            return Member(cls, attribute=cls.facts.attributes[attr])
+        own = self._own_members(cls).get(attr)
+        if own is not None:
+            return own
         for base in cls.facts.bases:
             found = self.lookup(cls.path, base)
             if isinstance(found, ClassSymbol) and found.key != cls.key:
@@ -163,6 +160,23 @@ class TreeNames:
                 if member is not None:
                     return member
         return None
+
+    def _own_members(self, cls: ClassSymbol) -> dict[str, Member]:
+        """A class's own members by name, as `member` looks for them: its last field of a
+        name, else its first property, else its `__init__` attribute (tabled once: a config
+        class has a hundred fields and is asked for thousands of times)."""
+        key = (cls.path, id(cls.facts))
+        known = self._own.get(key)
+        if known is not None and known[0] is cls.facts:
+            return known[1]
+        facts = cls.facts
+        members = {name: Member(cls, attribute=ref) for name, ref in facts.attributes.items()}
+        members.update(
+            (prop.name, Member(cls, property=prop)) for prop in reversed(facts.properties)
+        )
+        members.update((item.name, Member(cls, field=item)) for item in facts.fields)
+        self._own[key] = (facts, members)
+        return members
 
     def class_of(self, path: str, ref: TypeRef) -> ClassSymbol | None:
         """The one config class among an annotation's members (`CacheConfig | None`)."""
