@@ -36,7 +36,7 @@ from pipeline.dataset.manifest import Counts, LLMUsage, Manifest, Tool  # noqa: 
 from pipeline.dataset.models import ErrorRecord, IndexEntry, github_url  # noqa: E402
 from pipeline.dataset.writer import write_dataset  # noqa: E402
 from pipeline.lookup.index import _INDEX_CACHE, index_dataset  # noqa: E402
-from pipeline.lookup.match import lookup  # noqa: E402
+from pipeline.lookup.match import SURE, lookup  # noqa: E402
 
 REPO = "bench/serve"
 SHA = "ab" * 20
@@ -480,7 +480,7 @@ def _quality_of(name: str, datasets: list, samples: int) -> list[str]:
             top = found.matches[0] if found.matches else None
             if top is not None and function(top.pattern) == function(pattern):
                 counts[variant_name][0] += 1
-                counts[variant_name][1] += top.kind != "approximate"
+                counts[variant_name][1] += top.kind in SURE
     n = min(samples, len(newest))
     wrong = by_wording + by_pattern
     print(
