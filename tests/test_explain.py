@@ -1005,3 +1005,18 @@ def test_a_reworded_match_rests_on_the_words_the_paste_has(tmp_path: Path) -> No
         "approximate",
         "sparse",
     )
+
+
+def test_an_ambiguous_page_lists_ten_records_and_counts_the_rest(tmp_path: Path) -> None:
+    kernels = [
+        _site(f"eeee0000000001{n:02d}", f"serve/kernels/k{n:02d}.py", "_check", DEVICE, DEVICE)
+        for n in range(12)
+    ]
+    root = write_fixture_dataset(tmp_path, [*CASES, *kernels])
+    result = CliRunner().invoke(main, ["explain", DEVICE, "--dataset", str(root)])
+    lines = result.output.splitlines()
+    assert (result.exit_code, lines[11], lines[12]) == (
+        1,
+        f"  _check  {DEVICE}  (serve/kernels/k09.py:30)",
+        "  and 2 more (see --all)",
+    )

@@ -74,6 +74,8 @@ _TIER = {"exact": 0, "pattern": 1, "parts": 1, "reworded": 1, "ambiguous": 2, "a
 SURE = frozenset({"exact", "pattern", "parts", "reworded"})
 # Other functions whose messages a generic record renders too, named in its note.
 ALSO_RAISED_SHOWN = 3
+# Functions raising the same text are counted up to this many (a hostile dataset has more).
+MAX_FUNCTIONS = 64
 
 
 def doubt(literal: int, message: int, agrees: bool, leading: bool = False) -> str | None:
@@ -167,8 +169,12 @@ class Match:
     def depth(self) -> int:
         """How deep in the paste's traceback the record's function runs (the innermost frame
         is the deepest, where an exception is raised); -1 when no frame runs it."""
-        _, file_path, qualname = self.function
         frames = self.candidate.frames
+        if not frames:
+            return -1
+        _, file_path, qualname = self.function
+        if qualname.rsplit(".", 1)[-1] not in self.candidate.functions:
+            return -1  # (most records: no frame runs a function of that name)
         for number in range(len(frames) - 1, -1, -1):
             if frames[number].runs(file_path, qualname):
                 return number
@@ -298,7 +304,8 @@ def settled(
     if deepest >= 0:
         named = [m for m in sure if m.depth == deepest]
         if len({m.function for m in named}) == 1:
-            rest = [m for m in matches if all(m is not n for n in named)]
+            taken = {id(m) for m in named}
+            rest = [m for m in matches if id(m) not in taken]
             head = named[0]
             note = None
             if head is not matches[0]:
@@ -312,7 +319,8 @@ def settled(
     tied = [m for m in sure if (_TIER[m.kind], round(m.score, 6)) == best]
     functions = _functions(tied)
     if functions > 1:
-        rest = [m for m in matches if all(m is not t for t in tied)]
+        taken = {id(m) for m in tied}
+        rest = [m for m in matches if id(m) not in taken]
         ambiguous = [replace(m, kind="ambiguous", doubt="shared") for m in tied]
         return [*ambiguous, *rest], (
             f"No sure match: {functions} functions raise this same text, and the paste "
@@ -334,24 +342,24 @@ def settled(
 
 
 def _functions(matches: list[Match]) -> int:
-    """How many functions raise these records: a function moved to another file between
-    releases (the same qualname, no release holding both) is one."""
-    groups: list[list[Match]] = []
+    """How many functions raise these records (counted up to MAX_FUNCTIONS): a function
+    moved to another file between releases (the same qualname, no release holding both) is
+    one."""
+    releases: dict[tuple[str, str, str], set] = {}
     for match in matches:
-        group = next((g for g in groups if any(_same_function(match, o) for o in g)), None)
+        releases.setdefault(match.function, set()).update(d.root for d in match.releases)
+        if len(releases) > MAX_FUNCTIONS:
+            break
+    # functions of one qualname, each a set of releases; moved when no release holds two
+    by_name: dict[tuple[str, str], list[set]] = {}
+    for (repo, _, qualname), held in releases.items():
+        groups = by_name.setdefault((repo, qualname), [])
+        group = next((g for g in groups if not g & held), None)
         if group is None:
-            groups.append([match])
+            groups.append(set(held))
         else:
-            group.append(match)
-    return len(groups)
-
-
-def _same_function(a: Match, b: Match) -> bool:
-    if a.function == b.function:
-        return True
-    if (a.function[0], a.function[2]) != (b.function[0], b.function[2]):
-        return False
-    return not {d.root for d in a.releases} & {d.root for d in b.releases}
+            group |= held
+    return sum(map(len, by_name.values()))
 
 
 def _also_raised(

@@ -53,6 +53,7 @@ def format_candidates(found: Lookup) -> str:
 
 
 _NEAREST = 5  # records listed when none matches
+_TIED_LISTED = 10  # records listed when several match and the paste does not say which ran
 
 
 def format_lookup(found: Lookup) -> str:
@@ -84,12 +85,14 @@ def format_lookup(found: Lookup) -> str:
         return "\n".join(head) + "\n"
     if best.kind == "ambiguous":  # records match, the paste does not say which one ran
         head.append("Records that match this message (the paste does not say which one raised it):")
-        for match in found.matches:
-            if match.kind == "ambiguous":
-                head.append(
-                    f"  {one_line(match.entry.qualname)}  {_first_line(match.entry.errorMessage)}"
-                    f"  ({match.entry.filePath}:{match.entry.lineNumber})"
-                )
+        tied = [match for match in found.matches if match.kind == "ambiguous"]
+        for match in tied[:_TIED_LISTED]:
+            head.append(
+                f"  {one_line(match.entry.qualname)}  {_first_line(match.entry.errorMessage)}"
+                f"  ({match.entry.filePath}:{match.entry.lineNumber})"
+            )
+        if len(tied) > _TIED_LISTED:
+            head.append(f"  and {len(tied) - _TIED_LISTED:,} more (see --all)")
         head.append("Paste the whole traceback: its frames name the function that raised it.")
         head.append("")
         head.append("First of them:")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from pipeline.lookup.cleaning import Line, clean_lines
 from pipeline.lookup.wrappers import FORMS, PYDANTIC_FOOTER, exception_head
@@ -46,6 +47,11 @@ class Candidate:
     errorClass: str | None = None
     frames: tuple[Frame, ...] = field(default=(), compare=False)  # not what the message is
 
+    @cached_property
+    def functions(self) -> frozenset[str]:
+        """The names of the functions its frames run."""
+        return frozenset(frame.function for frame in self.frames)
+
 
 _CHAIN_SEPARATORS = re.compile(
     r"(?:During handling of the above exception, another exception occurred:"
@@ -58,6 +64,9 @@ _TRACEBACK_HEADER = "Traceback (most recent call last):"
 # and a paste yields only so many messages.
 _DEPTH = 4
 _MAX_CANDIDATES = 40
+# The innermost frames of a traceback are kept (where it was raised); a deep recursion has
+# thousands.
+MAX_FRAMES = 100
 
 
 def candidates(text: str) -> list[Candidate]:
@@ -143,5 +152,5 @@ def _exception_of(block: list[Line]) -> Candidate | None:
                 break
             rest.append(after.text)
         message = PYDANTIC_FOOTER.sub("", "\n".join([first, *rest]))
-        return Candidate(message.strip(), error_class, tuple(frames))
+        return Candidate(message.strip(), error_class, tuple(frames[-MAX_FRAMES:]))
     return None
