@@ -134,16 +134,34 @@ def _expression_end(message: str, start: int) -> int:
     return len(message)
 
 
-def render(parts: list, rng: random.Random) -> str:
+def render(parts: list, rng: random.Random, shown: list[bool] | None = None) -> str:
+    """A rendering: holes filled at random, pieces in and out; `shown` gets a True for each
+    piece that rendered with text."""
     out = []
     for part in parts:
         if isinstance(part, str):
             out.append(rng.choice(FILLERS) if part == "HOLE" else part)
-        elif part.repeated:
-            out.extend(render(part.options[0], rng) for _ in range(rng.randint(0, 3)))
+            continue
+        if part.repeated:
+            text = "".join(render(part.options[0], rng) for _ in range(rng.randint(0, 3)))
         else:
-            out.append(render(rng.choice(part.options), rng))
+            text = render(rng.choice(part.options), rng)
+        if shown is not None and text:
+            shown.append(True)
+        out.append(text)
     return "".join(out)
+
+
+def renderings(site: dict, parts: list, rng: random.Random) -> list[str]:
+    """RENDERINGS renderings of a site's message. A pattern with a lookahead says the code
+    tested its list non-empty (`if errors:`): a rendering with no piece is none of them."""
+    subjects = []
+    while len(subjects) < RENDERINGS:
+        shown: list[bool] = []
+        subject = render(parts, rng, shown)
+        if shown or "(?=" not in site["messagePattern"]:
+            subjects.append(subject)
+    return subjects
 
 
 # --- extraction and checks -------------------------------------------------------------------
@@ -193,8 +211,7 @@ def check(name: str, sites: list[dict], rng: random.Random) -> bool:
             bad_python += 1
             bad_patterns.add(pattern)
             continue
-        parts = parse(site["errorMessage"])
-        subjects = [render(parts, rng) for _ in range(RENDERINGS)]
+        subjects = renderings(site, parse(site["errorMessage"]), rng)
         for subject in subjects:
             if compiled.fullmatch(subject) is None:
                 unmatched.append((site["filePath"], site["lineNumber"], subject[:120]))
@@ -207,9 +224,7 @@ def check(name: str, sites: list[dict], rng: random.Random) -> bool:
     print(f"    renderings not matched in Python: {len(unmatched)} of {len(cases) * RENDERINGS}")
     for where in unmatched[:5]:
         print(f"      {where}")
-    # reported, not failed on: a message of optional pieces only (vLLM's peft_helper joins
-    # up to ten) has no pattern of literals and holes that rules out unrelated text
-    ok = bad_python == 0 and not unmatched
+    ok = bad_python == 0 and not unmatched and not loose
     node = shutil.which("node")
     if node is None:
         print("    ECMAScript: node is not on PATH, not checked")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import libcst as cst
 
@@ -165,9 +166,16 @@ class Bindings:
         """Whether a compound statement can change nothing we follow: it assigns no name
         and (when we follow a list) calls nothing."""
         _, assigns, calls = _shape(statement, self.shapes)
-        if assigns or (self.together and isinstance(statement, cst.If)):
-            return False  # (an `if` may tell which of a helper's tuples ran)
+        if assigns or (isinstance(statement, cst.If) and self._narrows(statement.test)):
+            return False  # (an `if` may tell which of a helper's tuples ran, or fill a list)
         return not (calls and any(isinstance(v, Items) for v in self.values.values()))
+
+    def _narrows(self, test: cst.BaseExpression) -> bool:
+        """Whether a test may tell something of the names we follow (narrowing.py)."""
+        if self.together:
+            return True
+        about = tested(test, True)
+        return about is not None and isinstance(self.values.get(about[0]), Items)
 
     def run(self, statement: cst.CSTNode) -> None:
         """Apply a statement that certainly runs before the raise."""
@@ -243,12 +251,18 @@ class Bindings:
 
     def _narrow(self, test: cst.BaseExpression, holds: bool) -> None:
         """What the code under a test (that `holds`, or not) knows of names unpacked
-        together: `msg` under `if not ok:` (extractors/narrowing.py)."""
-        if not self.together:
-            return
+        together (`msg` under `if not ok:`) and of a list (not empty under `if errors:`);
+        extractors/narrowing.py."""
         about = tested(test, holds)
-        group = self.together.get(about[0]) if about is not None else None
-        kept = group.kept(*about) if group is not None and about is not None else None
+        if about is None:
+            return
+        name, truthy = about
+        if truthy and name in self.values:
+            found = self.values[name]
+            if isinstance(found, Items) and found.entries and not found.filled:
+                self._bind(name, replace(found, filled=True))
+        group = self.together.get(name) if self.together else None
+        kept = group.kept(name, truthy) if group is not None else None
         if kept is None:
             return
         for index, name in enumerate(kept.names):

@@ -32,7 +32,9 @@ MessageStatus = Literal["literal", "template", "partial", "unresolved"]
 # `calls_out`); the name rule takes `_validated_*`, `ensure_*` and `_require_*`; a def
 # nested in the validator is a message helper; a test on the `ok` of a helper's
 # `(ok, message)` tuples keeps the returns it lets through.
-EXTRACTOR_VERSION = "8"
+# 9: a list that a test lets through only when non-empty (`if errors:`) holds one of its
+# entries: a message made only of its optional entries gets a lookahead in its pattern.
+EXTRACTOR_VERSION = "9"
 
 
 class Memo(Protocol):

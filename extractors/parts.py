@@ -5,6 +5,7 @@ message built at run time from known parts is made of: a `Choice` (exactly one o
 known pieces; an empty option makes the piece optional) and a `Repeat` (a piece any
 number of times, as a loop appends it). `Shown` is text written as it usually renders
 that may differ at run time (the quotes of a repr whose contents are not all known).
+`Some` holds pieces of which at least one appears (a list the code tested non-empty).
 
 How each part is written in errorMessage (run-time parts are always inside braces, so
 `literal_text` drops them):
@@ -17,10 +18,14 @@ How each part is written in errorMessage (run-time parts are always inside brace
 | Choice of `a`, `b` | `{?a|b}` (one of them; `{?a|b|}`: or neither) | `(.*?)` |
 | Repeat `, {x}` | `{*, {x}}` (any number of times) | `(.*?)` |
 | Shown `'` | `'` | `(.*?)` |
+| Some of `{?a}{? b {x}}` | `{?a}{? b {x}}` (as its pieces) | `(?=.*?(?:a| b ))(.*?)` |
 
-A run of adjacent run-time parts that holds a Choice, Repeat or Shown is one `(.*?)` in
-the pattern (several lazy holes side by side only invite backtracking); plain Holes side
-by side keep one hole each, as they always had.
+A run of adjacent run-time parts that holds a Choice, Repeat, Shown or Some is one `(.*?)`
+in the pattern (several lazy holes side by side only invite backtracking); plain Holes side
+by side keep one hole each, as they always had. In a message with no literal text outside
+its pieces, a Some puts a lookahead before that hole: the text from there on holds the
+evidence of one of its pieces (a literal text every rendering of the piece holds), so a
+message made only of optional pieces still rules out unrelated text.
 
 `Items` is a list or tuple whose entries are messages, each there once, maybe, or any
 number of times; `joined` is `sep.join(items)` and `displayed` is `str(items)`, both as a
@@ -32,10 +37,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from extractors.patterns import HOLE_PATTERN, escape_literal
+from extractors.patterns import HOLE_PATTERN, escape_literal, requirement
 
 
 @dataclass(frozen=True)
@@ -83,8 +88,19 @@ class Repeat:
     piece: Message
 
 
-Part = Text | Hole | Shown | Choice | Repeat
-_PIECES = (Choice, Repeat, Shown)
+@dataclass(frozen=True)
+class Some:
+    """The pieces of `piece` (Choices and Repeats), at least one of which appears: the entries
+    of a list that a test let through only when non-empty (`if errors: raise
+    ValueError(" ".join(errors))`). `evidence`: literal texts, one of which every rendering
+    with a piece holds (`some_of` finds them)."""
+
+    piece: Message
+    evidence: tuple[str, ...]
+
+
+Part = Text | Hole | Shown | Choice | Repeat | Some
+_PIECES = (Choice, Repeat, Shown, Some)
 
 
 @dataclass(frozen=True)
@@ -111,12 +127,21 @@ class Message:
         return "".join(_written(part) for part in self.parts)
 
     def pattern(self) -> str:
-        """messagePattern: escaped literal text, `(.*?)` per run-time part, no anchors."""
+        """messagePattern: escaped literal text, `(.*?)` per run-time part, no anchors; for a
+        message with no literal text outside its pieces, a Some's lookahead before its hole
+        (a pattern with literal text already rules unrelated text out, and stays as it is)."""
+        if any(isinstance(part, Text) for part in self.parts):
+            return self._pattern(requirements=False)
+        return self._pattern(requirements=True)
+
+    def _pattern(self, requirements: bool) -> str:
         out: list[str] = []
         run: list[Part] = []
         for part in (*self.parts, None):
             if part is None or isinstance(part, Text):
                 if any(isinstance(p, _PIECES) for p in run):
+                    if requirements:
+                        out.extend(requirement(p.evidence) for p in run if isinstance(p, Some))
                     out.append(HOLE_PATTERN)
                 else:
                     out.extend(HOLE_PATTERN for _ in run)
@@ -172,7 +197,7 @@ class Message:
             if isinstance(part, Choice):
                 for option in part.options:
                     yield from option.walk()
-            elif isinstance(part, Repeat):
+            elif isinstance(part, (Repeat, Some)):
                 yield from part.piece.walk()
 
     def __add__(self, other: Message) -> Message:
@@ -200,6 +225,8 @@ def _written(part: Part) -> str:
         return "{" + (" " if part.expr.startswith("{") else "") + part.expr + "}"
     if isinstance(part, Repeat):
         return "{*" + part.piece.text() + "}"
+    if isinstance(part, Some):
+        return part.piece.text()
     shown = [option.text() for option in part.options if option.parts]
     absent = len(shown) < len(part.options)
     return "{?" + "|".join(shown) + ("|" if absent and len(shown) > 1 else "") + "}"
@@ -317,12 +344,15 @@ class Items:
     # `return True, None`): the entries of each, which go together (extractors/narrowing.py
     # keeps the rows a test lets through); not part of what the value is.
     rows: tuple[tuple[Entry, ...], ...] = field(default=(), compare=False)
+    # A test let the code through only with an entry in it (`if errors:`,
+    # extractors/narrowing.py): at least one of the entries is there.
+    filled: bool = False
 
     def has_text(self) -> bool:
         return any(entry.value.has_text() for entry in self.entries)
 
     def extended(self, entries: Sequence[Entry]) -> Items:
-        return Items(self.entries + tuple(entries), self.brackets)
+        return Items(self.entries + tuple(entries), self.brackets, filled=self.filled)
 
 
 def unknown_items(source: str) -> Entry:
@@ -359,7 +389,52 @@ def joined(separator: str, items: Items, shown: bool = False) -> Message:
             parts.extend(choice([piece, EMPTY]).parts)
         else:
             parts.append(Repeat(piece))
+    if items.filled and first_sure is None:
+        return some_of(items, Message(tuple(parts)))
     return Message(tuple(parts))
+
+
+def some_of(items: Items, pieces: Message) -> Message:
+    """The joined `pieces` of a list known to hold an entry, none of them surely: a Some
+    when every entry has evidence (a literal text each of its renderings holds), else the
+    pieces as they are (an entry without one, or one we cannot see, may be the one there).
+
+    | entries (each maybe there)             | evidence                     |
+    |----------------------------------------|------------------------------|
+    | `"no DoRA."`, `f"rank {r} too big."`   | `no DoRA.`, ` too big.`      |
+    | `f"{a} or {b}"`, `"no bias"`           | ` or `, `no bias`            |
+    | `"no bias"`, `f"{detail}"`             | none: `{detail}` has no text |
+    | `"no bias"`, `*more` (unknown items)   | none                         |
+    | `"a"` or `"b"` (one entry, two branches) | `a`, `b`                   |
+    """
+    evidence: list[str] = []
+    for entry in items.entries:
+        found = None if entry.unknown else _evidence(entry.value)
+        if found is None:
+            return pieces
+        evidence.extend(text for text in found if text not in evidence)
+    return Message((Some(pieces, tuple(evidence)),)) if evidence else pieces
+
+
+def _evidence(message: Message) -> tuple[str, ...] | None:
+    """Literal texts one of which every rendering of `message` holds: its longest text with a
+    letter or digit, else one of each option of a Choice it is; None when there is none."""
+    texts = [p.value for p in message.parts if isinstance(p, Text) and _wordy(p.value)]
+    if texts:
+        return (max(texts, key=len),)
+    if len(message.parts) == 1 and isinstance(message.parts[0], Choice):
+        found: list[str] = []
+        for option in message.parts[0].options:
+            inner = _evidence(option)
+            if inner is None:
+                return None
+            found.extend(inner)
+        return tuple(found)
+    return None
+
+
+def _wordy(text: str) -> bool:
+    return any(char.isalnum() for char in text)
 
 
 def displayed(items: Items) -> Message | None:
@@ -379,6 +454,8 @@ def merge_items(options: Sequence[Items]) -> Items:
     share at the start and end stay; the others are maybe there (one Choice entry when each
     branch added at most one)."""
     distinct = _distinct(options)
+    if len({o.filled for o in distinct}) > 1:  # known to hold an entry in some branches only
+        distinct = _distinct([replace(o, filled=False) for o in distinct])
     if len(distinct) == 1:
         return distinct[0]
     if _same_shape_tuples(distinct):

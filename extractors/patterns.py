@@ -9,6 +9,10 @@ from collections.abc import Sequence
 
 # Every run-time part of a message matches anything, newlines included (dot-all).
 HOLE_PATTERN = "(.*?)"
+# Before a hole whose pieces are known to hold one of some literal texts (a list the code
+# tested non-empty, extractors/parts.py's `Some`): the text from there on holds one of them.
+# Lookaheads and non-capturing groups read the same in Python `re` and ECMAScript.
+_REQUIRE_OPEN, _REQUIRE_CLOSE = "(?=.*?(?:", "))"
 
 # The JavaScript-style escape set: only regex syntax characters get a backslash, so the
 # pattern reads like the message (`-`, `/`, spaces and newlines stay as written). Every other
@@ -23,6 +27,12 @@ def escape_literal(text: str) -> str:
     return "".join("\\" + char if char in _SYNTAX else char for char in text)
 
 
+def requirement(evidence: Sequence[str]) -> str:
+    """The lookahead that asks the rest of the text to hold one of `evidence` (literal texts):
+    `(?=.*?(?:a|b))`."""
+    return _REQUIRE_OPEN + "|".join(map(escape_literal, evidence)) + _REQUIRE_CLOSE
+
+
 def matches(pattern: str, message: str) -> bool:
     """Whether `message` is one of the run-time renderings that `pattern` describes (a
     messagePattern is applied as a full match, dot-all)."""
@@ -30,7 +40,8 @@ def matches(pattern: str, message: str) -> bool:
 
 
 _TOKEN = re.compile(
-    r"(?P<hole>\(\.\*\?\))|\\(?P<escaped>[\\^$.|?*+()\[\]{}])"
+    r"(?P<required>\(\?=\.\*\?\(\?:(?:\\[\\^$.|?*+()\[\]{}]|[^\\^$.|?*+()\[\]{}]|\|)*\)\))"
+    r"|(?P<hole>\(\.\*\?\))|\\(?P<escaped>[\\^$.|?*+()\[\]{}])"
     r"|(?P<text>[^\\^$.|?*+()\[\]{}]+)|(?P<other>.)",
     re.DOTALL,
 )
@@ -50,7 +61,8 @@ def _plain(piece: str) -> bool:
 def pattern_fragments(pattern: str) -> tuple[str, ...] | None:
     """The literal texts between the `(.*?)` holes of a messagePattern, unescaped (one more
     than there are holes); None when the pattern uses regex syntax beyond the escaped
-    literals and holes that vmine writes."""
+    literals, holes and lookaheads before a hole (`requirement`) that vmine writes. The
+    lookaheads only narrow what the holes match: they are left out."""
     # The fast path (explain reads every pattern of every dataset): split at the holes; a
     # piece that is not plain escaped text (`\\(.*?)` reads otherwise) takes the tokenizer.
     pieces = pattern.split(HOLE_PATTERN)
@@ -62,14 +74,21 @@ def pattern_fragments(pattern: str) -> tuple[str, ...] | None:
 def _tokenized_fragments(pattern: str) -> tuple[str, ...] | None:
     fragments: list[str] = []
     current: list[str] = []
+    required = False  # a lookahead is vmine's only right before a hole (or another one)
     for token in _TOKEN.finditer(pattern):
+        if token["required"]:
+            required = True
+            continue
         if token["hole"]:
             fragments.append("".join(current))
             current = []
-        elif token["other"] is not None:
+        elif token["other"] is not None or required:
             return None
         else:
             current.append(token["escaped"] or token["text"])
+        required = False
+    if required:
+        return None
     fragments.append("".join(current))
     return tuple(fragments)
 

@@ -714,8 +714,10 @@ def explain_command(
     errors, JSON bodies, log prefixes, colours, wrapped lines); `-` reads it from stdin. A
     message in another release's wording matches when one record clearly explains it.
     Without --dataset it looks in ./output and in the cache directory's datasets/ (where
-    --release keeps what it mines), and says which release it searched. Exit codes: 0 a
-    record matches, 1 only approximate (similar) records, 2 no dataset."""
+    --release keeps what it mines), and says which release it searched. When several
+    functions raise the same text, the traceback's frames pick the one that ran; without
+    them the result is ambiguous. Exit codes: 0 a record matches, 1 ambiguous or only
+    approximate (similar) records, 2 no dataset."""
     import sys
 
     from pipeline.lookup.command import explain

@@ -222,7 +222,9 @@ BUILT = [
             (
                 "{?tensor_parallel_size must be positive, got {tp}}"
                 "{?; speculative decoding does not support pipeline parallelism}",
-                "(.*?)",
+                # `if problems:`: one of them is there (extractors/parts.py's Some)
+                "(?=.*?(?:tensor_parallel_size must be positive, got "
+                "|speculative decoding does not support pipeline parallelism))(.*?)",
                 "partial",
                 [
                     "tensor_parallel_size must be positive, got ",

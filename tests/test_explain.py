@@ -763,3 +763,260 @@ def test_explain_imports_no_libcst_rich_or_openai(output: Path, paste: str) -> N
     code, loaded = result.stdout.splitlines()[-2:]
     assert code in ("0", "1")
     assert not {"libcst", "rich", "openai", "httpx", "sqlite3"} & set(loaded.split())
+
+
+# --- which function ran (match.settled, tracebacks.Frame) ------------------------------------
+
+
+def _site(id: str, file_path: str, qualname: str, message: str, pattern: str) -> Case:
+    return Case(
+        id=id,
+        slug=id,
+        filePath=file_path,
+        lineNumber=30,
+        qualname=qualname,
+        validatorKind="name",
+        errorMessage=message,
+        messagePattern=pattern,
+        messageStatus="literal" if pattern == message else "template",
+        guards=[],
+        source=CASES[0].source,
+        sourceStart=11,
+        explanation=CASES[0].explanation,
+    )
+
+
+DEVICE = "seq_lens must be on the same device as q"
+DECODE = _site(
+    "eeee000000000001", "serve/kernels/decode.py", "_validate_decode_inputs", DEVICE, DEVICE
+)
+PREFILL = _site(
+    "eeee000000000002", "serve/kernels/prefill.py", "_validate_prefill_inputs", DEVICE, DEVICE
+)
+# a helper that many kernels call with the tensor's name
+SAME_DEVICE = _site(
+    "eeee000000000003",
+    "serve/kernels/checks.py",
+    "_require_same_device",
+    "{name} must be on the same device as q",
+    "(.*?) must be on the same device as q",
+)
+_PKG = "/usr/lib/python3.12/site-packages/"
+
+
+def _raised(message: str, *frames: tuple[str, str]) -> str:
+    """A traceback through `frames` (file under the package folder, function), innermost last."""
+    return (
+        "Traceback (most recent call last):\n"
+        + "".join(
+            f'  File "{_PKG}{path}", line 7, in {function}\n    check()\n'
+            for path, function in frames
+        )
+        + f"ValueError: {message}"
+    )
+
+
+SETTLED = [
+    (
+        "two functions raise the same text: ambiguous",
+        DEVICE,
+        ["ambiguous", "ambiguous", "pattern"],
+        "eeee000000000001",
+    ),
+    (
+        "the traceback names one of them: that one, a match",
+        _raised(
+            DEVICE,
+            ("serve/engine.py", "step"),
+            ("serve/kernels/prefill.py", "_validate_prefill_inputs"),
+        ),
+        ["exact"],
+        "eeee000000000002",
+    ),
+    (
+        "the helper runs in the deepest frame: the helper, although it scores less",
+        _raised(
+            DEVICE,
+            ("serve/kernels/decode.py", "_validate_decode_inputs"),
+            ("serve/kernels/checks.py", "_require_same_device"),
+        ),
+        ["pattern"],
+        "eeee000000000003",
+    ),
+    (
+        "a helper's text that other functions raise: ambiguous",
+        "block_table must be on the same device as q",
+        ["ambiguous"],
+        "eeee000000000003",
+    ),
+    (
+        "the traceback names the helper: a match",
+        _raised(
+            "block_table must be on the same device as q",
+            ("serve/kernels/checks.py", "_require_same_device"),
+        ),
+        ["pattern"],
+        "eeee000000000003",
+    ),
+    (
+        "a traceback through other code only: still ambiguous",
+        _raised(DEVICE, ("serve/engine.py", "step")),
+        ["ambiguous", "ambiguous", "pattern"],
+        "eeee000000000001",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("paste", "kinds", "first"), [c[1:] for c in SETTLED], ids=[c[0] for c in SETTLED]
+)
+def test_which_function_ran(tmp_path: Path, paste: str, kinds: list[str], first: str) -> None:
+    root = write_fixture_dataset(tmp_path, [*CASES, DECODE, PREFILL, SAME_DEVICE])
+    found = lookup(paste, [index_dataset(root)])
+    assert [m.kind for m in found.matches][: len(kinds)] == kinds
+    assert found.matches[0].entry.id == first
+    assert found.sure is (kinds[0] != "ambiguous")
+
+
+def test_an_ambiguous_paste_lists_the_records_and_exits_1(tmp_path: Path) -> None:
+    root = write_fixture_dataset(tmp_path, [*CASES, DECODE, PREFILL, SAME_DEVICE])
+    result = CliRunner().invoke(main, ["explain", DEVICE, "--dataset", str(root)])
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert lines[0].startswith("Note: No sure match: 2 functions raise this same text")
+    assert lines[1:5] == [
+        "Records that match this message (the paste does not say which one raised it):",
+        f"  _validate_decode_inputs  {DEVICE}  (serve/kernels/decode.py:30)",
+        f"  _validate_prefill_inputs  {DEVICE}  (serve/kernels/prefill.py:30)",
+        "Paste the whole traceback: its frames name the function that raised it.",
+    ]
+    listed = CliRunner().invoke(main, ["explain", DEVICE, "--dataset", str(root), "--all"])
+    assert [line.split()[1] for line in listed.output.splitlines()[2:5]] == [
+        "ambiguous",
+        "ambiguous",
+        "pattern",
+    ]
+
+
+def test_a_function_moved_between_releases_is_one_function(tmp_path: Path) -> None:
+    moved = _site(
+        "eeee000000000009", "serve/ops/decode.py", "_validate_decode_inputs", DEVICE, DEVICE
+    )
+    old = write_fixture_dataset(
+        tmp_path / "old", [*CASES, moved], sha="0" * 40, source="pypi:serve==0.1.0"
+    )
+    new = write_fixture_dataset(tmp_path / "new", [*CASES, DECODE], source="pypi:serve==0.2.0")
+    found = lookup(DEVICE, [index_dataset(old), index_dataset(new)])
+    assert [m.kind for m in found.matches] == ["exact", "exact"]
+
+
+FRAMES = [
+    (
+        "/usr/lib/py/serve/config.py",
+        "__post_init__",
+        "serve/config.py",
+        "Config.__post_init__",
+        True,
+    ),
+    ("C:\\py\\serve\\config.py", "__post_init__", "serve/config.py", "Config.__post_init__", True),
+    ("/srv/myserve/config.py", "__post_init__", "serve/config.py", "Config.__post_init__", False),
+    ("/usr/lib/py/serve/config.py", "validate", "serve/config.py", "Config.__post_init__", False),
+    ("/usr/lib/py/serve/config.py", "inner", "serve/config.py", "check.<locals>.inner", True),
+]
+
+
+@pytest.mark.parametrize(("path", "function", "file_path", "qualname", "runs"), FRAMES)
+def test_a_frame_runs_a_records_function(
+    path: str, function: str, file_path: str, qualname: str, runs: bool
+) -> None:
+    from pipeline.lookup.tracebacks import Frame
+
+    assert Frame(path, function).runs(file_path, qualname) is runs
+
+
+def test_each_exception_keeps_the_frames_of_its_own_traceback() -> None:
+    from pipeline.lookup.tracebacks import Frame
+
+    found = candidates(CHAINED)
+    assert [(c.errorClass, c.frames[-1:]) for c in found] == [
+        ("RuntimeError", (Frame("/srv/app/launch.py", "<module>"),)),
+        ("KeyError", (Frame("/srv/app/launch.py", "build"),)),
+        ("ValueError", (Frame("/srv/app/config.py", "__init__"),)),
+    ]
+
+
+# A `parts` match needs the text the record writes whichever pieces appear.
+FALLBACK = _site(
+    "eeee000000000004",
+    "serve/attention/selector.py",
+    "_validate_selection",
+    "Attention backend {requested!r} was requested for {target}, but it {?also }selected "
+    "{', '.join(chosen)} without an allowed fallback",
+    "Attention backend (.*?) was requested for (.*?), but it (.*?)selected (.*?) without an "
+    "allowed fallback",
+)
+FALLBACK.messageStatus = "partial"
+FALLBACK.messageFragments = [
+    "Attention backend ",
+    " was requested for ",
+    ", but it ",
+    "also ",
+    "selected ",
+    " without an allowed fallback",
+]
+
+
+@pytest.mark.parametrize(
+    ("paste", "kind"),
+    [
+        (
+            "Attention backend 'fa3' was requested for the decoder, but it also selected "
+            "sdpa without an allowed fallback",
+            "parts",
+        ),
+        (
+            "Attention backend 'fa3' was requested for component 'vae', but it selected "
+            "sdpa instead",
+            None,
+        ),
+    ],
+)
+def test_parts_need_the_text_every_rendering_has(tmp_path: Path, paste: str, kind) -> None:
+    root = write_fixture_dataset(tmp_path, [*CASES, FALLBACK])
+    found = lookup(paste, [index_dataset(root)])
+    sure = [m.kind for m in found.matches if m.kind not in ("approximate", "ambiguous")]
+    assert sure == ([kind] if kind else [])
+
+
+def test_a_reworded_match_rests_on_the_words_the_paste_has(tmp_path: Path) -> None:
+    dtype = _site(
+        "eeee000000000005",
+        "serve/config/quant.py",
+        "QuantConfig._check_dtype",
+        "{dtype} is not supported for quantization method {method}. Supported dtypes: {supported}",
+        "(.*?) is not supported for quantization method (.*?)\\. Supported dtypes: (.*?)",
+    )
+    root = write_fixture_dataset(tmp_path, [*CASES, dtype])
+    found = lookup(
+        "draft_lm_head_quantization is not supported for method auto.", [index_dataset(root)]
+    )
+    assert (found.matches[0].entry.id, found.matches[0].kind, found.matches[0].doubt) == (
+        "eeee000000000005",
+        "approximate",
+        "sparse",
+    )
+
+
+def test_an_ambiguous_page_lists_ten_records_and_counts_the_rest(tmp_path: Path) -> None:
+    kernels = [
+        _site(f"eeee0000000001{n:02d}", f"serve/kernels/k{n:02d}.py", "_check", DEVICE, DEVICE)
+        for n in range(12)
+    ]
+    root = write_fixture_dataset(tmp_path, [*CASES, *kernels])
+    result = CliRunner().invoke(main, ["explain", DEVICE, "--dataset", str(root)])
+    lines = result.output.splitlines()
+    assert (result.exit_code, lines[11], lines[12]) == (
+        1,
+        f"  _check  {DEVICE}  (serve/kernels/k09.py:30)",
+        "  and 2 more (see --all)",
+    )

@@ -817,6 +817,112 @@ def test_a_test_on_the_flag_keeps_the_returns_it_lets_through(source, message, p
     assert (site.errorMessage, site.messagePattern) == (message, pattern)
 
 
+# extractors/narrowing.py's `tested`: (test, whether it holds, the name and its truthiness)
+TESTED = [
+    ("ok", True, ("ok", True)),
+    ("not ok", True, ("ok", False)),
+    ("not ok", False, ("ok", True)),
+    ("len(errors)", True, ("errors", True)),
+    ("len(errors) > 0", True, ("errors", True)),
+    ("len(errors) != 0", True, ("errors", True)),
+    ("len(errors) >= 1", True, ("errors", True)),
+    ("len(errors) == 0", False, ("errors", True)),
+    ("not len(errors) < 1", True, ("errors", True)),
+    ("len(errors) > 1", True, None),
+    ("ok == 1", True, None),
+    ("f(ok)", True, None),
+]
+
+
+@pytest.mark.parametrize(("test", "holds", "expected"), TESTED)
+def test_a_test_tells_what_it_lets_through(test, holds, expected):
+    from extractors.narrowing import tested
+
+    assert tested(cst.parse_expression(test), holds) == expected
+
+
+# A list a test let through only when it holds an entry (extractors/narrowing.py): a message
+# joined from entries that each may be absent holds one of them, and its pattern says so with
+# a lookahead (extractors/parts.py's Some) when it has no other literal text.
+_PROBLEMS = """
+    problems = []
+    if self.tp < 1:
+        problems.append(f"tensor_parallel_size must be positive, got {self.tp}")
+    if self.spec and self.pp > 1:
+        problems.append("speculative decoding does not support pipeline parallelism")
+"""
+_EITHER = (
+    "(?=.*?(?:tensor_parallel_size must be positive, got "
+    "|speculative decoding does not support pipeline parallelism))(.*?)"
+)
+FILLED = [
+    ("`if problems:`", "    if problems:\n        raise ValueError('; '.join(problems))", _EITHER),
+    (
+        "`if len(problems) > 0:`",
+        "    if len(problems) > 0:\n        raise ValueError('; '.join(problems))",
+        _EITHER,
+    ),
+    (
+        "an early return when the list is empty",
+        "    if not problems:\n        return\n    raise ValueError('; '.join(problems))",
+        _EITHER,
+    ),
+    (
+        "`if len(problems) == 0:` with the raise in the else arm",
+        "    if len(problems) == 0:\n        return\n    else:\n"
+        "        raise ValueError('; '.join(problems))",
+        _EITHER,
+    ),
+    (
+        "an entry appended after the test keeps the list filled",
+        "    if problems:\n        problems.append('see the docs')\n"
+        "        raise ValueError(' '.join(problems))",
+        # a sure entry is literal text: no lookahead needed
+        "(.*?)see the docs",
+    ),
+    (
+        "a test on another name says nothing of the list",
+        "    if self.strict:\n        raise ValueError('; '.join(problems))",
+        "(.*?)",
+    ),
+    (
+        "items we cannot see may be the one there",
+        "    problems.extend(self.more)\n    if problems:\n"
+        "        raise ValueError('; '.join(problems))",
+        "(.*?)",
+    ),
+    (
+        "an entry with no literal text may be the one there",
+        "    problems.append(self.detail)\n    if problems:\n"
+        "        raise ValueError('; '.join(problems))",
+        "(.*?)",
+    ),
+    (
+        "literal text outside the pieces: the pattern stays as it was",
+        "    if problems:\n        raise ValueError('invalid: ' + '; '.join(problems))",
+        "invalid: (.*?)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("tail", "pattern"), [c[1:] for c in FILLED], ids=[c[0] for c in FILLED])
+def test_a_list_tested_non_empty_holds_one_of_its_entries(tail, pattern):
+    body = textwrap.indent(_PROBLEMS.strip("\n") + "\n" + tail, "    ")
+    source = f"class Config:\n    def __post_init__(self):\n{body}\n"
+    (site,) = extract_file("pkg/config.py", source, Rules()).sites
+    assert site.messagePattern == pattern
+    if pattern == _EITHER:  # every rendering matches; unrelated text does not
+        for text in (
+            "tensor_parallel_size must be positive, got 0",
+            "speculative decoding does not support pipeline parallelism",
+            "tensor_parallel_size must be positive, got 0; speculative decoding does not "
+            "support pipeline parallelism",
+        ):
+            assert re.fullmatch(pattern, text, re.DOTALL)
+        assert not re.fullmatch(pattern, "CUDA out of memory", re.DOTALL)
+        assert not re.fullmatch(pattern, "", re.DOTALL)
+
+
 # Literal braces are doubled in errorMessage, as in an f-string, so `{x}` always reads as a
 # run-time part; the status of a plain string stays literal and a page shows its text.
 LITERAL_BRACES = [

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from extractors.messages import Hole, Message, Text, message_of
-from extractors.parts import Choice, Repeat, Shown
+from extractors.parts import EMPTY, Choice, Entry, Items, Part, Repeat, Shown, Some, joined, literal
 from extractors.patterns import (
     HOLE_PATTERN,
     escape_literal,
@@ -172,8 +172,24 @@ def render(message: Message, fill) -> str:
             out.append(fill("hole", 0))
         elif isinstance(part, Choice):
             out.append(render(part.options[fill("choice", len(part.options))], fill))
+        elif isinstance(part, Some):  # at least one of its pieces is there
+            out.append(_render_some(part, fill))
         else:
             out.extend(render(part.piece, fill) for _ in range(fill("repeat", 0)))
+    return "".join(out)
+
+
+def _render_some(some: Some, fill) -> str:
+    """A rendering of a Some's pieces with one of them there: a piece is rendered until
+    one holds text (each piece is an optional entry, so that one is there)."""
+    pieces = some.piece.parts
+    must = fill("choice", len(pieces))
+    out = []
+    for index, part in enumerate(pieces):
+        text = render(Message((part,)), fill)
+        while index == must and not text:
+            text = render(Message((part,)), fill)
+        out.append(text)
     return "".join(out)
 
 
@@ -200,11 +216,23 @@ def _random_message(rng: random.Random, depth: int) -> Message:
         elif roll < 0.75:
             options = [_random_message(rng, depth - 1) for _ in range(rng.randint(1, 3))]
             parts.append(Choice((*options, Message())))
-        elif roll < 0.9:
+        elif roll < 0.85:
             parts.append(Repeat(_random_message(rng, depth - 1)))
+        elif roll < 0.93:
+            parts.extend(_filled_join(rng, depth - 1).parts)
         else:
             parts.append(Shown("'"))
     return Message(tuple(parts))
+
+
+def _filled_join(rng: random.Random, depth: int) -> Message:
+    """`sep.join(errors)` under `if errors:`, each entry maybe there (a Some when each has
+    literal text)."""
+    entries = []
+    for _ in range(rng.randint(1, 3)):
+        value = Message((Text(_random_text(rng) + "a"), *_random_message(rng, depth).parts))
+        entries.append(Entry(value, value, rng.choice(["maybe", "many"])))
+    return joined(rng.choice(["; ", " ", ""]), Items(tuple(entries), filled=True))
 
 
 def test_patterns_match_the_same_strings_in_python_and_ecmascript():
@@ -216,6 +244,7 @@ def test_patterns_match_the_same_strings_in_python_and_ecmascript():
     for _ in range(300):
         messages.append(_random_message(rng, depth=2))
     cases = [(m.pattern(), _subjects(m, rng)) for m in messages]
+    assert sum("(?=" in pattern for pattern, _ in cases) >= 5  # lookaheads are tried
     result = subprocess.run(
         [node, "-e", NODE_SCRIPT],
         input=json.dumps(cases),
@@ -258,7 +287,24 @@ PIECE_PART = st.recursive(
     _pieces,
     max_leaves=8,
 )
-BUILT_PART = st.one_of(ANY_TEXT.map(Text), st.builds(Hole, st.just("n"), st.booleans()), PIECE_PART)
+
+
+def _filled(values: list[Message]) -> Part:
+    """The pieces of `" ".join(errors)` under `if errors:`, each entry maybe there."""
+    items = Items(tuple(Entry(v, v, "maybe") for v in values), filled=True)
+    (part,) = joined(" ", items).parts
+    return part
+
+
+# a list tested non-empty: entries with literal text (a Some) and, at times, one without
+FILLED_PART = st.lists(
+    st.lists(PIECE_PART, max_size=3).map(lambda parts: Message((Text("e"), *parts))),
+    min_size=1,
+    max_size=3,
+).map(_filled)
+BUILT_PART = st.one_of(
+    ANY_TEXT.map(Text), st.builds(Hole, st.just("n"), st.booleans()), PIECE_PART, FILLED_PART
+)
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
@@ -275,7 +321,7 @@ def test_pattern_of_a_built_message_matches_every_rendering(parts, data):
 
     for _ in range(3):
         assert re.fullmatch(message.pattern(), render(message, fill), re.DOTALL)
-    # vmine's own form: escaped literal fragments and holes, nothing else
+    # vmine's own form: escaped literal fragments, holes and lookaheads before a hole
     assert pattern_fragments(message.pattern()) is not None
 
 
@@ -289,7 +335,15 @@ def test_error_message_lines_up_with_its_pattern(parts):
     doubled = [f.replace("{", "{{").replace("}", "}}") for f in fragments]
     assert "".join(f + h for f, h in zip(doubled, [*found, ""], strict=True)) == text
     # every run-time part is inside braces: the literal text is the message's own
-    top = "".join(p.value if isinstance(p, (Text, Shown)) else " " for p in message.parts)
+    # (a Some is written as its pieces, each a run-time part)
+    top = "".join(
+        p.value
+        if isinstance(p, (Text, Shown))
+        else " " * len(p.piece.parts)
+        if isinstance(p, Some)
+        else " "
+        for p in message.parts
+    )
     if not any(isinstance(p, Text) and p.value.startswith("}") for p in message.parts):
         assert literal_text(text) == top
     if message.status() == "literal":
@@ -353,3 +407,71 @@ def test_the_fast_split_reads_patterns_as_the_tokenizer_does(pattern: str) -> No
     from extractors.patterns import _tokenized_fragments
 
     assert pattern_fragments(pattern) == _tokenized_fragments(pattern)
+
+
+# A lookahead before a hole (a list tested non-empty, extractors/parts.py's Some) is vmine's
+# form: explain reads the fragments around it; anywhere else, or holding regex syntax, it is
+# not. (pattern, fragments)
+LOOKAHEADS = [
+    (r"(?=.*?(?:no DoRA\.|rank ))(.*?)", ("", "")),
+    (r"bad: (?=.*?(?:a\|b|c))(.*?)!", ("bad: ", "!")),
+    (r"(?=.*?(?:a))(?=.*?(?:b))(.*?)", ("", "")),
+    (r"(?=.*?(?:a))x(.*?)", None),  # not right before a hole
+    (r"x(?=.*?(?:a))", None),
+    (r"(?=.*?(?:a.b))(.*?)", None),  # an unescaped `.` is regex syntax
+    (r"(?=.*?(?:a(b)))(.*?)", None),
+    (r"(?=.*(?:a))(.*?)", None),  # not lazy: not vmine's
+]
+
+
+@pytest.mark.parametrize(("pattern", "fragments"), LOOKAHEADS)
+def test_lookaheads_before_a_hole_are_left_out_of_the_fragments(pattern, fragments):
+    assert pattern_fragments(pattern) == fragments
+
+
+# `some_of`: the evidence of each entry of a list tested non-empty (extractors/parts.py)
+def _entry(*parts, times="maybe", unknown=False) -> Entry:
+    value = Message(tuple(parts))
+    return Entry(value, value, times, unknown)
+
+
+SOME_OF = [
+    (
+        "each entry's longest text",
+        [_entry(Text("no DoRA.")), _entry(Text("rank "), Hole("r", True), Text(" too big."))],
+        ("no DoRA.", " too big."),
+    ),
+    (
+        "a text without a letter is no evidence",
+        [_entry(Hole("a", True), Text(" or "), Hole("b", True), Text(".")), _entry(Text("x"))],
+        (" or ", "x"),
+    ),
+    (
+        "an entry without text may be the one there",
+        [_entry(Text("no bias")), _entry(Hole("d", False))],
+        None,
+    ),
+    (
+        "items we cannot see may be the ones there",
+        [_entry(Text("no bias")), _entry(Hole("*more", False), times="many", unknown=True)],
+        None,
+    ),
+    (
+        "an entry that is one of two texts",
+        [_entry(Choice((literal("a"), literal("b"))))],
+        ("a", "b"),
+    ),
+    ("an entry that may be empty", [_entry(Choice((literal("a"), EMPTY)))], None),
+]
+
+
+@pytest.mark.parametrize(
+    ("entries", "evidence"), [c[1:] for c in SOME_OF], ids=[c[0] for c in SOME_OF]
+)
+def test_a_list_tested_non_empty_has_the_evidence_of_its_entries(entries, evidence):
+    (part, *rest) = joined("; ", Items(tuple(entries), filled=True)).parts
+    if evidence is None:
+        assert not isinstance(part, Some) and not any(isinstance(p, Some) for p in rest)
+    else:
+        assert (isinstance(part, Some), part.evidence, rest) == (True, evidence, [])
+        assert joined("; ", Items(tuple(entries))).text() == part.piece.text()

@@ -68,7 +68,7 @@ def explain(
     finally:
         if enabled:
             gc.enable()
-    code = 1 if found.approximate else 0
+    code = 0 if found.sure else 1
     if fmt == "json":
         output = format_json(found, show_all)
     else:

@@ -55,3 +55,15 @@ def covered_in_order(pieces: tuple[str, ...], text: str) -> int:
             covered += len(piece)
             at = found + len(piece)
     return covered
+
+
+def holds_in_order(fragments: tuple[str, ...], text: str) -> bool:
+    """Whether every fragment is in `text`, each after the one before it (leftmost): the
+    text a record always writes, whichever of its optional pieces appear."""
+    at = 0
+    for fragment in fragments:
+        found = text.find(fragment, at)
+        if found < 0:
+            return False
+        at = found + len(fragment)
+    return True

@@ -9,10 +9,14 @@ Kinds of match, best first:
   and no record of another function comes close: the same error in another release's
   wording, or the message cut short;
 - `approximate`: the most similar messages, and nothing more.
-The first three count as a match (exit code 0); `approximate` does not. Whatever the score,
-`doubt` (the one rule of when evidence is too weak to be sure, with its case table) makes a
-match at most `approximate`: a record with little literal text, a record whose literal text
-covers little of the paste, or another exception class than the paste names (classes.py).
+- `ambiguous`: records match, but the text does not tell which raised it (`settled`): several
+  functions raise the very same text or pattern, or the one record that matches renders words
+  that other functions raise too (a helper's `{name} must ...`), and the traceback's frames,
+  if any, name none of them.
+The first four count as a match (exit code 0); `ambiguous` and `approximate` do not. Whatever
+the score, `doubt` (the one rule of when evidence is too weak to be sure, with its case table)
+makes a match at most `approximate`: a record with little literal text, a record whose literal
+text covers little of the paste, or another exception class than the paste names (classes.py).
 
 All matching is done without whitespace (a message wrapped by a terminal stays the same) and
 without a regex engine (fragments.py): a hostile dataset or paste costs linear time. The same
@@ -21,12 +25,12 @@ record (repo and id) in several datasets, one per release, is one match that lis
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from extractors.patterns import holes_in_message, pattern_fragments
+from extractors.patterns import holes_in_message, literal_text, pattern_fragments
 from pipeline.lookup.classes import class_agrees
-from pipeline.lookup.fragments import Folded, covered_in_order, fold, fullmatch
+from pipeline.lookup.fragments import Folded, covered_in_order, fold, fullmatch, holds_in_order
 from pipeline.lookup.index import IndexedDataset, IndexedPattern
 from pipeline.lookup.tracebacks import Candidate, candidates
 from pipeline.lookup.wording import Wording, compare, words
@@ -65,7 +69,13 @@ MIN_LITERAL = 16
 MIN_COVER = 1 / 3
 MIN_LEADING_COVER = 1 / 2  # for a message that starts with a run-time part
 
-_TIER = {"exact": 0, "pattern": 1, "parts": 1, "reworded": 1, "approximate": 3}
+_TIER = {"exact": 0, "pattern": 1, "parts": 1, "reworded": 1, "ambiguous": 2, "approximate": 3}
+# The kinds that are a match (exit code 0).
+SURE = frozenset({"exact", "pattern", "parts", "reworded"})
+# Other functions whose messages a generic record renders too, named in its note.
+ALSO_RAISED_SHOWN = 3
+# Functions raising the same text are counted up to this many (a hostile dataset has more).
+MAX_FUNCTIONS = 64
 
 
 def doubt(literal: int, message: int, agrees: bool, leading: bool = False) -> str | None:
@@ -155,6 +165,21 @@ class Match:
         raw = self.pattern.raw
         return (self.dataset.repo, str(raw.get("filePath")), str(raw.get("qualname")))
 
+    @property
+    def depth(self) -> int:
+        """How deep in the paste's traceback the record's function runs (the innermost frame
+        is the deepest, where an exception is raised); -1 when no frame runs it."""
+        frames = self.candidate.frames
+        if not frames:
+            return -1
+        _, file_path, qualname = self.function
+        if qualname.rsplit(".", 1)[-1] not in self.candidate.functions:
+            return -1  # (most records: no frame runs a function of that name)
+        for number in range(len(frames) - 1, -1, -1):
+            if frames[number].runs(file_path, qualname):
+                return number
+        return -1
+
     def values(self) -> list[tuple[str, str]]:
         """Each run-time part of the record's message (`{tp}`) with the text it has in the
         pasted message (`2`), for a pattern match; [] when they cannot be paired."""
@@ -198,8 +223,9 @@ class Lookup:
     notes: list[str] = field(default_factory=list)
 
     @property
-    def approximate(self) -> bool:
-        return not self.matches or self.matches[0].kind == "approximate"
+    def sure(self) -> bool:
+        """Whether the best record is a match (exit code 0): not `ambiguous` or `approximate`."""
+        return bool(self.matches) and self.matches[0].kind in SURE
 
 
 def lookup(text: str, datasets: list[IndexedDataset]) -> Lookup:
@@ -247,7 +273,122 @@ def lookup(text: str, datasets: list[IndexedDataset]) -> Lookup:
             and all(m.pattern is not closest[0].pattern for m in matches)
         ):
             matches = [closest[0], *matches]
+    matches, note = settled(matches, records)
+    if note:
+        notes.append(note)
     return Lookup(found, matches, datasets, notes)
+
+
+def settled(
+    matches: list[Match], records: dict[tuple[str, str], tuple[IndexedPattern, ...]]
+) -> tuple[list[Match], str | None]:
+    """The sure matches as the paste's evidence leaves them, and a note that says why. The
+    text alone cannot tell which function raised a message that several functions raise, or
+    that a helper renders for many callers; a traceback can.
+
+    | sure matches (best first)                          | traceback names  | result                    |
+    |----------------------------------------------------|------------------|---------------------------|
+    | one function's record                              | any              | as they are               |
+    | A and B raise the same text (equal kind and score) | none             | A, B `ambiguous` (exit 1) |
+    | A and B raise the same text                        | B                | B first, a match          |
+    | A (`pattern`), B (lower score)                     | B, deeper than A | B first, a match          |
+    | A `{name} must be set`, whose words C raises too   | none             | A `ambiguous` (exit 1)    |
+    | A `{name} must be set`, whose words C raises too   | A                | as they are               |
+
+    The deepest frame that runs a matching record's function names it (a helper a validator
+    calls raises in the inner frame); tests/test_explain.py holds this table."""
+    if not matches or matches[0].kind not in SURE:
+        return matches, None
+    sure = [m for m in matches if m.kind in SURE]
+    deepest = max(m.depth for m in sure)
+    if deepest >= 0:
+        named = [m for m in sure if m.depth == deepest]
+        if len({m.function for m in named}) == 1:
+            taken = {id(m) for m in named}
+            rest = [m for m in matches if id(m) not in taken]
+            head = named[0]
+            note = None
+            if head is not matches[0]:
+                note = (
+                    f"The traceback names {head.function[2]} ({head.function[1]}): of the "
+                    "records that match, it is the one that raised the error."
+                )
+            return [*named, *rest], note
+    head = matches[0]
+    best = (_TIER[head.kind], round(head.score, 6))
+    tied = [m for m in sure if (_TIER[m.kind], round(m.score, 6)) == best]
+    functions = _functions(tied)
+    if functions > 1:
+        taken = {id(m) for m in tied}
+        rest = [m for m in matches if id(m) not in taken]
+        ambiguous = [replace(m, kind="ambiguous", doubt="shared") for m in tied]
+        return [*ambiguous, *rest], (
+            f"No sure match: {functions} functions raise this same text, and the paste "
+            "does not say which one ran (a traceback's frames would tell them apart)."
+        )
+    if head.kind == "pattern" and _leading(head.pattern):
+        others = _also_raised(head, records)
+        if others:
+            said = "; ".join(
+                f"{o.message[:80]!r} in {o.raw.get('filePath')}" for o in others[:ALSO_RAISED_SHOWN]
+            )
+            more = ", and more" if len(others) > ALSO_RAISED_SHOWN else ""
+            return [replace(head, kind="ambiguous", doubt="generic"), *matches[1:]], (
+                f"No sure match: {head.function[2]} raises its message for whatever value "
+                f"starts it, and other functions raise the same words ({said}{more}): the "
+                "paste may come from one of those, or from one not in the datasets searched."
+            )
+    return matches, None
+
+
+def _functions(matches: list[Match]) -> int:
+    """How many functions raise these records (counted up to MAX_FUNCTIONS): a function
+    moved to another file between releases (the same qualname, no release holding both) is
+    one."""
+    releases: dict[tuple[str, str, str], set] = {}
+    for match in matches:
+        releases.setdefault(match.function, set()).update(d.root for d in match.releases)
+        if len(releases) > MAX_FUNCTIONS:
+            break
+    # functions of one qualname, each a set of releases; moved when no release holds two
+    by_name: dict[tuple[str, str], list[set]] = {}
+    for (repo, _, qualname), held in releases.items():
+        groups = by_name.setdefault((repo, qualname), [])
+        group = next((g for g in groups if not g & held), None)
+        if group is None:
+            groups.append(set(held))
+        else:
+            group |= held
+    return sum(map(len, by_name.values()))
+
+
+def _also_raised(
+    head: Match, records: dict[tuple[str, str], tuple[IndexedPattern, ...]]
+) -> list[IndexedPattern]:
+    """Records of other functions whose message (its literal text, each run-time part
+    empty) the head's pattern fully matches: the same words said elsewhere (at most
+    ALSO_RAISED_SHOWN + 1 of them)."""
+    fragments = head.pattern.fragments or ()
+    raw = pattern_fragments(head.pattern.raw["messagePattern"]) or ()
+    words = [word for fragment in raw for word in fragment.split()]
+    if not words:
+        return []
+    # a cheap test first: the pattern's longest word must be in the other message
+    needle = max(words, key=len)
+    _, file_path, qualname = head.function
+    found: list[IndexedPattern] = []
+    for holders in records.values():
+        other = holders[-1]
+        message = other.raw["errorMessage"]
+        if needle not in message or other is head.pattern:
+            continue
+        if (other.raw.get("filePath"), other.raw.get("qualname")) == (file_path, qualname):
+            continue
+        if fullmatch(fragments, fold(literal_text(message))) is not None:
+            found.append(other)
+            if len(found) > ALSO_RAISED_SHOWN:
+                break
+    return found
 
 
 def _merged(doubted: list[Match], closest: list[Match]) -> list[Match]:
@@ -290,7 +431,8 @@ def _literal_match(
         elif on_word_edges(shown.raw["messagePattern"], candidate.message):
             kind, score = "pattern", min(1.0, shown.literal_chars / len(folded))
     literal = shown.literal_chars
-    if shown.pieces and kind != "exact":
+    if shown.pieces and kind != "exact" and holds_in_order(fragments or (), folded):
+        # (the text outside the optional pieces is in every rendering: the paste has it too)
         covered = covered_in_order(shown.pieces, folded)
         share = covered / len(folded)
         if share >= PARTS_FLOOR and covered >= PARTS_MIN_COVERED and share > score:
@@ -362,7 +504,8 @@ def _closest(
     ranked = sorted(scored.values(), key=Match.sort_key)
     if ranked and _clear_winner(ranked):
         head = ranked[0]
-        literal = head.pattern.message_literal_chars
+        # what the match rests on: the record's words that the paste has, not those it lacks
+        literal = min(head.pattern.message_literal_chars, head.wording.literal_chars)
         agrees = class_agrees(head.candidate.errorClass, head.pattern.raw.get("errorClass"))
         why = doubt(literal, len(fold(head.candidate.message)), agrees, _leading(head.pattern))
         ranked[0] = Match(

@@ -36,7 +36,9 @@ def format_candidates(found: Lookup) -> str:
     lines = _notes(found)
     if not found.matches:
         return "\n".join([*lines, "No record is close to this message."]) + "\n"
-    if found.approximate:
+    if found.matches[0].kind == "ambiguous":
+        lines.append("No sure match: these records match, and the paste does not say which ran:")
+    elif not found.sure:
         lines.append("No record matches this message; these are approximate (similarity):")
     for match in found.matches:
         entry = match.entry
@@ -51,6 +53,7 @@ def format_candidates(found: Lookup) -> str:
 
 
 _NEAREST = 5  # records listed when none matches
+_TIED_LISTED = 10  # records listed when several match and the paste does not say which ran
 
 
 def format_lookup(found: Lookup) -> str:
@@ -80,7 +83,20 @@ def format_lookup(found: Lookup) -> str:
         head.append("Paste the whole message (the traceback's last line) to match it; --all lists")
         head.append("every candidate, --json gives the nearest records whole.")
         return "\n".join(head) + "\n"
-    if best.kind == "approximate":  # a match on weak evidence (`doubt`): its page, said so
+    if best.kind == "ambiguous":  # records match, the paste does not say which one ran
+        head.append("Records that match this message (the paste does not say which one raised it):")
+        tied = [match for match in found.matches if match.kind == "ambiguous"]
+        for match in tied[:_TIED_LISTED]:
+            head.append(
+                f"  {one_line(match.entry.qualname)}  {_first_line(match.entry.errorMessage)}"
+                f"  ({match.entry.filePath}:{match.entry.lineNumber})"
+            )
+        if len(tied) > _TIED_LISTED:
+            head.append(f"  and {len(tied) - _TIED_LISTED:,} more (see --all)")
+        head.append("Paste the whole traceback: its frames name the function that raised it.")
+        head.append("")
+        head.append("First of them:")
+    elif best.kind == "approximate":  # a match on weak evidence (`doubt`): its page, said so
         head.append(
             "No record matches this message exactly. The closest records (approximate, "
             "by text similarity):"
@@ -188,7 +204,7 @@ def _notes(found: Lookup) -> list[str]:
 def format_json(found: Lookup, show_all: bool) -> str:
     """JSON Lines, best first: how each record matched, the datasets holding it and its
     envelope. Without --all, only the best matches (all of them when approximate)."""
-    shown = found.matches if show_all or found.approximate else tied_best(found.matches)
+    shown = found.matches if show_all or not found.sure else tied_best(found.matches)
     lines = []
     for match in shown:
         entry = match.entry

@@ -4,18 +4,53 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from pipeline.lookup.cleaning import Line, clean_lines
 from pipeline.lookup.wrappers import FORMS, PYDANTIC_FOOTER, exception_head
 
 
 @dataclass(frozen=True)
+class Frame:
+    """A traceback frame: the file as the paste names it and the function running there."""
+
+    path: str
+    function: str
+
+    def runs(self, file_path: str, qualname: str) -> bool:
+        """Whether this frame runs the function `qualname` of the repository's `file_path`
+        (`Config.__post_init__` in `serve/config.py`): the frame's file ends with that path
+        and its function is the qualname's last name.
+
+        | frame                                        | record                           | runs |
+        |----------------------------------------------|----------------------------------|------|
+        | `/usr/lib/py/serve/config.py`, `__post_init__` | `serve/config.py`, `Config.__post_init__` | yes |
+        | `C:\\py\\serve\\config.py`, `__post_init__`    | `serve/config.py`, `Config.__post_init__` | yes |
+        | `/srv/myserve/config.py`, `__post_init__`    | `serve/config.py`, `Config.__post_init__` | no |
+        | `/usr/lib/py/serve/config.py`, `validate`    | `serve/config.py`, `Config.__post_init__` | no |
+        | `/usr/lib/py/serve/config.py`, `inner`       | `serve/config.py`, `check.<locals>.inner` | yes |
+        """
+        path = self.path.replace("\\", "/")
+        if not (path == file_path or path.endswith("/" + file_path)):
+            return False
+        return self.function == qualname.rsplit(".", 1)[-1]
+
+
+@dataclass(frozen=True)
 class Candidate:
-    """One error message found in pasted text, and the exception class it was raised as."""
+    """One error message found in pasted text, the exception class it was raised as, and the
+    frames of the traceback that raised it (innermost last; none when the paste has none, or
+    for a message found inside another error's text)."""
 
     message: str
     errorClass: str | None = None
+    frames: tuple[Frame, ...] = field(default=(), compare=False)  # not what the message is
+
+    @cached_property
+    def functions(self) -> frozenset[str]:
+        """The names of the functions its frames run."""
+        return frozenset(frame.function for frame in self.frames)
 
 
 _CHAIN_SEPARATORS = re.compile(
@@ -29,6 +64,9 @@ _TRACEBACK_HEADER = "Traceback (most recent call last):"
 # and a paste yields only so many messages.
 _DEPTH = 4
 _MAX_CANDIDATES = 40
+# The innermost frames of a traceback are kept (where it was raised); a deep recursion has
+# thousands.
+MAX_FRAMES = 100
 
 
 def candidates(text: str) -> list[Candidate]:
@@ -85,13 +123,23 @@ def _unwrap(candidate: Candidate, found: list[Candidate], depth: int) -> None:
     found.append(candidate)
 
 
+# `  File "/srv/serve/config.py", line 12, in __post_init__`
+_FRAME = re.compile(r'\s*File "(?P<path>[^"\n]+)", line \d+, in (?P<function>[^\s<>]+|<[^>\s]+>)')
+
+
 def _exception_of(block: list[Line]) -> Candidate | None:
     """The exception a traceback block ends with: its first unindented `Class: message` line,
     with the lines after it that start no other log record (a message may span lines; an
-    access-log line or another logger's line after it is none of it)."""
+    access-log line or another logger's line after it is none of it), and the frames before
+    it."""
+    frames: list[Frame] = []
     for index, line in enumerate(block):
         text = line.text
-        # frames and code lines are indented; log lines before the exception are skipped
+        frame = _FRAME.match(text)
+        if frame is not None:
+            frames.append(Frame(frame["path"], frame["function"]))
+            continue
+        # code lines are indented; log lines before the exception are skipped
         if not text or text[0].isspace() or text.startswith(_TRACEBACK_HEADER):
             continue
         head = exception_head(text)
@@ -104,5 +152,5 @@ def _exception_of(block: list[Line]) -> Candidate | None:
                 break
             rest.append(after.text)
         message = PYDANTIC_FOOTER.sub("", "\n".join([first, *rest]))
-        return Candidate(message.strip(), error_class)
+        return Candidate(message.strip(), error_class, tuple(frames[-MAX_FRAMES:]))
     return None

@@ -73,6 +73,7 @@ class Wording:
 
     containment: float
     literal: float  # the share of the paste that the record's own words explain (no values)
+    literal_chars: int  # the characters of those words of the paste
     extra: float
     lacks: tuple[str, ...]  # phrases of the record that the paste does not have
     adds: tuple[str, ...]  # phrases of the paste that the record does not have
@@ -113,7 +114,7 @@ def compare(paste: list[Word], record: list[Word]) -> Wording | None:
     matcher = difflib.SequenceMatcher(
         None, [w.key for w in paste], [w.key for w in record], autojunk=False
     )
-    covered = literal = missing = 0
+    covered = literal = literal_chars = missing = 0
     lacks: list[str] = []
     adds: list[str] = []
     agree, substituted, starts_together, value_missing = True, False, True, False
@@ -122,6 +123,7 @@ def compare(paste: list[Word], record: list[Word]) -> Wording | None:
         if op == "equal":
             covered += sum(w.weight for w in ours)
             literal += sum(w.weight for w in ours)
+            literal_chars += sum(len(w.text) for w in ours)
             continue
         if number == 0 and theirs and theirs[0].key != _HOLE and not ours:
             starts_together = False  # the record says more before the paste begins
@@ -148,6 +150,7 @@ def compare(paste: list[Word], record: list[Word]) -> Wording | None:
         if ours and theirs_words and _typos(ours, theirs_words):
             covered += sum(w.weight for w in ours)
             literal += sum(w.weight for w in ours)
+            literal_chars += sum(len(w.text) for w in ours)
             adds.append(" ".join(w.text for w in ours))
             lacks.append(" ".join(w.text for w in theirs_words))
             continue
@@ -161,6 +164,7 @@ def compare(paste: list[Word], record: list[Word]) -> Wording | None:
     return Wording(
         containment=covered / total,
         literal=literal / total,
+        literal_chars=literal_chars,
         extra=missing / record_weight,
         lacks=tuple(lacks),
         adds=tuple(adds),
