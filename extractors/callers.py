@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import itertools
 from collections.abc import Iterator
 
 from extractors.config_classes import type_ref
@@ -130,11 +129,7 @@ def callers_of(
     raising = {q for q in raising if q in nodes and not q.rsplit(".", 1)[-1].startswith("__")}
     if not raising:
         return {}
-    ends = list(itertools.accumulate(len(line) + 1 for line in lines))  # past each line
     source = "\n".join(lines)
-
-    def lines_calling(names: set[str]) -> list[int]:
-        return sorted({bisect.bisect_right(ends, at) + 1 for at in called_at(source, names)})
 
     def holding(on: list[int]) -> list[str]:
         """The functions with one of these lines inside (beyond their `def` line)."""
@@ -148,10 +143,10 @@ def callers_of(
     def short(qualnames: set[str]) -> set[str]:
         return {q.rsplit(".", 1)[-1] for q in qualnames}
 
-    on_raising = lines_calling(short(raising))
+    on_raising = lines_calling(source, short(raising))
     passing = {q for q in holding(on_raising) if q not in raising}
     callees = {q: _params(nodes[q][1]) for q in raising | passing}
-    called_on = lines_calling(short(set(callees))) if passing else on_raising
+    called_on = lines_calling(source, short(set(callees))) if passing else on_raising
     callers: dict[str, list[Caller]] = {}
     for qualname in holding(called_on):
         cls, node = nodes[qualname]
@@ -187,3 +182,15 @@ def _scope(node: _Function) -> FunctionScope:
         elif param.arg == NAMESPACE_PARAM:
             bindings[param.arg] = Binding(parsed=True)
     return FunctionScope(params=params, static=static, bindings=bindings)
+
+
+def lines_calling(source: str, names: set[str]) -> list[int]:
+    """The lines (1-based, sorted) on which one of `names` is called: the name starts a word
+    and `(` follows it (`called_at`, which scans without a regex)."""
+    found: set[int] = set()
+    line, counted = 1, 0
+    for at in called_at(source, names):  # offsets in order: count the newlines once
+        line += source.count("\n", counted, at)
+        counted = at
+        found.add(line)
+    return sorted(found)

@@ -5,6 +5,11 @@ polling them).
 
 WAL mode lets readers run beside the single writer; every write is its own short
 transaction, so an interrupted run leaves what it finished and nothing half-written.
+
+What the per-blob tables give back is also kept decoded in memory for as long as the store
+is open: rows are keyed by content (blob SHA and token), so they never change, and a store
+kept open across the releases of a history answers each release's unchanged blobs without
+reading and decoding them again.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -62,6 +67,24 @@ CREATE TABLE IF NOT EXISTS llm_batch (
     open INTEGER NOT NULL
 );
 """
+
+
+T = TypeVar("T")
+_ABSENT = object()  # no row kept in memory (None is a row: nothing worth analysing)
+
+
+def _recalled(
+    memory: dict[tuple[str, str], T], token: str, blobs: Iterable[str], found: dict[str, T]
+) -> list[str]:
+    """The blobs' rows kept in `memory` copied into `found`; the blobs to read from the file."""
+    wanted = []
+    for blob in blobs:
+        row = memory.get((token, blob), _ABSENT)
+        if row is _ABSENT:
+            wanted.append(blob)
+        else:
+            found[blob] = row  # type: ignore[assignment]
+    return wanted
 
 
 def _chunks(values: list[str], size: int = 500) -> Iterator[tuple[list[str], str]]:
@@ -128,6 +151,10 @@ class Store:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        # decoded rows by (token, blob): analyses, and (outline, facts) pairs
+        self._analyses: dict[tuple[str, str], FileExtraction | None] = {}
+        self._settings: dict[tuple[str, str], tuple[Outline, FileSettings | None]] = {}
+        self._decoded: dict[str, dict[str, Any]] = {}
         try:
             self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
             with self._lock:
@@ -156,13 +183,15 @@ class Store:
         a blob known to hold nothing worth analysing."""
         found: dict[str, FileExtraction | None] = {}
         with self._lock:
-            for chunk, marks in _chunks(list(blobs)):
+            wanted = _recalled(self._analyses, token, blobs, found)
+            for chunk, marks in _chunks(wanted):
                 rows = self._db.execute(
                     f"SELECT blob, extraction FROM blob_analysis WHERE token = ? AND blob IN ({marks})",
                     [token, *chunk],
                 ).fetchall()
                 for blob, text in rows:
                     found[blob] = None if text is None else FileExtraction.model_validate_json(text)
+                    self._analyses[token, blob] = found[blob]
         return found
 
     @_guarded
@@ -174,6 +203,7 @@ class Store:
     ) -> None:
         """Store analyses (None: nothing worth analysing), with the memo entries made while
         analysing them, in one transaction."""
+        items = list(items)
         rows = [
             (blob, token, None if extraction is None else extraction.model_dump_json())
             for blob, extraction in items
@@ -185,6 +215,7 @@ class Store:
             )
             self._insert_memo(memo)
             self._db.commit()
+            self._analyses.update(((token, blob), extraction) for blob, extraction in items)
 
     # -- per-blob settings facts (pipeline/mine/settings/tree_facts.py) -----------------------
 
@@ -196,7 +227,8 @@ class Store:
         (None: not analysed yet, which is not the same as having none)."""
         found: dict[str, tuple[Outline, FileSettings | None]] = {}
         with self._lock:
-            for chunk, marks in _chunks(list(blobs)):
+            wanted = _recalled(self._settings, token, blobs, found)
+            for chunk, marks in _chunks(wanted):
                 rows = self._db.execute(
                     "SELECT blob, outline, settings FROM blob_settings "
                     f"WHERE token = ? AND blob IN ({marks})",
@@ -207,6 +239,7 @@ class Store:
                         Outline.model_validate_json(outline),
                         None if settings is None else FileSettings.model_validate_json(settings),
                     )
+                    self._settings[token, blob] = found[blob]
         return found
 
     @_guarded
@@ -215,6 +248,7 @@ class Store:
     ) -> None:
         """Store outlines, with settings facts where made; facts stored before are kept when
         an item brings none."""
+        items = list(items)
         rows = [
             (
                 blob,
@@ -234,6 +268,13 @@ class Store:
                 rows,
             )
             self._db.commit()
+            for blob, outline, settings in items:
+                known = self._settings.get((token, blob))
+                if settings is None and known is not None:
+                    settings = known[1]  # as the COALESCE keeps them
+                if settings is not None or known is not None:
+                    self._settings[token, blob] = (outline, settings)
+                # else the file may hold facts this process never read: left to the file
 
     # -- the extractor's memo (extractors.facts.Memo) ----------------------------------
 
@@ -257,6 +298,11 @@ class Store:
         with self._lock:
             self._insert_memo(rows)
             self._db.commit()
+
+    def decoded(self, kind: str) -> dict[str, Any]:
+        """Memo entries of one kind as their reader decoded them, by key, kept while the store
+        is open (a memo key names its content, so its value never changes)."""
+        return self._decoded.setdefault(kind, {})
 
     def _insert_memo(self, rows: Iterable[tuple[str, str]]) -> None:
         """Memo entries, in the caller's transaction (the lock held)."""

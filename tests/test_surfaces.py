@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 
+from extractors.callers import lines_calling
 from extractors.environment import environment_of
 from extractors.settings_model import EnvVar
 from pipeline.explainers.offline import explain_site
@@ -445,6 +446,21 @@ def test_a_parameter_its_callers_pass_a_setting_to_is_that_setting():
         ],
         [("size", "SchedulerConfig", "chunk", "code")],  # `self._check_chunk(self.chunk)`
     ]
+
+
+# source -> the lines on which `_check` or `_verify_len` is called
+CALL_LINES = [
+    ("_check(x)\n_verify_len (n)\n", [1, 2]),
+    ("self._check(x)\ncls._verify_len(\n    n)\n", [1, 2]),  # a method, a call over lines
+    ("re_check(x)\n_checker(x)\nmy_verify_len(n)\n", []),  # other names that hold them
+    ("ä_check(x)\n\n\nx = _check\n_check(y)\n", [5]),  # a word char before; no call
+    ("_check  (a); _check(b)\n# _verify_len(c)\n", [1, 2]),  # comments too: the walk decides
+]
+
+
+@pytest.mark.parametrize(("source", "lines"), CALL_LINES)
+def test_the_lines_that_call_a_validator(source, lines):
+    assert lines_calling(source, {"_check", "_verify_len"}) == lines
 
 
 def test_a_parameter_followed_through_two_callers():

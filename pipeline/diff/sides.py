@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from pipeline.dataset.models import IndexEntry, Site
 from pipeline.dataset.reader import DatasetError, load_dataset, one_dataset
 from pipeline.diff.changes import ErrorSet, position
 from pipeline.keys import identities
-from pipeline.mine.extract import extract_snapshot
+from pipeline.mine.extract import ExtractStats, extract_snapshot
 from pipeline.source import SourceError, open_source, resolve_cache_dir
 from pipeline.store import Store, default_store_path
 
@@ -81,6 +82,24 @@ def extract_side(
 ) -> ErrorSet:
     """Extract (no explanations) the sites of `SOURCE@REV` or `pypi:NAME==VERSION` in
     `scope`; a tree without a GitHub origin is named `fallback_repo`, else a stand-in."""
+    errors, _ = extract_errors(
+        spec, role, cache_dir=cache_dir, console=console, fallback_repo=fallback_repo, scope=scope
+    )
+    return errors
+
+
+def extract_errors(
+    spec: str,
+    role: str,
+    *,
+    cache_dir: Path | None,
+    console: Console | None,
+    fallback_repo: str | None = None,
+    scope: Scope = "validators",
+    store: Store | None = None,
+) -> tuple[ErrorSet, ExtractStats]:
+    """`extract_side`, with the extraction's file counts; `store` is the cache's store, open
+    already (a history keeps one open for all its releases), else it is opened here."""
     source, rev = split_source(spec, role)
     cache_dir = resolve_cache_dir(cache_dir)
     try:
@@ -91,14 +110,17 @@ def extract_side(
     on_github = snapshot.repo is not None
     if snapshot.repo is None:
         snapshot = replace(snapshot, repo=fallback_repo or stand_in_repo(source))
-    with Store(default_store_path(cache_dir)) as store:
-        extraction = extract_snapshot(snapshot, Rules(scope=scope), store=store, console=console)
+    with (
+        nullcontext(store) if store is not None else Store(default_store_path(cache_dir)) as opened
+    ):
+        extraction = extract_snapshot(snapshot, Rules(scope=scope), store=opened, console=console)
     entries, urls = entries_of_sites(extraction.sites)
     if not on_github:
         urls = {}
-    return ErrorSet(
+    errors = ErrorSet(
         label=spec, repo=snapshot.repo, sha=snapshot.sha, entries=entries, urls=urls, scope=scope
     )
+    return errors, extraction.stats
 
 
 def is_dataset_spec(spec: str) -> bool:

@@ -4,16 +4,21 @@ chain the diffs into timelines, and render them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import gc
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
 from extractors.facts import Scope
 from pipeline.console import Console
-from pipeline.diff.sides import DiffInputError, extract_side
+from pipeline.diff.sides import DiffInputError, extract_errors
 from pipeline.history.releases import HistoryError, release_specs
 from pipeline.history.report import render
 from pipeline.history.timeline import History, Release, Timeline, build_history
+from pipeline.mine.extract import ExtractStats
+from pipeline.source import resolve_cache_dir
+from pipeline.store import Store, default_store_path
 
 
 def mine_releases(
@@ -30,23 +35,55 @@ def mine_releases(
     specs = release_specs(source, releases, versions_of)
     mined: list[Release] = []
     repo: str | None = None
-    for number, item in enumerate(specs, start=1):
-        if console is not None:
-            console.line(f"history: {item.spec} ({number}/{len(specs)})")
-        try:
-            errors = extract_side(
-                item.spec,
-                item.name,
-                cache_dir=cache_dir,
-                console=console,
-                fallback_repo=repo,
-                scope=scope,
-            )
-        except DiffInputError as error:
-            raise HistoryError(str(error)) from None
-        repo = repo or errors.repo
-        mined.append(Release(item.name, errors))
+    cache_dir = resolve_cache_dir(cache_dir)
+    # one store for every release: what one release read of it, the next has at hand
+    with Store(default_store_path(cache_dir)) as store, _frozen_between_releases() as settle:
+        for number, item in enumerate(specs, start=1):
+            if console is not None:
+                console.line(f"history: {item.spec} ({number}/{len(specs)})")
+            try:
+                errors, stats = extract_errors(
+                    item.spec,
+                    item.name,
+                    cache_dir=cache_dir,
+                    console=console,
+                    fallback_repo=repo,
+                    scope=scope,
+                    store=store,
+                )
+            except DiffInputError as error:
+                raise HistoryError(str(error)) from None
+            if console is not None:
+                console.line(release_line(item.name, len(errors.entries), stats))
+            repo = repo or errors.repo
+            mined.append(Release(item.name, errors))
+            settle()
     return mined
+
+
+@contextmanager
+def _frozen_between_releases() -> Iterator[Callable[[], None]]:
+    """`settle()` after each release: what it left, most of which lives on (its errors, the
+    store's decoded rows), is moved out of the garbage collector's sight, so that its passes
+    during the next releases stop walking it again (they took a fifth of the main process's
+    CPU on ten vLLM releases). Back in sight at the end."""
+
+    def settle() -> None:
+        gc.freeze()
+
+    try:
+        yield settle
+    finally:
+        gc.unfreeze()
+
+
+def release_line(name: str, errors: int, stats: ExtractStats) -> str:
+    """What a release's extraction came to, said once it is done: how many of its files were
+    analysed, and how many the cache answered for (files no error can be in are neither)."""
+    return (
+        f"history: {name}: {errors} errors; {stats.files_parsed} of {stats.files_total} files "
+        f"analysed, {stats.files_reused} answered from the cache"
+    )
 
 
 def matching(history: History, text: str | None) -> History:

@@ -15,10 +15,11 @@ from pipeline.store import Store
 # Part of the store key of a blob's scan: bumped when extractors/classes.py reads files
 # differently.
 SCAN_VERSION = "2"
+_KIND = f"classes:{SCAN_VERSION}"
 
 
 def _key(blob: str) -> str:
-    return f"classes:{SCAN_VERSION}:{blob}"
+    return f"{_KIND}:{blob}"
 
 
 @dataclass
@@ -53,10 +54,13 @@ def stored_classes(store: Store | None, blobs: Iterable[str]) -> dict[str, FileC
     """The classes of the blobs the store has scanned before."""
     if store is None:
         return {}
-    return {
-        key.rsplit(":", 1)[1]: FileClasses.from_row(json.loads(value))
-        for key, value in store.get_memos(_key(blob) for blob in blobs).items()
-    }
+    decoded: dict[str, FileClasses] = store.decoded(_KIND)
+    blobs = list(blobs)
+    found = {blob: decoded[blob] for blob in blobs if blob in decoded}
+    for key, value in store.get_memos(_key(b) for b in blobs if b not in found).items():
+        found[key.rsplit(":", 1)[1]] = FileClasses.from_row(json.loads(value))
+    decoded.update(found)
+    return found
 
 
 def scan_blob(data: bytes) -> FileClasses:
@@ -71,7 +75,9 @@ def store_classes(
 ) -> None:
     """Keep these blobs' scans in the store."""
     if store is not None:
-        store.put_memo(_rows(list(blobs), by_blob))
+        blobs = list(blobs)
+        store.put_memo(_rows(blobs, by_blob))
+        store.decoded(_KIND).update((blob, by_blob[blob]) for blob in blobs)
 
 
 def _rows(blobs: list[str], by_blob: dict[str, FileClasses]) -> Iterator[tuple[str, str]]:
