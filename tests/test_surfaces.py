@@ -248,13 +248,13 @@ FIXES = [
     (
         "self.hf_text_config.sliding_window is None",
         dict(surface="model-config", field="sliding_window", via="--hf-overrides"),
-        "Check `sliding_window` in the model's config.json.",
+        'Check `"sliding_window"` in the model\'s config.json.',
         None,
     ),
     (
         'self.hf_config.model_type == "llama"',
         dict(surface="model-config", field="model_type", via="--hf-overrides"),
-        "Check `model_type` in the model's config.json.",  # no value the code names
+        'Check `"model_type"` in the model\'s config.json.',  # no value the code names
         None,
     ),
     (

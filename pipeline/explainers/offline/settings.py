@@ -17,7 +17,7 @@ import shlex
 from extractors import ops
 from extractors.syntax.names import dotted_parts
 from pipeline.dataset.models import SWITCH_ACTIONS, Setting
-from pipeline.explainers.offline.conditions import Condition, is_none
+from pipeline.explainers.offline.conditions import Condition, is_none, join_words, rewrite_receiver
 
 PLACEHOLDER = "<value>"  # a value the code does not name
 OTHER_SURFACES = ("env", "request", "model-config")  # a setting changed elsewhere than a flag
@@ -39,8 +39,12 @@ def settings_of(
         return None, None
     if leaf.flags:
         return leaf, None
-    # the flagged setting whose type is the leaf's class (`KVTransferConfig | None`)
-    carrier = next(
+    return leaf, carrier_of(leaf, settings)
+
+
+def carrier_of(leaf: Setting, settings: list[Setting]) -> Setting | None:
+    """The flagged setting whose type is the leaf's class (`KVTransferConfig | None`)."""
+    return next(
         (
             s
             for s in settings
@@ -48,7 +52,31 @@ def settings_of(
         ),
         None,
     )
-    return leaf, carrier
+
+
+def read_settings(condition: Condition, settings: list[Setting]) -> list[Setting]:
+    """The settings a condition reads anywhere in it (`len(self.token_ids) != 1`,
+    `start + local_size > args.data_parallel_size`), in the order it reads them: the whole
+    chain only (`self.a.b`, not `self.a`), never a bare receiver, never an internal one."""
+    if condition.node is None or isinstance(condition.node, ast.Tuple):
+        return []  # a tuple is no test (a loop header the guards wrote without its parens)
+    by_expr: dict[str, Setting] = {}
+    for s in settings:
+        if s.surface != "internal" and s.expr not in ("self", "cls"):
+            if s.expr not in by_expr or (s.flags and not by_expr[s.expr].flags):
+                by_expr[s.expr] = s
+    found: list[tuple[tuple[int, int], Setting]] = []
+    pending: list[ast.AST] = [condition.node]
+    while pending:
+        node = pending.pop()
+        names = dotted_parts(node) if isinstance(node, ast.Attribute | ast.Name) else None
+        if names is not None and ".".join(names) in by_expr:
+            where = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+            found.append((where, by_expr[".".join(names)]))
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    ordered = [s for _, s in sorted(found, key=lambda item: item[0])]
+    return list({(s.expr): s for s in ordered}.values())
 
 
 def primary_flag(setting: Setting | None) -> str | None:
@@ -334,6 +362,80 @@ def solution(
     return None
 
 
+# --- a check that reads settings inside an expression -------------------------------------
+
+
+def handle(setting: Setting, carrier: Setting | None) -> str | None:
+    """Where a user changes a setting, as a solution names it: `--x`, `"x"` in the request
+    body or the model's config.json, `X` in the environment, `Config(x=...)`; with the name
+    the check reads it by when that differs (`--data-parallel-size-local` (local_size))."""
+    shown = rewrite_receiver(setting.expr, "")
+    by = f" ({shown})" if shown.rsplit(".", 1)[-1] != setting.field else ""
+    flag = primary_flag(setting)
+    if flag is not None:
+        return f"`{flag}`{by}"
+    if setting.surface == "env":
+        return f"the environment variable `{setting.field}`"
+    if setting.surface == "request":
+        return f'`"{setting.field}"` in the request body{by}'
+    if setting.surface == "model-config":
+        via = f" (or `{setting.via}`)" if setting.via else ""
+        return f'`"{setting.field}"` in the model\'s config.json{via}'
+    carried = primary_flag(carrier)
+    if carried is not None:
+        return f"`{setting.field}` in `{carried}`{by}"
+    if setting.cls is not None:
+        return f"`{setting.cls}({setting.field}=...)`{by}"
+    return None
+
+
+def reading_solution(
+    condition: Condition,
+    reads: tuple[tuple[Setting, Setting | None], ...],
+    loop: str | None = None,
+) -> str | None:
+    """A check whose test is no value a fix can name (`len(self.ids) != 1`, `a % b`) but
+    reads settings: which settings to change, and what must hold once they are changed
+    (for every item of the `loop` it tests an item of)."""
+    handles = ordered_handles(reads)
+    if not handles:
+        return None
+    about = notes(reads[0][0]) if len(reads) == 1 else ""
+    each = f" for every {loop}" if loop else ""
+    return f"Change {join_words(handles)} so that {condition.phrase(negate=True)}{each}{about}."
+
+
+def ordered_handles(reads: tuple[tuple[Setting, Setting | None], ...]) -> list[str]:
+    return list(dict.fromkeys(h for s, c in reads if (h := handle(s, c)) is not None))
+
+
+def reading_change(
+    condition: Condition,
+    reads: tuple[tuple[Setting, Setting | None], ...],
+    command: str | None,
+    loop: str | None = None,
+) -> str | None:
+    """Before/after of the first setting a check reads that a fix can show without a value
+    the code names: its flag (never a switch) or variable with a placeholder on the command
+    line, its constructor argument; what must hold said beside it."""
+    each = f" for every {loop}" if loop else ""
+    fails = condition.phrase() + (f" for some {loop}" if loop else "")
+    passes = condition.phrase(negate=True) + each
+    base = command or ""
+    for setting, _ in reads:
+        flag = primary_flag(setting)
+        if flag is not None and not is_switch(setting):
+            line = f"{base} {flag} {PLACEHOLDER}".strip()
+            return f"# before: {fails}\n{line}\n# after: {passes}\n{line}"
+        if flag is None and setting.surface == "env":
+            line = f"{setting.field}={PLACEHOLDER} {base}".strip()
+            return f"# before: {fails}\n{line}\n# after: {passes}\n{line}"
+        if flag is None and setting.surface == "code" and setting.cls is not None:
+            call = f"{setting.cls}({setting.field}=...)"
+            return f"# before\n{call}  # {fails}\n# after\n{call}  # {passes}"
+    return None
+
+
 # --- the surfaces other than a flag ---------------------------------------------------------
 
 
@@ -366,7 +468,7 @@ def surface_solution(setting: Setting, what: str, value: str | None, about: str)
     if setting.surface == "request":
         shown = _json_value(what, value)
         if what == "unset":
-            return f"Leave `{setting.field}` out of the request body{about}."
+            return f'Leave `"{setting.field}"` out of the request body{about}.'
         if shown is None:
             if what == "set":
                 return f'Send a `"{setting.field}"` in the request body{about}.'
@@ -381,7 +483,7 @@ def surface_solution(setting: Setting, what: str, value: str | None, about: str)
         body = json.dumps({setting.field: json.loads(shown)}) if shown else None
         override = f", or pass `{setting.via} {shell(body)}`" if setting.via and body else ""
         if shown is None:
-            return f"Check `{setting.field}` in the model's config.json{about}."
+            return f'Check `"{setting.field}"` in the model\'s config.json{about}.'
         return f'Set `"{setting.field}": {shown}` in the model\'s config.json{override}{about}.'
     return None
 
