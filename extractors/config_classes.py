@@ -475,7 +475,9 @@ def properties_of(body: list[ast.stmt]) -> list[Property]:
 
 def init_attributes(body: list[ast.stmt]) -> dict[str, TypeRef]:
     """`self.x = x` in `__init__` where the parameter `x` is annotated (or `self.x: T = ...`):
-    x -> the type; an attribute assigned twice from different sources is left out."""
+    x -> the type; an attribute assigned twice from different sources is left out, but not
+    for a constant other than None assigned under a test after it (`if ...: self.top_k = 1`:
+    a normalisation of the value passed, which later checks see when it does not apply)."""
     init = next((s for s in body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     if init is None:
         return {}
@@ -485,6 +487,7 @@ def init_attributes(body: list[ast.stmt]) -> dict[str, TypeRef]:
     receiver = params[0].arg
     annotated = {p.arg: p.annotation for p in params[1:] if p.annotation is not None}
     assigned: dict[str, list[TypeRef | None]] = {}
+    top = {id(stmt) for stmt in init.body}
     for stmt in own_statements(init.body):
         target, annotation = None, None
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
@@ -498,6 +501,8 @@ def init_attributes(body: list[ast.stmt]) -> dict[str, TypeRef]:
             and isinstance(target.value, ast.Name)
             and target.value.id == receiver
         ):
+            if target.attr in assigned and id(stmt) not in top and _is_constant(stmt.value):
+                continue  # a normalisation under a test, not another source
             ref = type_ref(annotation) if annotation is not None else None
             assigned.setdefault(target.attr, []).append(ref)
     return {
@@ -505,6 +510,15 @@ def init_attributes(body: list[ast.stmt]) -> dict[str, TypeRef]:
         for name, refs in assigned.items()
         if refs[0] is not None and refs[0].names and all(r == refs[0] for r in refs)
     }
+
+
+def _is_constant(value: ast.expr | None) -> bool:
+    """A literal other than None (`1.0`, `-1`) or an UPPER_CASE name (`TOP_K_ALL`)."""
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+        value = value.operand
+    if isinstance(value, ast.Constant):
+        return value.value is not None
+    return isinstance(value, ast.Name) and value.id.isupper()
 
 
 def members_of(body: list[ast.stmt]) -> list[str] | None:

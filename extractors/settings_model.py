@@ -14,7 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field
 # 3: configuration classes are those of the Rules (extractors/classes.py config_kind).
 # 4: flags keep nargs and whether a splat gives their keywords; outlines say whether a
 # parser reads dotted keys; environment variables, request and model-config fields.
-SETTINGS_VERSION = "5"
+# 6: callers of a function defined in another's body (`m.<locals>.check`); an `__init__`
+# attribute reassigned only to constants after its parameter keeps the parameter's type.
+SETTINGS_VERSION = "6"
 
 # why a class counts: its decorator, its base, or only that it has annotated attributes
 ClassKind = Literal["dataclass", "config", "pydantic", "enum", "annotated", "plain"]

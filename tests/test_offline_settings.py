@@ -669,3 +669,38 @@ def test_an_index_loop_hands_on_no_setting():
         )
     )
     assert explanation.solutions[0] == "Make sure items[i] is None."
+
+
+TOP_K = setting("top_k", cls="SamplingParams", type_="int", flags=[]).model_copy(
+    update={"surface": "request"}
+)
+TEMPERATURE = setting("temperature", cls="SamplingParams", type_="float", flags=[]).model_copy(
+    update={"surface": "request"}
+)
+
+# (guard, settings, solutions): the values proposed pass the whole test
+WHOLE_TEST = [
+    # `0` passes `== -1` but not `< 1`: only the value that passes both is proposed
+    (
+        "self.top_k < 1 or self.top_k == -1",
+        [TOP_K],
+        [
+            'Send `"top_k": 1` in the request body, `SamplingParams(top_k=1)` in Python (or any '
+            "value at least 1)."
+        ],
+    ),
+    # a float boundary: the boundary itself passes a strict test
+    (
+        "self.temperature < 0.0",
+        [TEMPERATURE],
+        [
+            'Send `"temperature": 0.0` in the request body, `SamplingParams(temperature=0.0)` in '
+            "Python (or any value at least 0.0)."
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("guard", "settings", "solutions"), WHOLE_TEST)
+def test_a_value_proposed_passes_the_whole_test(guard, settings, solutions):
+    assert explain_site(site(guard, settings)).solutions == solutions

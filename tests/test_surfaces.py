@@ -471,6 +471,44 @@ def test_a_parameter_followed_through_two_callers():
     assert [(s.expr, s.field, s.flags) for s in found] == [("number", "port", ["--port"])]
 
 
+def test_a_check_defined_in_a_method_gets_what_the_method_passes_it():
+    source = """
+    from dataclasses import dataclass
+
+    @dataclass
+    class SamplingParams:
+        guidance_scale: float = 1.0
+        guidance_rescale: float = 0.0
+
+        def _validate(self):
+            def _non_negative(name, value):
+                if value < 0.0:
+                    raise ValueError(f"{name} must be non-negative")
+
+            _non_negative("guidance_scale", self.guidance_scale)
+            _non_negative("guidance_rescale", self.guidance_rescale)
+    """
+    (found,) = resolve_tree({"pkg/sampling.py": source}, "pkg/sampling.py", full=True)
+    assert [(s.expr, s.field) for s in found] == [
+        ("value", "guidance_scale"),
+        ("value", "guidance_rescale"),
+    ]
+    explanation = explain_site(site("value < 0.0", found))
+    assert explanation.solutions[:2] == [
+        'Send `"guidance_scale": 0.0` in the request body, '
+        "`SamplingParams(guidance_scale=0.0)` in Python (or any value at least 0.0; default 1.0).",
+        'Send `"guidance_rescale": 0.0` in the request body, '
+        "`SamplingParams(guidance_rescale=0.0)` in Python (or any value at least 0.0; default "
+        "0.0).",
+    ]
+    # a test that names no value: either setting may be the one passed
+    explanation = explain_site(site("not math.isfinite(value)", found))
+    assert explanation.solutions[0] == (
+        'Change `"guidance_scale"` or `"guidance_rescale"` in the request body (value) so that '
+        "math.isfinite(value) returns true."
+    )
+
+
 def test_a_tensor_a_caller_hands_on_stays_internal():
     source = """
     from dataclasses import dataclass

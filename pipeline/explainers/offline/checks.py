@@ -292,7 +292,7 @@ def flag_change_values(condition: Condition, suggested: list[str]) -> tuple[str 
     if op is ops.EQ:
         wanted = next((s for s in suggested if not matches(s)), None)
         return wanted, (str(const) if const is not None else None)
-    if isinstance(const, int) and op.boundary is not None:
+    if isinstance(const, int | float) and op.boundary is not None:  # past the boundary
         holds_at, fails_at = op.boundary
         return str(const + fails_at), str(const + holds_at)
     items = _constants(right)

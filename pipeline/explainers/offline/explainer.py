@@ -48,7 +48,7 @@ from pipeline.explainers.offline.conditions import (
     simplify,
     source_segment,
 )
-from pipeline.explainers.offline.settings import primary_flag, reading_solution
+from pipeline.explainers.offline.settings import holds_with, primary_flag, reading_solution
 from pipeline.explainers.offline.settings import solution as setting_solution
 from pipeline.explainers.offline.snippets import (
     BUILD_KINDS,
@@ -118,7 +118,9 @@ def explain_site(
         [check_of(c, evidence, values, function, site.settings) for c in conditions], function
     )
     parts = {
-        id(check): _disjuncts(check, evidence, values, function, site.settings) for check in checks
+        id(check): _disjuncts(check, evidence, values, function, site.settings)
+        or _alternatives(check, evidence, values, function, site.settings)
+        for check in checks
     }
     others = [
         s
@@ -429,7 +431,39 @@ def _disjuncts(
         sub = check_of(part, evidence, values, function, settings)
         if sub.setting is not None:
             found.append(sub)
-    return found
+    # a value one part proposes must not make another part of it hold (`x < 1 or x == -1`:
+    # not 0)
+    return [
+        sub
+        for sub in found
+        if sub.wanted is None
+        or not any(
+            other is not sub
+            and other.setting.expr == sub.setting.expr  # type: ignore[union-attr]
+            and holds_with(other.condition, sub.wanted)
+            for other in found
+        )
+    ]
+
+
+def _alternatives(
+    check: Check,
+    evidence: list[str],
+    values: dict[str, list[str]],
+    function: FunctionFacts,
+    settings: Sequence[Setting],
+) -> list[Check]:
+    """The check once per setting its subject may be, when its callers pass it different
+    ones (`_non_negative(self.guidance_scale)`, `_non_negative(self.guidance_rescale)`):
+    each is a fix to name."""
+    if check.setting is None:
+        return []
+    expr = check.setting.expr
+    same = [s for s in settings if s.expr == expr and s.surface != "internal"]
+    if len(same) < 2:
+        return []
+    rest = [s for s in settings if s.expr != expr]
+    return [check_of(check.condition, evidence, values, function, [s, *rest]) for s in same]
 
 
 def _internal_solutions(site: Site, reason: str) -> list[str]:

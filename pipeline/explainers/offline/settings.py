@@ -60,23 +60,24 @@ def read_settings(condition: Condition, settings: list[Setting]) -> list[Setting
     chain only (`self.a.b`, not `self.a`), never a bare receiver, never an internal one."""
     if condition.node is None or isinstance(condition.node, ast.Tuple):
         return []  # a tuple is no test (a loop header the guards wrote without its parens)
-    by_expr: dict[str, Setting] = {}
+    by_expr: dict[str, list[Setting]] = {}
     for s in settings:
         if s.surface != "internal" and s.expr not in ("self", "cls"):
-            if s.expr not in by_expr or (s.flags and not by_expr[s.expr].flags):
-                by_expr[s.expr] = s
-    found: list[tuple[tuple[int, int], Setting]] = []
+            by_expr.setdefault(s.expr, []).append(s)
+    found: list[tuple[tuple[int, int], str]] = []
     pending: list[ast.AST] = [condition.node]
     while pending:
         node = pending.pop()
         names = dotted_parts(node) if isinstance(node, ast.Attribute | ast.Name) else None
         if names is not None and ".".join(names) in by_expr:
             where = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-            found.append((where, by_expr[".".join(names)]))
+            found.append((where, ".".join(names)))
             continue
         pending.extend(ast.iter_child_nodes(node))
-    ordered = [s for _, s in sorted(found, key=lambda item: item[0])]
-    return list({(s.expr): s for s in ordered}.values())
+    # each chain once, in reading order, with every setting that reaches it (a parameter
+    # that different callers pass different settings)
+    exprs = dict.fromkeys(expr for _, expr in sorted(found))
+    return [s for expr in exprs for s in by_expr[expr]]
 
 
 def primary_flag(setting: Setting | None) -> str | None:
@@ -406,7 +407,32 @@ def reading_solution(
 
 
 def ordered_handles(reads: tuple[tuple[Setting, Setting | None], ...]) -> list[str]:
-    return list(dict.fromkeys(h for s, c in reads if (h := handle(s, c)) is not None))
+    """Each chain's handles, in the order the check reads them, each said once; a chain
+    that several settings reach (a parameter its callers pass different flags) as
+    alternatives: `--a` or `--b`."""
+    by_expr: dict[str, list[str]] = {}
+    said: set[str] = set()
+    for setting, carrier in reads:
+        found = handle(setting, carrier)
+        if found is not None and found not in said:
+            said.add(found)
+            by_expr.setdefault(setting.expr, []).append(found)
+    return [_either(h) for h in by_expr.values()]
+
+
+def _either(handles: list[str]) -> str:
+    """`a`, `a or b`, `a, b or c`; what follows their code spans said once when it is the
+    same (`"a" or "b" in the request body`)."""
+    spans = [h.split("`", 2) for h in handles]
+    if len(handles) > 1 and all(len(p) == 3 and not p[0] for p in spans):
+        rests = {p[2] for p in spans}
+        if len(rests) == 1:
+            return _or_words([f"`{p[1]}`" for p in spans]) + rests.pop()
+    return _or_words(handles)
+
+
+def _or_words(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " or " + parts[-1]
 
 
 def reading_change(
