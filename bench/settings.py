@@ -156,7 +156,8 @@ def judge(record: dict, entry: dict, flags: set[str], variables: set[str]) -> Ju
         said += [name for name, _ in _EXPORT.findall(text) if name in variables]
         for setting in entry["settings"]:
             if setting["surface"] in ("request", "model-config"):
-                if f'"{setting["field"]}"' in text:
+                # a key inside an object (`quantization_config.bits`) is named by its own name
+                if f'"{setting["field"].rsplit(".", 1)[-1]}"' in text:
                     said.append(setting["field"])
             elif setting["surface"] == "code" and f"{setting['class']}({setting['field']}=" in text:
                 said.append(setting["field"])  # a constructor's argument

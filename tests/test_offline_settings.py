@@ -548,12 +548,23 @@ STOP = setting("stop", cls="SamplingParams", type_="list[str]", flags=[]).model_
     update={"surface": "request"}
 )
 LOCAL = setting("data_parallel_size_local", cls="ParallelConfig", type_="int", expr="local_size")
+DOWNCAST = setting(
+    "SGLANG_ALLOW_DOWNCAST", cls=None, type_="bool", default="False", flags=[]
+).model_copy(update={"surface": "env", "expr": "envs.SGLANG_ALLOW_DOWNCAST"})
 SHARED = setting("shared_cache", type_="bool", flags=[], expr="self").model_copy(
     update={"surface": "code"}
 )
 
 # (case, guard, settings, first solution, example fix)
 READ_INSIDE = [
+    (
+        "an environment variable read through .get() is exported",
+        "not envs.SGLANG_ALLOW_DOWNCAST.get()",
+        [DOWNCAST],
+        "Run `export SGLANG_ALLOW_DOWNCAST=1` before starting (default False).",
+        "# before\nSGLANG_ALLOW_DOWNCAST=0 engine serve MODEL\n"
+        "# after\nSGLANG_ALLOW_DOWNCAST=1 engine serve MODEL",
+    ),
     (
         "a constructor argument inside len()",
         "len(self.token_ids) != 1",

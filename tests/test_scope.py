@@ -243,7 +243,7 @@ def test_explainers_key_outside_sites_by_their_own_prompt_version():
     site, validator = _outside_site(), make_site()
     assert offline.prompt_version_for(validator) == "offline-6"
     assert offline.prompt_version_for(site) == "offline-6; outside-1"
-    assert llm.prompt_version_for(validator) == "explain-v3"
+    assert llm.prompt_version_for(validator) == "explain-v4"
     assert llm.prompt_version_for(site) == "explain-outside-v1"
     # the same raise, reached from a validator or not, is explained and cached apart
     reached = site.model_copy(update={"validatorKind": "reached"})

@@ -381,7 +381,8 @@ def handle(setting: Setting, carrier: Setting | None) -> str | None:
         return f'`"{setting.field}"` in the request body{by}'
     if setting.surface == "model-config":
         via = f" (or `{setting.via}`)" if setting.via else ""
-        return f'`"{setting.field}"` in the model\'s config.json{via}'
+        key, where = config_key(setting)
+        return f'`"{key}"` in {where}{via}'
     carried = primary_flag(carrier)
     if carried is not None:
         return f"`{setting.field}` in `{carried}`{by}"
@@ -398,12 +399,31 @@ def reading_solution(
     """A check whose test is no value a fix can name (`len(self.ids) != 1`, `a % b`) but
     reads settings: which settings to change, and what must hold once they are changed
     (for every item of the `loop` it tests an item of)."""
+    if len(reads) == 1 and (what := env_switch(condition, reads[0][0])) is not None:
+        return surface_solution(reads[0][0], what, None, notes(reads[0][0]))
     handles = ordered_handles(reads)
     if not handles:
         return None
     about = notes(reads[0][0]) if len(reads) == 1 else ""
     each = f" for every {loop}" if loop else ""
     return f"Change {join_words(handles)} so that {condition.phrase(negate=True)}{each}{about}."
+
+
+def env_switch(condition: Condition, setting: Setting) -> str | None:
+    """ "on" or "off" for a test of an environment variable read through `.get()` (SGLang's
+    `not envs.SGLANG_X.get()`): what the variable must be for the check to pass."""
+    node, truth = condition.node, True
+    while isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        node, truth = node.operand, not truth
+    if setting.surface != "env" or not isinstance(node, ast.Call) or node.args or node.keywords:
+        return None
+    func = node.func
+    if not isinstance(func, ast.Attribute) or func.attr != "get":
+        return None
+    names = dotted_parts(func.value)
+    if names is None or ".".join(names) != setting.expr:
+        return None
+    return "off" if truth else "on"  # the check fails while the test holds
 
 
 def ordered_handles(reads: tuple[tuple[Setting, Setting | None], ...]) -> list[str]:
@@ -444,6 +464,8 @@ def reading_change(
     """Before/after of the first setting a check reads that a fix can show without a value
     the code names: its flag (never a switch) or variable with a placeholder on the command
     line, its constructor argument; what must hold said beside it."""
+    if len(reads) == 1 and (what := env_switch(condition, reads[0][0])) is not None:
+        return surface_change(reads[0][0], what, None, None, command)
     each = f" for every {loop}" if loop else ""
     fails = condition.phrase() + (f" for some {loop}" if loop else "")
     passes = condition.phrase(negate=True) + each
@@ -459,6 +481,11 @@ def reading_change(
         if flag is None and setting.surface == "code" and setting.cls is not None:
             call = f"{setting.cls}({setting.field}=...)"
             return f"# before\n{call}  # {fails}\n# after\n{call}  # {passes}"
+        if setting.surface == "model-config" and "." in setting.field:
+            key, where = config_key(setting)  # a key inside an object: shown as that object
+            body = f'{{"{key}": {PLACEHOLDER}}}'
+            where = where.replace("`", "")
+            return f"# before: in {where}, {fails}\n{body}\n# after: {passes}\n{body}"
     return None
 
 
@@ -489,7 +516,7 @@ def surface_solution(setting: Setting, what: str, value: str | None, about: str)
             return f"Unset the environment variable: `unset {setting.field}`{about}."
         exported = env_value(setting, what, value)
         if exported is None:
-            return f"Give the environment variable {setting.field} a value that passes the check{about}."
+            return None  # no value the code names: what must hold is said instead
         return f"Run `export {setting.field}={shell(exported)}` before starting{about}."
     if setting.surface == "request":
         shown = _json_value(what, value)
@@ -498,7 +525,7 @@ def surface_solution(setting: Setting, what: str, value: str | None, about: str)
         if shown is None:
             if what == "set":
                 return f'Send a `"{setting.field}"` in the request body{about}.'
-            return f'Send a `"{setting.field}"` in the request body that passes the check{about}.'
+            return None
         python = (
             f"{setting.cls}({setting.field}={_python_text(what, value)})" if setting.cls else None
         )
@@ -506,12 +533,22 @@ def surface_solution(setting: Setting, what: str, value: str | None, about: str)
         return f'Send `"{setting.field}": {shown}` in the request body{offline}{about}.'
     if setting.surface == "model-config":
         shown = _json_value(what, value)
-        body = json.dumps({setting.field: json.loads(shown)}) if shown else None
+        key, where = config_key(setting)
+        body = json.dumps({key: json.loads(shown)}) if shown else None
         override = f", or pass `{setting.via} {shell(body)}`" if setting.via and body else ""
         if shown is None:
-            return f'Check `"{setting.field}"` in the model\'s config.json{about}.'
-        return f'Set `"{setting.field}": {shown}` in the model\'s config.json{override}{about}.'
+            return None
+        return f'Set `"{key}": {shown}` in {where}{override}{about}.'
     return None
+
+
+def config_key(setting: Setting) -> tuple[str, str]:
+    """(the key, where it is) of a model-config setting: `"bits"` in `"quantization_config"`
+    of the model's config.json for `quantization_config.bits`."""
+    parent, _, key = setting.field.rpartition(".")
+    if parent:
+        return key, f'`"{parent}"` of the model\'s config.json'
+    return key, "the model's config.json"
 
 
 def _python_text(what: str, value: str | None) -> str:
@@ -551,6 +588,17 @@ def surface_change(
         override = shell(json.dumps({setting.field: json.loads(shown)}))
         after = f"{base} {setting.via} {override}".strip()
         return _before_after(base, after, "# (the command as run)")
+    if setting.surface == "model-config" and "." in setting.field:
+        shown = _json_value(what, value)  # a key inside an object: shown as that object
+        if shown is None:
+            return None
+        key, where = config_key(setting)
+        failing = literal(offending)
+        if offending is None:
+            before = f'{{"{key}": {PLACEHOLDER}}}'
+        else:
+            before = json.dumps({key: offending if failing is _MISSING else failing})
+        return f'# before: {where.replace("`", "")}\n{before}\n# after\n{{"{key}": {shown}}}'
     return None
 
 
@@ -633,8 +681,8 @@ def constructor_change(
 ) -> tuple[str, str] | None:
     """(before, after) constructor calls of the setting's class."""
     what, value = needs(condition, setting, wanted)
-    if what not in ("value", "on", "off") or setting.cls is None:
-        return None
+    if what not in ("value", "on", "off") or setting.cls is None or "." in setting.field:
+        return None  # (`quantization_config.bits` is a key inside config.json, no argument)
     after = constructor(setting, what, value)
     failing_what = {"on": "off", "off": "on"}.get(what, "value")
     before = (
