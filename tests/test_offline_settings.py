@@ -588,6 +588,17 @@ READ_INSIDE = [
         "engine serve MODEL --tensor-parallel-size <value>",
     ),
     (
+        "two config.json keys: where they are said once",
+        "len(self.hf_config.layer_types) != self.hf_config.num_heads",
+        [
+            HEADS.model_copy(update={"expr": "self.hf_config.layer_types", "field": "layer_types"}),
+            HEADS.model_copy(update={"expr": "self.hf_config.num_heads"}),
+        ],
+        'Change `"layer_types"` and `"num_heads"` in the model\'s config.json (or '
+        "`--hf-overrides`) so that len(hf_config.layer_types) equals hf_config.num_heads.",
+        None,
+    ),
+    (
         "a request field, by its JSON name",
         "len(self.stop) > 4",
         [STOP],

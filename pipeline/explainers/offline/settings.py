@@ -406,7 +406,8 @@ def reading_solution(
         return None
     about = notes(reads[0][0]) if len(reads) == 1 else ""
     each = f" for every {loop}" if loop else ""
-    return f"Change {join_words(handles)} so that {condition.phrase(negate=True)}{each}{about}."
+    changed = _shared(handles, "and") or join_words(handles)
+    return f"Change {changed} so that {condition.phrase(negate=True)}{each}{about}."
 
 
 def env_switch(condition: Condition, setting: Setting) -> str | None:
@@ -443,16 +444,23 @@ def ordered_handles(reads: tuple[tuple[Setting, Setting | None], ...]) -> list[s
 def _either(handles: list[str]) -> str:
     """`a`, `a or b`, `a, b or c`; what follows their code spans said once when it is the
     same (`"a" or "b" in the request body`)."""
+    return _shared(handles, "or") or _words(handles, "or")
+
+
+def _shared(handles: list[str], word: str) -> str | None:
+    """Handles that are each one code span followed by the same words, joined with `word`
+    and those words said once (`"a" and "b" in the model's config.json`); else None."""
     spans = [h.split("`", 2) for h in handles]
-    if len(handles) > 1 and all(len(p) == 3 and not p[0] for p in spans):
-        rests = {p[2] for p in spans}
-        if len(rests) == 1:
-            return _or_words([f"`{p[1]}`" for p in spans]) + rests.pop()
-    return _or_words(handles)
+    if len(handles) < 2 or not all(len(p) == 3 and not p[0] for p in spans):
+        return None
+    rests = {p[2] for p in spans}
+    if len(rests) != 1:
+        return None
+    return _words([f"`{p[1]}`" for p in spans], word) + rests.pop()
 
 
-def _or_words(parts: list[str]) -> str:
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " or " + parts[-1]
+def _words(parts: list[str], word: str) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" {word} " + parts[-1]
 
 
 def reading_change(
