@@ -7,7 +7,8 @@
   internal) (goal: vLLM >= 80%, SGLang >= 85%);
 - offline explanations (`vmine run --llm offline`): the share of records whose solutions
   name a real setting (a parser's flag, an environment variable the tree defines or reads, a
-  request field, config.json key or constructor argument of the record's settings) with no
+  request field, config.json key or constructor argument of the record's settings; `--no-x`
+  of a BooleanOptionalAction `--x`) with no
   value they give it that keeps every guard on that setting true (goal: vLLM >= 60%, SGLang >= 70%); fallback example fixes, those that
   are only comments, among the records not marked internal (goal: at most 15%); internal
   records, each with its reason (goal: at most 20%); switches given a value and values that
@@ -142,12 +143,21 @@ def judge(record: dict, entry: dict, flags: set[str], variables: set[str]) -> Ju
             switch_valued += 1
         elif not _passes(entry, flag, value):
             failing += 1
+    # `--no-x`, which argparse adds for a BooleanOptionalAction flag `--x`
+    negatives = {
+        "--no-" + f[2:]
+        for s in entry["settings"]
+        if s.get("action") == "BooleanOptionalAction"
+        for f in s["flags"]
+        if f.startswith("--")
+    }
     for text in record["solutions"]:
-        said = [f for f in _FLAG.findall(text) if f.split(".", 1)[0] in flags]
+        said = [f for f in _FLAG.findall(text) if f.split(".", 1)[0] in flags | negatives]
         said += [name for name, _ in _EXPORT.findall(text) if name in variables]
         for setting in entry["settings"]:
             if setting["surface"] in ("request", "model-config"):
-                if f'"{setting["field"]}"' in text:
+                # a key inside an object (`quantization_config.bits`) is named by its own name
+                if f'"{setting["field"].rsplit(".", 1)[-1]}"' in text:
                     said.append(setting["field"])
             elif setting["surface"] == "code" and f"{setting['class']}({setting['field']}=" in text:
                 said.append(setting["field"])  # a constructor's argument

@@ -6,6 +6,7 @@ file), for the join to walk from the caller (`chains.caller_argument`).
 |---|---|
 | `f`, a top-level function that raises | `f(...)` in the file's functions and methods |
 | `C.m`, a method (of a top-level class) that raises | `self.m(...)` / `cls.m(...)` in the methods of `C` (the caller's first parameter) |
+| `g.<locals>.f`, a function defined in the body of one of those, that raises | `f(...)` in `g` |
 
 An argument is kept when it is a dotted name (`self.model_config.max_model_len`, `args.port`,
 `max_len`), positional ones mapped to the callee's parameters in order (after its receiver),
@@ -31,14 +32,23 @@ _Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 def _functions(tree: ast.Module) -> Iterator[tuple[str, str | None, _Function]]:
     """(qualname, class name, node) of the top-level functions and the methods of
-    top-level classes."""
+    top-level classes, each followed by the functions defined in its own body
+    (`C.m.<locals>.check`, called by name in `C.m`)."""
     for node in tree.body:
         if isinstance(node, _Function):
             yield node.name, None, node
+            yield from _nested(node.name, node)
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, _Function):
                     yield f"{node.name}.{item.name}", node.name, item
+                    yield from _nested(f"{node.name}.{item.name}", item)
+
+
+def _nested(qualname: str, node: _Function) -> Iterator[tuple[str, str | None, _Function]]:
+    for item in node.body:
+        if isinstance(item, _Function):
+            yield f"{qualname}.<locals>.{item.name}", None, item
 
 
 def _arguments(call: ast.Call, params: list[str], skip: int) -> dict[str, Reference]:
@@ -64,23 +74,29 @@ def _params(node: _Function) -> tuple[list[str], bool]:
     return [a.arg for a in [*node.args.posonlyargs, *node.args.args]], static
 
 
-def _callee(call: ast.Call, cls: str | None) -> str | None:
-    """The qualname a call names: `f(...)`, or `C.m` for `self.m(...)` in a method of C."""
+def _callee(
+    call: ast.Call, cls: str | None, caller: str = "", nested: frozenset = frozenset()
+) -> str | None:
+    """The qualname a call names: `f(...)` (`caller.<locals>.f` when the caller defines it),
+    or `C.m` for `self.m(...)` in a method of C."""
     func = call.func
     if isinstance(func, ast.Name):
-        return func.id
+        own = f"{caller}.<locals>.{func.id}"
+        return own if own in nested else func.id
     if cls is not None and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
         return f"{cls}.{func.attr}"
     return None
 
 
 def _target(
-    call: ast.Call, cls: str | None, caller: _Function, callees: dict[str, tuple[list[str], bool]]
+    call: ast.Call,
+    callee: str | None,
+    caller: _Function,
+    callees: dict[str, tuple[list[str], bool]],
 ) -> tuple[list[str], int]:
     """(the parameters of the callee among `callees` a call reaches, how many of them the call
     leaves out: 1 for a method's receiver); ([], 0) for any other call. A method is reached
     only through the caller's own receiver."""
-    callee = _callee(call, cls)
     if callee is None or callee not in callees:
         return [], 0
     params, static = callees[callee]
@@ -126,6 +142,7 @@ def callers_of(
             if has_word("\n".join(lines[n.lineno - 1 : n.end_lineno]), "raise")
         }
     nodes = {q: (cls, n) for q, cls, n in functions}
+    nested = frozenset(q for q in nodes if ".<locals>." in q)
     raising = {q for q in raising if q in nodes and not q.rsplit(".", 1)[-1].startswith("__")}
     if not raising:
         return {}
@@ -151,9 +168,11 @@ def callers_of(
     for qualname in holding(called_on):
         cls, node = nodes[qualname]
         scope: FunctionScope | None = None
-        for call in _calls_on(node, called_on):
-            params, skip = _target(call, cls, node, callees)
-            callee = _callee(call, cls)
+        # in the file's order (the walk pops the last statements first)
+        calls = sorted(_calls_on(node, called_on), key=lambda c: (c.lineno, c.col_offset))
+        for call in calls:
+            callee = _callee(call, cls, qualname, nested)
+            params, skip = _target(call, callee, node, callees)
             if not params or callee == qualname or len(callers.get(callee, ())) >= MAX_CALLERS:
                 continue
             passed = _arguments(call, params, skip)

@@ -270,6 +270,7 @@ def class_facts(node: ast.ClassDef, lines: list[str], qualname: str, rules: Rule
         fields=fields,
         properties=properties_of(node.body),
         attributes=init_attributes(node.body),
+        from_keys=from_config_keys(node.body),
         members=members_of(node.body) if enum else None,
         line=node.lineno,
     )
@@ -475,7 +476,9 @@ def properties_of(body: list[ast.stmt]) -> list[Property]:
 
 def init_attributes(body: list[ast.stmt]) -> dict[str, TypeRef]:
     """`self.x = x` in `__init__` where the parameter `x` is annotated (or `self.x: T = ...`):
-    x -> the type; an attribute assigned twice from different sources is left out."""
+    x -> the type; an attribute assigned twice from different sources is left out, but not
+    for a constant other than None assigned under a test after it (`if ...: self.top_k = 1`:
+    a normalisation of the value passed, which later checks see when it does not apply)."""
     init = next((s for s in body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     if init is None:
         return {}
@@ -485,6 +488,7 @@ def init_attributes(body: list[ast.stmt]) -> dict[str, TypeRef]:
     receiver = params[0].arg
     annotated = {p.arg: p.annotation for p in params[1:] if p.annotation is not None}
     assigned: dict[str, list[TypeRef | None]] = {}
+    top = {id(stmt) for stmt in init.body}
     for stmt in own_statements(init.body):
         target, annotation = None, None
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
@@ -498,6 +502,8 @@ def init_attributes(body: list[ast.stmt]) -> dict[str, TypeRef]:
             and isinstance(target.value, ast.Name)
             and target.value.id == receiver
         ):
+            if target.attr in assigned and id(stmt) not in top and _is_constant(stmt.value):
+                continue  # a normalisation under a test, not another source
             ref = type_ref(annotation) if annotation is not None else None
             assigned.setdefault(target.attr, []).append(ref)
     return {
@@ -505,6 +511,92 @@ def init_attributes(body: list[ast.stmt]) -> dict[str, TypeRef]:
         for name, refs in assigned.items()
         if refs[0] is not None and refs[0].names and all(r == refs[0] for r in refs)
     }
+
+
+def from_config_keys(body: list[ast.stmt]) -> dict[str, str]:
+    """The key of the dict `from_config(cls, config)` builds the class from that each
+    `__init__` parameter is read from: `weight_bits = cls.get_from_keys(config, ["bits"])`
+    (or `config.get("bits")`, `config["bits"]`) and then `cls(weight_bits, ...)` give
+    weight_bits -> bits (the first key of a list of alternatives). A local assigned from
+    anything else as well (a constant apart) is left out."""
+    method = _method(body, "from_config")
+    init = _method(body, "__init__")
+    if method is None or init is None:
+        return {}
+    method_params = [a.arg for a in [*method.args.posonlyargs, *method.args.args]]
+    init_params = [a.arg for a in [*init.args.posonlyargs, *init.args.args]][1:]
+    if len(method_params) < 2 or not init_params:
+        return {}
+    receiver, source = method_params[:2]
+    keys: dict[str, str | None] = {}
+    for stmt in own_statements(method.body):
+        if not (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
+            continue
+        name, key = stmt.targets[0].id, _key_read(stmt.value, source)
+        if name not in keys:
+            keys[name] = key
+        elif key is not None or not _is_constant(stmt.value):
+            keys[name] = None  # read again, or computed: not the key's value alone
+    found: dict[str, str] = {}
+    for call in ast.walk(method):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+            continue
+        if call.func.id != receiver:
+            continue
+        passed = [(p, a) for p, a in zip(init_params, call.args, strict=False)]
+        if any(isinstance(a, ast.Starred) for a in call.args):
+            passed = []
+        passed += [(k.arg, k.value) for k in call.keywords if k.arg in init_params]
+        for param, arg in passed:
+            key = keys.get(arg.id) if isinstance(arg, ast.Name) else _key_read(arg, source)
+            if key is not None:
+                found.setdefault(param, key)
+    return found
+
+
+def _method(body: list[ast.stmt], name: str) -> ast.FunctionDef | None:
+    return next((s for s in body if isinstance(s, ast.FunctionDef) and s.name == name), None)
+
+
+def _key_read(value: ast.expr, source: str) -> str | None:
+    """The key an expression reads from the dict named `source`: `X.get_from_keys(source,
+    ["k", ...])` and its kin (a call on `source` and a list of keys), `source.get("k")`,
+    `source["k"]`."""
+    if isinstance(value, ast.Subscript) and _is_name(value.value, source):
+        return _string(value.slice)
+    if not isinstance(value, ast.Call):
+        return None
+    func = value.func
+    if isinstance(func, ast.Attribute) and func.attr == "get" and _is_name(func.value, source):
+        return _string(value.args[0]) if value.args else None
+    if len(value.args) >= 2 and _is_name(value.args[0], source):
+        options = value.args[1]
+        if isinstance(options, ast.List | ast.Tuple) and options.elts:
+            return _string(options.elts[0])
+    return None
+
+
+def _is_name(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _string(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def _is_constant(value: ast.expr | None) -> bool:
+    """A literal other than None (`1.0`, `-1`) or an UPPER_CASE name (`TOP_K_ALL`)."""
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+        value = value.operand
+    if isinstance(value, ast.Constant):
+        return value.value is not None
+    return isinstance(value, ast.Name) and value.id.isupper()
 
 
 def members_of(body: list[ast.stmt]) -> list[str] | None:

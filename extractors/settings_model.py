@@ -14,7 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field
 # 3: configuration classes are those of the Rules (extractors/classes.py config_kind).
 # 4: flags keep nargs and whether a splat gives their keywords; outlines say whether a
 # parser reads dotted keys; environment variables, request and model-config fields.
-SETTINGS_VERSION = "5"
+# 6: callers of a function defined in another's body (`m.<locals>.check`); an `__init__`
+# attribute reassigned only to constants after its parameter keeps the parameter's type.
+# 7: a class's `from_config` keys (the dict key each `__init__` parameter is read from).
+SETTINGS_VERSION = "7"
 
 # why a class counts: its decorator, its base, or only that it has annotated attributes
 ClassKind = Literal["dataclass", "config", "pydantic", "enum", "annotated", "plain"]
@@ -75,6 +78,8 @@ class ConfigClass(_Fact):
     properties: list[Property] = Field(default_factory=list)
     # instance attributes `__init__` sets from an annotated parameter (`self.args = args`)
     attributes: dict[str, TypeRef] = Field(default_factory=dict)
+    # `__init__` parameter -> the key of the dict its `from_config` classmethod reads it from
+    from_keys: dict[str, str] = Field(default_factory=dict)
     members: list[str] | None = None  # an Enum's values (or names, when values are not literal)
     line: int
 

@@ -336,13 +336,16 @@ def test_the_prompt_gives_the_settings_read_and_allows_their_flags(fake_llm):
     assert "- `env`: an environment variable named `field`: write `export NAME=value`." in (
         request.system
     )
+    # settings that share an `expr` are alternatives; a test naming no value gets what must hold
+    assert "Several settings with the same `expr` are alternatives" in request.system
+    assert "say what must hold of it, rather than inventing a value." in request.system
 
 
 def test_the_command_is_part_of_the_prompt_version():
     plain = LLMExplainer("m", None, "k", 1)
     with_command = LLMExplainer("m", None, "k", 1, command="vllm serve MODEL")
-    assert plain.prompt_version == "explain-v3"
-    assert with_command.prompt_version == "explain-v3; command: vllm serve MODEL"
+    assert plain.prompt_version == "explain-v4"
+    assert with_command.prompt_version == "explain-v4; command: vllm serve MODEL"
 
 
 def test_a_site_without_settings_sends_no_settings_facts():

@@ -533,3 +533,196 @@ def test_a_constructor_argument_left_unset_is_shown_as_none():
     assert explanation.solutions[0] == (
         "Leave dst_mesh_dims of TrainerInfo unset: `TrainerInfo(dst_mesh_dims=None)` (default None)."
     )
+
+
+# --- settings read inside a test that names no value -----------------------------------------
+
+TOKENS = setting("token_ids", cls="Oracle", type_="list[int]", flags=[]).model_copy(
+    update={"surface": "code"}
+)
+HEADS = setting("num_heads", cls="ModelShape", type_="int", flags=[]).model_copy(
+    update={"surface": "model-config", "via": "--hf-overrides"}
+)
+TP = setting("tensor_parallel_size", cls="ParallelConfig", type_="int", default="1")
+STOP = setting("stop", cls="SamplingParams", type_="list[str]", flags=[]).model_copy(
+    update={"surface": "request"}
+)
+LOCAL = setting("data_parallel_size_local", cls="ParallelConfig", type_="int", expr="local_size")
+DOWNCAST = setting(
+    "SGLANG_ALLOW_DOWNCAST", cls=None, type_="bool", default="False", flags=[]
+).model_copy(update={"surface": "env", "expr": "envs.SGLANG_ALLOW_DOWNCAST"})
+SHARED = setting("shared_cache", type_="bool", flags=[], expr="self").model_copy(
+    update={"surface": "code"}
+)
+
+# (case, guard, settings, first solution, example fix)
+READ_INSIDE = [
+    (
+        "an environment variable read through .get() is exported",
+        "not envs.SGLANG_ALLOW_DOWNCAST.get()",
+        [DOWNCAST],
+        "Run `export SGLANG_ALLOW_DOWNCAST=1` before starting (default False).",
+        "# before\nSGLANG_ALLOW_DOWNCAST=0 engine serve MODEL\n"
+        "# after\nSGLANG_ALLOW_DOWNCAST=1 engine serve MODEL",
+    ),
+    (
+        "a constructor argument inside len()",
+        "len(self.token_ids) != 1",
+        [TOKENS],
+        "Change `Oracle(token_ids=...)` so that len(token_ids) is 1.",
+        "# before\nOracle(token_ids=...)  # len(token_ids) is not 1\n"
+        "# after\nOracle(token_ids=...)  # len(token_ids) is 1",
+    ),
+    (
+        "a config.json key and a flag in one remainder",
+        "self.hf_config.num_heads % self.tensor_parallel_size != 0",
+        [
+            HEADS.model_copy(update={"expr": "self.hf_config.num_heads"}),
+            TP.model_copy(update={"expr": "self.tensor_parallel_size"}),
+        ],
+        'Change `"num_heads"` in the model\'s config.json (or `--hf-overrides`) and '
+        "`--tensor-parallel-size` so that hf_config.num_heads % tensor_parallel_size is 0.",
+        "# before: hf_config.num_heads % tensor_parallel_size is not 0\n"
+        "engine serve MODEL --tensor-parallel-size <value>\n"
+        "# after: hf_config.num_heads % tensor_parallel_size is 0\n"
+        "engine serve MODEL --tensor-parallel-size <value>",
+    ),
+    (
+        "two config.json keys: where they are said once",
+        "len(self.hf_config.layer_types) != self.hf_config.num_heads",
+        [
+            HEADS.model_copy(update={"expr": "self.hf_config.layer_types", "field": "layer_types"}),
+            HEADS.model_copy(update={"expr": "self.hf_config.num_heads"}),
+        ],
+        'Change `"layer_types"` and `"num_heads"` in the model\'s config.json (or '
+        "`--hf-overrides`) so that len(hf_config.layer_types) equals hf_config.num_heads.",
+        None,
+    ),
+    (
+        "a request field, by its JSON name",
+        "len(self.stop) > 4",
+        [STOP],
+        'Change `"stop"` in the request body so that len(stop) is at most 4.',
+        None,
+    ),
+    (
+        "a local the setting is read into says which flag it is",
+        "start_rank + local_size > 8",
+        [LOCAL],
+        "Change `--data-parallel-size-local` (local_size) so that start_rank + local_size is "
+        "at most 8.",
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "guard", "settings", "solution", "fix"), READ_INSIDE, ids=[c[0] for c in READ_INSIDE]
+)
+def test_settings_read_inside_a_test_are_named_where_they_change(
+    case, guard, settings, solution, fix
+):
+    explanation = explain_site(site(guard, settings), (), "engine serve MODEL")
+    assert explanation.solutions[0] == solution
+    if fix is not None:
+        assert explanation.exampleFix == fix
+
+
+def test_a_bare_receiver_or_a_loop_header_is_never_named():
+    # `self` resolving to a whole config names no field; a tuple is no test
+    shared_field = SHARED.model_copy(update={"expr": "self.shared_cache"})
+    for guard, settings in (
+        ("len(self.items) > 2", [SHARED]),
+        ("(kind, size) in (1, self.shared_cache), (2, 3)", [shared_field]),
+    ):
+        explanation = explain_site(site(guard, settings))
+        assert not any("Change " in s for s in explanation.solutions)
+    named = explain_site(site("len(self.shared_cache) > 2", [shared_field]))
+    assert named.solutions[0].startswith("Change `CacheConfig(shared_cache=...)`")
+
+
+def test_a_test_of_module_state_comes_after_the_setting_that_leads_to_it():
+    prefix = PREFIX.model_copy(update={"action": "BooleanOptionalAction"})
+    explanation = explain_site(
+        site("self.enable_prefix_caching and not current_platform.is_cuda()", [prefix])
+    )
+    assert explanation.solutions == [
+        "Pass `--no-enable-prefix-caching` (default False).",
+        "Make sure current_platform.is_cuda() returns true.",
+    ]
+
+
+def test_a_test_of_a_loops_item_names_the_setting_the_loop_walks():
+    limits = setting("per_kind_limits", type_="dict[str, int]", flags=["--per-kind-limits"])
+    explanation = explain_site(
+        site(
+            "(kind, limit) in self.per_kind_limits.items() and limit <= 0",
+            [limits],
+            qualname="CacheConfig._check_limits",
+        ).model_copy(
+            update={
+                "functionSource": textwrap.dedent("""
+                    def _check_limits(self):
+                        for kind, limit in self.per_kind_limits.items():
+                            if limit <= 0:
+                                raise ValueError("rejected")
+                """)
+            }
+        )
+    )
+    assert explanation.solutions[0] == (
+        "Change `--per-kind-limits` so that limit is greater than 0 for every (kind, limit) in "
+        "per_kind_limits.items()."
+    )
+
+
+def test_an_index_loop_hands_on_no_setting():
+    count = setting("batch_size", type_="int", flags=["--batch-size"], expr="batch_size")
+    explanation = explain_site(
+        site("i in range(batch_size) and items[i] is not None", [count]).model_copy(
+            update={
+                "functionSource": textwrap.dedent("""
+                    def __post_init__(self, batch_size, items):
+                        for i in range(batch_size):
+                            if items[i] is not None:
+                                raise ValueError("rejected")
+                """)
+            }
+        )
+    )
+    assert explanation.solutions[0] == "Make sure items[i] is None."
+
+
+TOP_K = setting("top_k", cls="SamplingParams", type_="int", flags=[]).model_copy(
+    update={"surface": "request"}
+)
+TEMPERATURE = setting("temperature", cls="SamplingParams", type_="float", flags=[]).model_copy(
+    update={"surface": "request"}
+)
+
+# (guard, settings, solutions): the values proposed pass the whole test
+WHOLE_TEST = [
+    # `0` passes `== -1` but not `< 1`: only the value that passes both is proposed
+    (
+        "self.top_k < 1 or self.top_k == -1",
+        [TOP_K],
+        [
+            'Send `"top_k": 1` in the request body, `SamplingParams(top_k=1)` in Python (or any '
+            "value at least 1)."
+        ],
+    ),
+    # a float boundary: the boundary itself passes a strict test
+    (
+        "self.temperature < 0.0",
+        [TEMPERATURE],
+        [
+            'Send `"temperature": 0.0` in the request body, `SamplingParams(temperature=0.0)` in '
+            "Python (or any value at least 0.0)."
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("guard", "settings", "solutions"), WHOLE_TEST)
+def test_a_value_proposed_passes_the_whole_test(guard, settings, solutions):
+    assert explain_site(site(guard, settings)).solutions == solutions

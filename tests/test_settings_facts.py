@@ -366,16 +366,25 @@ def test_property_returning_chains_of_self():
 def test_init_attributes_from_annotated_parameters():
     (cls,) = facts("""
         class TokenizerManager:
-            def __init__(self, server_args: ServerArgs, port_args, other: "ModelConfig"):
+            def __init__(
+                self, server_args: ServerArgs, port_args, other: "ModelConfig", top_k: int
+            ):
                 self.server_args = server_args
                 self.port_args = port_args
                 self.model_config: ModelConfig = make(other)
                 self.twice = server_args
                 self.twice = None
+                self.top_k = top_k
+                if self.top_k == -1:
+                    self.top_k = TOP_K_ALL  # a normalisation: still the parameter's value
+                self.reset = server_args
+                if port_args:
+                    self.reset = None
         """).classes
     assert cls.attributes == {
         "server_args": TypeRef(names=["ServerArgs"]),
         "model_config": TypeRef(names=["ModelConfig"]),
+        "top_k": TypeRef(names=["int"]),
     }
 
 

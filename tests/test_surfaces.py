@@ -249,13 +249,16 @@ FIXES = [
     (
         "self.hf_text_config.sliding_window is None",
         dict(surface="model-config", field="sliding_window", via="--hf-overrides"),
-        "Check `sliding_window` in the model's config.json.",
+        'Change `"sliding_window"` in the model\'s config.json (or `--hf-overrides`) so that '
+        "hf_text_config.sliding_window is not None.",
         None,
     ),
     (
         'self.hf_config.model_type == "llama"',
         dict(surface="model-config", field="model_type", via="--hf-overrides"),
-        "Check `model_type` in the model's config.json.",  # no value the code names
+        # no value the code names: what must hold of it
+        'Change `"model_type"` in the model\'s config.json (or `--hf-overrides`) so that '
+        'hf_config.model_type is not "llama".',
         None,
     ),
     (
@@ -487,6 +490,44 @@ def test_a_parameter_followed_through_two_callers():
     assert [(s.expr, s.field, s.flags) for s in found] == [("number", "port", ["--port"])]
 
 
+def test_a_check_defined_in_a_method_gets_what_the_method_passes_it():
+    source = """
+    from dataclasses import dataclass
+
+    @dataclass
+    class SamplingParams:
+        guidance_scale: float = 1.0
+        guidance_rescale: float = 0.0
+
+        def _validate(self):
+            def _non_negative(name, value):
+                if value < 0.0:
+                    raise ValueError(f"{name} must be non-negative")
+
+            _non_negative("guidance_scale", self.guidance_scale)
+            _non_negative("guidance_rescale", self.guidance_rescale)
+    """
+    (found,) = resolve_tree({"pkg/sampling.py": source}, "pkg/sampling.py", full=True)
+    assert [(s.expr, s.field) for s in found] == [
+        ("value", "guidance_scale"),
+        ("value", "guidance_rescale"),
+    ]
+    explanation = explain_site(site("value < 0.0", found))
+    assert explanation.solutions[:2] == [
+        'Send `"guidance_scale": 0.0` in the request body, '
+        "`SamplingParams(guidance_scale=0.0)` in Python (or any value at least 0.0; default 1.0).",
+        'Send `"guidance_rescale": 0.0` in the request body, '
+        "`SamplingParams(guidance_rescale=0.0)` in Python (or any value at least 0.0; default "
+        "0.0).",
+    ]
+    # a test that names no value: either setting may be the one passed
+    explanation = explain_site(site("not math.isfinite(value)", found))
+    assert explanation.solutions[0] == (
+        'Change `"guidance_scale"` or `"guidance_rescale"` in the request body (value) so that '
+        "math.isfinite(value) returns true."
+    )
+
+
 def test_a_tensor_a_caller_hands_on_stays_internal():
     source = """
     from dataclasses import dataclass
@@ -505,3 +546,70 @@ def test_a_tensor_a_caller_hands_on_stays_internal():
     """
     (found,) = resolve_tree({"pkg/masks.py": source}, "pkg/masks.py", full=True)
     assert [(s.expr, s.surface) for s in found] == [("cnt.dtype", "internal")]
+
+
+QUANT_FILES = {
+    "pkg/quantization/base_config.py": """
+    from abc import ABC
+
+    class QuantizationConfig(ABC):
+        @staticmethod
+        def get_from_keys(config, keys):
+            for key in keys:
+                if key in config:
+                    return config[key]
+            raise ValueError(f"Cannot find any of {keys} in the quantization config.")
+    """,
+    "pkg/quantization/gptq.py": """
+    from pkg.quantization.base_config import QuantizationConfig
+
+    class GPTQConfig(QuantizationConfig):
+        def __init__(self, weight_bits: int, group_size: int, desc_act: bool) -> None:
+            self.weight_bits = weight_bits
+            self.group_size = group_size
+            if weight_bits not in (2, 4, 8):
+                raise ValueError(f"{weight_bits}-bit weights are not supported")
+
+        def verify(self):
+            if self.group_size == 0:
+                raise ValueError("group_size must not be 0")
+
+        @classmethod
+        def from_config(cls, config):
+            weight_bits = cls.get_from_keys(config, ["bits", "w_bit"])
+            group_size = config.get("group_size", 128)
+            desc_act = config["desc_act"]
+            desc_act = bool(desc_act)
+            return cls(weight_bits, group_size=group_size, desc_act=desc_act)
+    """,
+}
+
+
+def test_a_quantization_argument_is_the_key_its_from_config_reads():
+    found = resolve_tree(QUANT_FILES, "pkg/quantization/gptq.py", full=True)
+    got = sorted((s.expr, s.surface, s.cls, s.field) for site in found for s in site)
+    # desc_act is computed from the key, not the key's value: no key for it
+    assert got == [
+        ("self.group_size", "model-config", "GPTQConfig", "quantization_config.group_size"),
+        ("weight_bits", "model-config", "GPTQConfig", "quantization_config.bits"),
+    ]
+    bits = next(s for site in found for s in site if s.expr == "weight_bits")
+    explanation = explain_site(site("weight_bits not in (2, 4, 8)", [bits]))
+    assert explanation.solutions[0] == (
+        'Set `"bits": 2` in `"quantization_config"` of the model\'s config.json.'
+    )
+    size = next(s for site in found for s in site if s.expr == "self.group_size")
+    explanation = explain_site(site("self.group_size == 0", [size]))
+    assert explanation.solutions[0] == (
+        'Set `"group_size": 1` in `"quantization_config"` of the model\'s config.json.'
+    )
+    assert explanation.exampleFix == (
+        '# before: "quantization_config" of the model\'s config.json\n{"group_size": 0}\n'
+        '# after\n{"group_size": 1}'
+    )
+    # a test that names no value: the key, and what must hold of it
+    explanation = explain_site(site("weight_bits not in TYPE_MAP", [bits]))
+    assert explanation.solutions[0] == (
+        'Change `"bits"` in `"quantization_config"` of the model\'s config.json so that '
+        "weight_bits is in TYPE_MAP."
+    )

@@ -10,7 +10,7 @@ import re
 import shlex
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from extractors import ops
 from extractors.patterns import holes_in_message, pattern_fragments
@@ -24,11 +24,13 @@ from pipeline.explainers.offline.conditions import (
     is_isinstance,
 )
 from pipeline.explainers.offline.settings import (
+    carrier_of,
     holds_with,
     is_bool,
     passing_values,
     primary_flag,
     proposable,
+    read_settings,
     settings_of,
 )
 
@@ -68,6 +70,12 @@ class Check:
     on_off: bool = False  # its flag is a switch (a boolean name, or `--no-x` exists)
     setting: Setting | None = None  # what its subject is, when the site's settings say
     carrier: Setting | None = None  # the flag the setting's whole config is passed by
+    # every setting the condition reads (its subject or inside it: `len(self.ids) != 1`),
+    # each with the flag its config is passed by when it has none of its own
+    reads: tuple[tuple[Setting, Setting | None], ...] = ()
+    # the loop whose item it tests, when its settings come through that loop (`bound in
+    # buckets`, as the guards write the `for` header)
+    loop: str | None = None
 
 
 def read_function(site: Site) -> FunctionFacts:
@@ -175,7 +183,7 @@ def check_of(
     if subject is not None:
         settable = (dotted_parts(subject) or [""])[0] in config_names
     else:  # `len(self.items) == 0`, `v & (v - 1)`: settable when it reads only the config
-        names = _value_names(condition.node)
+        names = value_names(condition.node)
         settable = bool(names) and names <= config_names
     names = dotted_parts(subject) if subject is not None else None
     on_off = bool(names) and is_bool_name(names[-1])  # type: ignore[index]
@@ -183,6 +191,10 @@ def check_of(
         on_off = True
     if setting is not None:
         settable, on_off = True, on_off or is_bool(setting)
+    reads = tuple(
+        (s, None if s.flags else carrier_of(s, list(settings)))
+        for s in read_settings(condition, list(settings))
+    )
     return Check(
         condition,
         flag,
@@ -192,10 +204,11 @@ def check_of(
         on_off=on_off,
         setting=setting,
         carrier=carrier,
+        reads=reads,
     )
 
 
-def _value_names(node: ast.AST | None) -> set[str]:
+def value_names(node: ast.AST | None) -> set[str]:
     """The names whose values an expression reads (not the functions it calls)."""
     if node is None:
         return set()
@@ -279,7 +292,7 @@ def flag_change_values(condition: Condition, suggested: list[str]) -> tuple[str 
     if op is ops.EQ:
         wanted = next((s for s in suggested if not matches(s)), None)
         return wanted, (str(const) if const is not None else None)
-    if isinstance(const, int) and op.boundary is not None:
+    if isinstance(const, int | float) and op.boundary is not None:  # past the boundary
         holds_at, fails_at = op.boundary
         return str(const + fails_at), str(const + holds_at)
     items = _constants(right)
@@ -395,12 +408,59 @@ def is_loop_header(check: Check, function: FunctionFacts) -> bool:
     return isinstance(node, ast.Compare) and _without_ctx(node) in function.loops
 
 
+def through_loops(checks: list[Check], function: FunctionFacts) -> list[Check]:
+    """A test of a loop's item reads the settings the loop walks (`kind not in KINDS` under
+    `for kind in self.per_kind_limits`), through nested loops too; the check gets them with
+    its loop, when it reads no setting of its own."""
+    walked: dict[str, tuple[tuple[tuple[Setting, Setting | None], ...], str]] = {}
+    found = []
+    for check in checks:
+        node = check.condition.node
+        if is_loop_header(check, function) and isinstance(node, ast.Compare):
+            target, iterable = node.left, node.comparators[0]
+            chain = _walked_chain(iterable)
+            reads = tuple(r for r in check.reads if r[0].expr == chain)
+            if not reads and chain in walked:
+                reads = walked[chain][0]
+            if reads:
+                header = check.condition.text
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        walked[name.id] = (reads, header)
+        elif not (check.reads or check.setting or check.flag):
+            via = [walked[n] for n in sorted(value_names(node)) if n in walked]
+            if via:
+                check = replace(check, reads=via[0][0], loop=via[0][1])
+        found.append(check)
+    return found
+
+
+# what walks a collection's own items (not `range(n)`, whose items are indices)
+_ITEM_VIEWS = frozenset({"items", "values", "keys"})
+_ITEM_WRAPPERS = frozenset({"enumerate", "sorted", "reversed", "list", "tuple", "set"})
+
+
+def _walked_chain(node: ast.expr) -> str | None:
+    """The chain a `for` walks the items of: `self.limits` of `self.limits.items()`,
+    `enumerate(cfg.layers)`; None for anything else."""
+    while isinstance(node, ast.Call) and len(node.args) <= 1:
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _ITEM_VIEWS and not node.args:
+            node = func.value
+        elif isinstance(func, ast.Name) and func.id in _ITEM_WRAPPERS and node.args:
+            node = node.args[0]
+        else:
+            return None
+    names = dotted_parts(node)
+    return ".".join(names) if names else None
+
+
 def is_temporary(check: Check, function: FunctionFacts) -> bool:
     """A test of the function's own temporaries only (locals it computes, no parameter, no
     setting): nothing a user passes, so no fix to name."""
-    if check.settable or check.flag is not None or check.setting is not None:
+    if check.settable or check.flag is not None or check.setting is not None or check.reads:
         return False
-    names = _value_names(check.condition.node)
+    names = value_names(check.condition.node)
     locals_ = function.variables - function.params
     return bool(names) and names <= locals_
 

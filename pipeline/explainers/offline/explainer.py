@@ -36,6 +36,8 @@ from pipeline.explainers.offline.checks import (
     read_function,
     shell_word,
     subject_text,
+    through_loops,
+    value_names,
 )
 from pipeline.explainers.offline.conditions import (
     Condition,
@@ -46,7 +48,7 @@ from pipeline.explainers.offline.conditions import (
     simplify,
     source_segment,
 )
-from pipeline.explainers.offline.settings import primary_flag
+from pipeline.explainers.offline.settings import holds_with, primary_flag, reading_solution
 from pipeline.explainers.offline.settings import solution as setting_solution
 from pipeline.explainers.offline.snippets import (
     BUILD_KINDS,
@@ -61,7 +63,9 @@ from pipeline.explainers.offline.snippets import (
 # 4: the settings a site reads: their flags, values that pass, commands, and their docs.
 # 5: switches by their action (never given a value, `--no-x`), dotted keys of JSON-config
 # flags, no value that keeps the failing test true, the surfaces, the message's advice.
-PROMPT_VERSION = "offline-5"
+# 6: a check that reads settings inside its test (`len(self.ids) != 1`) names them on their
+# surface, with what must hold, and its example fix shows where they are changed.
+PROMPT_VERSION = "offline-6"
 # What the sites outside validators (kind `none`, the `all` scope) are explained with on top
 # of it: bumped whenever the text said of them changes.
 OUTSIDE_VERSION = "outside-1"
@@ -110,9 +114,13 @@ def explain_site(
     evidence = [*message_flags, *(f for f in function.flags if f not in message_flags)]
     values = flag_values(site.errorMessage)
     conditions = simplify(parse_guards(site.guards, dict(function.aliases)))
-    checks = [check_of(c, evidence, values, function, site.settings) for c in conditions]
+    checks = through_loops(
+        [check_of(c, evidence, values, function, site.settings) for c in conditions], function
+    )
     parts = {
-        id(check): _disjuncts(check, evidence, values, function, site.settings) for check in checks
+        id(check): _disjuncts(check, evidence, values, function, site.settings)
+        or _alternatives(check, evidence, values, function, site.settings)
+        for check in checks
     }
     others = [
         s
@@ -352,6 +360,8 @@ def _solution(check: Check) -> str | None:
         said = setting_solution(cond, check.setting, check.carrier, wanted)
         if said is not None:
             return said
+    if flag is None and (said := reading_solution(cond, check.reads, check.loop)) is not None:
+        return said  # no value the code names: which settings to change, and to what end
     subject = subject_text(check)
     switch, compare = cond.switch, cond.compare
     if not check.settable and flag is None:
@@ -421,7 +431,39 @@ def _disjuncts(
         sub = check_of(part, evidence, values, function, settings)
         if sub.setting is not None:
             found.append(sub)
-    return found
+    # a value one part proposes must not make another part of it hold (`x < 1 or x == -1`:
+    # not 0)
+    return [
+        sub
+        for sub in found
+        if sub.wanted is None
+        or not any(
+            other is not sub
+            and other.setting.expr == sub.setting.expr  # type: ignore[union-attr]
+            and holds_with(other.condition, sub.wanted)
+            for other in found
+        )
+    ]
+
+
+def _alternatives(
+    check: Check,
+    evidence: list[str],
+    values: dict[str, list[str]],
+    function: FunctionFacts,
+    settings: Sequence[Setting],
+) -> list[Check]:
+    """The check once per setting its subject may be, when its callers pass it different
+    ones (`_non_negative(self.guidance_scale)`, `_non_negative(self.guidance_rescale)`):
+    each is a fix to name."""
+    if check.setting is None:
+        return []
+    expr = check.setting.expr
+    same = [s for s in settings if s.expr == expr and s.surface != "internal"]
+    if len(same) < 2:
+        return []
+    rest = [s for s in settings if s.expr != expr]
+    return [check_of(check.condition, evidence, values, function, [s, *rest]) for s in same]
 
 
 def _internal_solutions(site: Site, reason: str) -> list[str]:
@@ -465,6 +507,9 @@ def _solutions(
     advice: Sequence[Advice] = (),
 ) -> list[str]:
     solutions: list[str] = []
+    # a test no setting reaches (`not current_platform.is_cuda()`) comes after those a user
+    # can change (`--enable-x` in front of it: turning it off is the fix at hand)
+    unreached: list[str] = []
     for check in reversed(checks):  # innermost first: the test that singles out this error
         if is_precondition(check, checks) or is_loop_header(check, function):
             continue
@@ -474,7 +519,8 @@ def _solutions(
         if said:
             solutions += said
         elif (solution := _solution(check)) is not None:
-            solutions.append(solution)
+            (unreached if _reads_only_globals(check, function) else solutions).append(solution)
+    solutions += unreached
     mapped = {c.flag for c in checks} | {a.name for a in advice}
     for flag, wanted in values.items():
         if flag not in mapped:  # a value the message asks for, for a flag no guard tests
@@ -495,6 +541,14 @@ def _solutions(
             "your inputs explains it, it may be a bug of the calling code, worth reporting."
         )
     return ordered_unique(solutions)[:_MAX_SOLUTIONS]
+
+
+def _reads_only_globals(check: Check, function: FunctionFacts) -> bool:
+    """A test of module state alone (`not current_platform.is_cuda()`): no setting, no
+    variable of the function."""
+    if check.settable or check.flag or check.setting or check.reads:
+        return False
+    return not (value_names(check.condition.node) & function.variables)
 
 
 def _advice_first(solutions: list[str], advice: Sequence[Advice]) -> list[str]:

@@ -17,7 +17,7 @@ import shlex
 from extractors import ops
 from extractors.syntax.names import dotted_parts
 from pipeline.dataset.models import SWITCH_ACTIONS, Setting
-from pipeline.explainers.offline.conditions import Condition, is_none
+from pipeline.explainers.offline.conditions import Condition, is_none, join_words, rewrite_receiver
 
 PLACEHOLDER = "<value>"  # a value the code does not name
 OTHER_SURFACES = ("env", "request", "model-config")  # a setting changed elsewhere than a flag
@@ -39,8 +39,12 @@ def settings_of(
         return None, None
     if leaf.flags:
         return leaf, None
-    # the flagged setting whose type is the leaf's class (`KVTransferConfig | None`)
-    carrier = next(
+    return leaf, carrier_of(leaf, settings)
+
+
+def carrier_of(leaf: Setting, settings: list[Setting]) -> Setting | None:
+    """The flagged setting whose type is the leaf's class (`KVTransferConfig | None`)."""
+    return next(
         (
             s
             for s in settings
@@ -48,7 +52,32 @@ def settings_of(
         ),
         None,
     )
-    return leaf, carrier
+
+
+def read_settings(condition: Condition, settings: list[Setting]) -> list[Setting]:
+    """The settings a condition reads anywhere in it (`len(self.token_ids) != 1`,
+    `start + local_size > args.data_parallel_size`), in the order it reads them: the whole
+    chain only (`self.a.b`, not `self.a`), never a bare receiver, never an internal one."""
+    if condition.node is None or isinstance(condition.node, ast.Tuple):
+        return []  # a tuple is no test (a loop header the guards wrote without its parens)
+    by_expr: dict[str, list[Setting]] = {}
+    for s in settings:
+        if s.surface != "internal" and s.expr not in ("self", "cls"):
+            by_expr.setdefault(s.expr, []).append(s)
+    found: list[tuple[tuple[int, int], str]] = []
+    pending: list[ast.AST] = [condition.node]
+    while pending:
+        node = pending.pop()
+        names = dotted_parts(node) if isinstance(node, ast.Attribute | ast.Name) else None
+        if names is not None and ".".join(names) in by_expr:
+            where = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+            found.append((where, ".".join(names)))
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    # each chain once, in reading order, with every setting that reaches it (a parameter
+    # that different callers pass different settings)
+    exprs = dict.fromkeys(expr for _, expr in sorted(found))
+    return [s for expr in exprs for s in by_expr[expr]]
 
 
 def primary_flag(setting: Setting | None) -> str | None:
@@ -334,6 +363,140 @@ def solution(
     return None
 
 
+# --- a check that reads settings inside an expression -------------------------------------
+
+
+def handle(setting: Setting, carrier: Setting | None) -> str | None:
+    """Where a user changes a setting, as a solution names it: `--x`, `"x"` in the request
+    body or the model's config.json, `X` in the environment, `Config(x=...)`; with the name
+    the check reads it by when that differs (`--data-parallel-size-local` (local_size))."""
+    shown = rewrite_receiver(setting.expr, "")
+    by = f" ({shown})" if shown.rsplit(".", 1)[-1] != setting.field else ""
+    flag = primary_flag(setting)
+    if flag is not None:
+        return f"`{flag}`{by}"
+    if setting.surface == "env":
+        return f"the environment variable `{setting.field}`"
+    if setting.surface == "request":
+        return f'`"{setting.field}"` in the request body{by}'
+    if setting.surface == "model-config":
+        via = f" (or `{setting.via}`)" if setting.via else ""
+        key, where = config_key(setting)
+        return f'`"{key}"` in {where}{via}'
+    carried = primary_flag(carrier)
+    if carried is not None:
+        return f"`{setting.field}` in `{carried}`{by}"
+    if setting.cls is not None:
+        return f"`{setting.cls}({setting.field}=...)`{by}"
+    return None
+
+
+def reading_solution(
+    condition: Condition,
+    reads: tuple[tuple[Setting, Setting | None], ...],
+    loop: str | None = None,
+) -> str | None:
+    """A check whose test is no value a fix can name (`len(self.ids) != 1`, `a % b`) but
+    reads settings: which settings to change, and what must hold once they are changed
+    (for every item of the `loop` it tests an item of)."""
+    if len(reads) == 1 and (what := env_switch(condition, reads[0][0])) is not None:
+        return surface_solution(reads[0][0], what, None, notes(reads[0][0]))
+    handles = ordered_handles(reads)
+    if not handles:
+        return None
+    about = notes(reads[0][0]) if len(reads) == 1 else ""
+    each = f" for every {loop}" if loop else ""
+    changed = _shared(handles, "and") or join_words(handles)
+    return f"Change {changed} so that {condition.phrase(negate=True)}{each}{about}."
+
+
+def env_switch(condition: Condition, setting: Setting) -> str | None:
+    """ "on" or "off" for a test of an environment variable read through `.get()` (SGLang's
+    `not envs.SGLANG_X.get()`): what the variable must be for the check to pass."""
+    node, truth = condition.node, True
+    while isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        node, truth = node.operand, not truth
+    if setting.surface != "env" or not isinstance(node, ast.Call) or node.args or node.keywords:
+        return None
+    func = node.func
+    if not isinstance(func, ast.Attribute) or func.attr != "get":
+        return None
+    names = dotted_parts(func.value)
+    if names is None or ".".join(names) != setting.expr:
+        return None
+    return "off" if truth else "on"  # the check fails while the test holds
+
+
+def ordered_handles(reads: tuple[tuple[Setting, Setting | None], ...]) -> list[str]:
+    """Each chain's handles, in the order the check reads them, each said once; a chain
+    that several settings reach (a parameter its callers pass different flags) as
+    alternatives: `--a` or `--b`."""
+    by_expr: dict[str, list[str]] = {}
+    said: set[str] = set()
+    for setting, carrier in reads:
+        found = handle(setting, carrier)
+        if found is not None and found not in said:
+            said.add(found)
+            by_expr.setdefault(setting.expr, []).append(found)
+    return [_either(h) for h in by_expr.values()]
+
+
+def _either(handles: list[str]) -> str:
+    """`a`, `a or b`, `a, b or c`; what follows their code spans said once when it is the
+    same (`"a" or "b" in the request body`)."""
+    return _shared(handles, "or") or _words(handles, "or")
+
+
+def _shared(handles: list[str], word: str) -> str | None:
+    """Handles that are each one code span followed by the same words, joined with `word`
+    and those words said once (`"a" and "b" in the model's config.json`); else None."""
+    spans = [h.split("`", 2) for h in handles]
+    if len(handles) < 2 or not all(len(p) == 3 and not p[0] for p in spans):
+        return None
+    rests = {p[2] for p in spans}
+    if len(rests) != 1:
+        return None
+    return _words([f"`{p[1]}`" for p in spans], word) + rests.pop()
+
+
+def _words(parts: list[str], word: str) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" {word} " + parts[-1]
+
+
+def reading_change(
+    condition: Condition,
+    reads: tuple[tuple[Setting, Setting | None], ...],
+    command: str | None,
+    loop: str | None = None,
+) -> str | None:
+    """Before/after of the first setting a check reads that a fix can show without a value
+    the code names: its flag (never a switch) or variable with a placeholder on the command
+    line, its constructor argument; what must hold said beside it."""
+    if len(reads) == 1 and (what := env_switch(condition, reads[0][0])) is not None:
+        return surface_change(reads[0][0], what, None, None, command)
+    each = f" for every {loop}" if loop else ""
+    fails = condition.phrase() + (f" for some {loop}" if loop else "")
+    passes = condition.phrase(negate=True) + each
+    base = command or ""
+    for setting, _ in reads:
+        flag = primary_flag(setting)
+        if flag is not None and not is_switch(setting):
+            line = f"{base} {flag} {PLACEHOLDER}".strip()
+            return f"# before: {fails}\n{line}\n# after: {passes}\n{line}"
+        if flag is None and setting.surface == "env":
+            line = f"{setting.field}={PLACEHOLDER} {base}".strip()
+            return f"# before: {fails}\n{line}\n# after: {passes}\n{line}"
+        if flag is None and setting.surface == "code" and setting.cls is not None:
+            call = f"{setting.cls}({setting.field}=...)"
+            return f"# before\n{call}  # {fails}\n# after\n{call}  # {passes}"
+        if setting.surface == "model-config" and "." in setting.field:
+            key, where = config_key(setting)  # a key inside an object: shown as that object
+            body = f'{{"{key}": {PLACEHOLDER}}}'
+            where = where.replace("`", "")
+            return f"# before: in {where}, {fails}\n{body}\n# after: {passes}\n{body}"
+    return None
+
+
 # --- the surfaces other than a flag ---------------------------------------------------------
 
 
@@ -361,16 +524,16 @@ def surface_solution(setting: Setting, what: str, value: str | None, about: str)
             return f"Unset the environment variable: `unset {setting.field}`{about}."
         exported = env_value(setting, what, value)
         if exported is None:
-            return f"Give the environment variable {setting.field} a value that passes the check{about}."
+            return None  # no value the code names: what must hold is said instead
         return f"Run `export {setting.field}={shell(exported)}` before starting{about}."
     if setting.surface == "request":
         shown = _json_value(what, value)
         if what == "unset":
-            return f"Leave `{setting.field}` out of the request body{about}."
+            return f'Leave `"{setting.field}"` out of the request body{about}.'
         if shown is None:
             if what == "set":
                 return f'Send a `"{setting.field}"` in the request body{about}.'
-            return f'Send a `"{setting.field}"` in the request body that passes the check{about}.'
+            return None
         python = (
             f"{setting.cls}({setting.field}={_python_text(what, value)})" if setting.cls else None
         )
@@ -378,12 +541,22 @@ def surface_solution(setting: Setting, what: str, value: str | None, about: str)
         return f'Send `"{setting.field}": {shown}` in the request body{offline}{about}.'
     if setting.surface == "model-config":
         shown = _json_value(what, value)
-        body = json.dumps({setting.field: json.loads(shown)}) if shown else None
+        key, where = config_key(setting)
+        body = json.dumps({key: json.loads(shown)}) if shown else None
         override = f", or pass `{setting.via} {shell(body)}`" if setting.via and body else ""
         if shown is None:
-            return f"Check `{setting.field}` in the model's config.json{about}."
-        return f'Set `"{setting.field}": {shown}` in the model\'s config.json{override}{about}.'
+            return None
+        return f'Set `"{key}": {shown}` in {where}{override}{about}.'
     return None
+
+
+def config_key(setting: Setting) -> tuple[str, str]:
+    """(the key, where it is) of a model-config setting: `"bits"` in `"quantization_config"`
+    of the model's config.json for `quantization_config.bits`."""
+    parent, _, key = setting.field.rpartition(".")
+    if parent:
+        return key, f'`"{parent}"` of the model\'s config.json'
+    return key, "the model's config.json"
 
 
 def _python_text(what: str, value: str | None) -> str:
@@ -423,6 +596,17 @@ def surface_change(
         override = shell(json.dumps({setting.field: json.loads(shown)}))
         after = f"{base} {setting.via} {override}".strip()
         return _before_after(base, after, "# (the command as run)")
+    if setting.surface == "model-config" and "." in setting.field:
+        shown = _json_value(what, value)  # a key inside an object: shown as that object
+        if shown is None:
+            return None
+        key, where = config_key(setting)
+        failing = literal(offending)
+        if offending is None:
+            before = f'{{"{key}": {PLACEHOLDER}}}'
+        else:
+            before = json.dumps({key: offending if failing is _MISSING else failing})
+        return f'# before: {where.replace("`", "")}\n{before}\n# after\n{{"{key}": {shown}}}'
     return None
 
 
@@ -505,8 +689,8 @@ def constructor_change(
 ) -> tuple[str, str] | None:
     """(before, after) constructor calls of the setting's class."""
     what, value = needs(condition, setting, wanted)
-    if what not in ("value", "on", "off") or setting.cls is None:
-        return None
+    if what not in ("value", "on", "off") or setting.cls is None or "." in setting.field:
+        return None  # (`quantization_config.bits` is a key inside config.json, no argument)
     after = constructor(setting, what, value)
     failing_what = {"on": "off", "off": "on"}.get(what, "value")
     before = (

@@ -38,6 +38,7 @@ from pipeline.explainers.offline.settings import (
     constructor_change,
     needs,
     primary_flag,
+    reading_change,
     surface_change,
 )
 
@@ -204,6 +205,11 @@ def example_fix(
         change = change or _python_change(check)
         if change is not None:
             return f"# before\n{change[0]}\n# after\n{change[1]}"
+    for check in reversed(checks):  # settings read inside a test: where to change them
+        if not is_precondition(check, checks) and check.flag is None:
+            fix = reading_change(check.condition, check.reads, command, check.loop)
+            if fix is not None:
+                return fix
     if checks:
         last = checks[-1].condition
         return f"# the error needs: {last.phrase()}\n# fix: make sure {last.phrase(negate=True)}"

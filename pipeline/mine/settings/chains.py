@@ -52,6 +52,7 @@ from pipeline.mine.settings.surfaces import (
     internal_reason,
     is_request,
     model_config,
+    quantization_key,
     request_field,
 )
 
@@ -230,6 +231,9 @@ class ChainWalk:
         """An attribute `__init__` sets from its parameter of the same name: a constructor
         argument, with the flags whose dest is that name when the parsers agree on them
         (SGLang's ModelConfig(quantization=server_args.quantization) and `--quantization`)."""
+        read = quantization_key(self, expr, cls, name, " | ".join(ref.names) or None)
+        if read is not None:
+            return read  # a key of the checkpoint's quantization config
         flags = self.flags.by_dest(name)
         if flags and any(f.options != flags[0][1].options for _, f in flags):
             flags = []

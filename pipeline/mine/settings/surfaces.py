@@ -6,7 +6,7 @@
 | `model_config` | `hf_config.x`, `self.model_config.hf_text_config.x`, `self.x` of a PretrainedConfig subclass | key `x` of the model's config.json; `via` the override flag (`--hf-overrides`, `--json-model-override-args`) |
 | `environment` | `envs.VLLM_X` (`envs.SGLANG_X.get()`) of a module that defines the variable | `export VLLM_X=...`, its type, default and comment |
 | `request_field` | `self.x` of SamplingParams, PoolingParams or a pydantic `...Request` | field `x` of the request body |
-| `constructor_argument` | `block_sizes`, a plain parameter of `Config.__init__` (a public class) | the argument `Config(block_sizes=...)`; not a tensor's, not a private class's or parameter's |
+| `constructor_argument` | `block_sizes`, a plain parameter of `Config.__init__` (a public class) | the argument `Config(block_sizes=...)`; not a tensor's, not a private class's or parameter's; a QuantizationConfig's that its `from_config` reads from a key: that key of the `quantization_config` of config.json |
 
 `environ_reads` gives the variables a guard reads itself (`os.environ.get("X")`), and
 `internal_reason` decides, from the guards alone, that a site checks what no user sets:
@@ -52,6 +52,10 @@ class Where(Protocol):
 HF_CONFIGS = frozenset({"hf_config", "hf_text_config"})
 # the classes of Hugging Face model configs: their attributes are config.json keys
 PRETRAINED = frozenset({"PretrainedConfig", "PreTrainedConfig"})
+# the classes of a checkpoint's quantization settings: their `from_config` reads the keys of
+# the `quantization_config` object of the model's config.json
+QUANTIZATION = frozenset({"QuantizationConfig"})
+QUANTIZATION_KEY = "quantization_config"
 # the flags whose JSON overrides config.json keys (vLLM, SGLang), by dest
 OVERRIDE_DESTS = ("hf_overrides", "json_model_override_args")
 # the classes of a request's parameters; pydantic models named `...Request` too
@@ -110,6 +114,28 @@ def _key_setting(
             via=override_flag(walk),
         )
     ]
+
+
+def quantization_key(
+    walk: ChainWalk, expr: str, cls: ClassSymbol, name: str, type_: str | None = None
+) -> Setting | None:
+    """`weight_bits` of a QuantizationConfig subclass whose `from_config` reads it from
+    `"bits"`: the key `quantization_config.bits` of the model's config.json (no override
+    flag: an override replaces the whole `quantization_config` object)."""
+    key = cls.facts.from_keys.get(name)
+    if key is None or not derives_from(walk, cls, QUANTIZATION):
+        return None
+    return Setting(
+        expr=expr,
+        cls=cls.facts.name,
+        field=f"{QUANTIZATION_KEY}.{key}",
+        type=type_,
+        default=None,
+        choices=None,
+        doc=None,
+        flags=[],
+        surface="model-config",
+    )
 
 
 def model_config(
@@ -224,6 +250,10 @@ def constructor_argument(
         return None
     if where.owner is not None and derives_from(walk, where.owner, PRETRAINED):
         return _key_setting(walk, expr, ref.root, where.owner)  # a key of its config.json
+    if where.owner is not None:
+        read = quantization_key(walk, expr, where.owner, ref.root, " | ".join(names) or None)
+        if read is not None:
+            return [read]  # a key of the checkpoint's quantization config
     literals = binding.type.literals if binding is not None and binding.type is not None else []
     return [
         Setting(
