@@ -83,18 +83,15 @@ def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, classes, line: int) 
         if default is not None
     }
     params = tuple(argument.arg for argument in [*positional, *arguments.kwonlyargs])
-    local_values: dict[str, ast.expr] = {}
+    local_values = {
+        name: value
+        for name, value in _defined(node.body, line, {}).items()
+        if name not in params and value is not None
+    }
     loops: dict[str, ast.expr] = {}
     loop_targets: list[tuple[tuple[str, ...], ast.expr]] = []
     for inner in _before(node, line):
-        if isinstance(inner, ast.Assign) and len(inner.targets) == 1:
-            target = inner.targets[0]
-            if isinstance(target, ast.Name) and target.id not in params:
-                local_values[target.id] = inner.value
-        elif isinstance(inner, ast.AnnAssign) and isinstance(inner.target, ast.Name):
-            if inner.value is not None and inner.target.id not in params:
-                local_values[inner.target.id] = inner.value
-        elif isinstance(inner, ast.For) and inner.lineno <= line <= (inner.end_lineno or 0):
+        if isinstance(inner, ast.For) and inner.lineno <= line <= (inner.end_lineno or 0):
             target = inner.target
             elements = target.elts if isinstance(target, ast.Tuple) else [target]
             if all(isinstance(element, ast.Name) for element in elements):
@@ -113,6 +110,88 @@ def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, classes, line: int) 
         loops=loops,
         loop_targets=tuple(loop_targets),
     )
+
+
+_EXITS = (ast.Raise, ast.Return, ast.Continue, ast.Break)
+
+
+def _defined(
+    body: list[ast.stmt], line: int, known: dict[str, ast.expr | None]
+) -> dict[str, ast.expr | None]:
+    """What each local holds at `line`, from the statements of `body` before it: the last
+    assignment on the way; a local that two branches of an earlier `if` set differently
+    holds `a if test else b` (a branch that exits adds nothing); None for what cannot be
+    told (`x += 1`, a loop's assignment)."""
+    known = dict(known)
+    for statement in body:
+        if statement.lineno >= line:
+            break
+        inside = statement.lineno <= line <= (statement.end_lineno or statement.lineno)
+        if isinstance(statement, ast.Assign | ast.AnnAssign):
+            known.update(_assigned(statement))
+        elif isinstance(statement, ast.If) and inside:
+            branch = statement.body if line < _start(statement.orelse, line) else statement.orelse
+            return _defined(branch, line, known)
+        elif isinstance(statement, ast.If):
+            taken = _defined(statement.body, line, known)
+            other = _defined(statement.orelse, line, known)
+            exits = [_exits(statement.body), _exits(statement.orelse)]
+            if exits[0] and not exits[1]:
+                known = other
+            elif exits[1] and not exits[0]:
+                known = taken
+            else:
+                for name in {*taken, *other}:
+                    first, second = taken.get(name), other.get(name)
+                    if first is None or second is None:  # set on one way only
+                        known[name] = second if first is None else first
+                    elif ast.dump(first) != ast.dump(second):
+                        known[name] = ast.IfExp(statement.test, first, second)
+                    else:
+                        known[name] = first
+        elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        else:  # a loop, a with, a try: their assignments, in order (as before)
+            for inner in _before(statement, line):
+                if isinstance(inner, ast.Assign | ast.AnnAssign):
+                    known.update(_assigned(inner))
+    return known
+
+
+def _assigned(statement: ast.Assign | ast.AnnAssign) -> dict[str, ast.expr]:
+    """The names one assignment sets, with their values: `x = v`, `x: T = v`, and `a, b = (u,
+    v)` item by item."""
+    if isinstance(statement, ast.AnnAssign):
+        target, value = statement.target, statement.value
+    elif len(statement.targets) == 1:
+        target, value = statement.targets[0], statement.value
+    else:
+        return {}
+    if value is None:
+        return {}
+    if isinstance(target, ast.Name):
+        return {target.id: value}
+    if (
+        isinstance(target, ast.Tuple | ast.List)
+        and isinstance(value, ast.Tuple | ast.List)
+        and len(target.elts) == len(value.elts)
+    ):
+        return {
+            name.id: item
+            for name, item in zip(target.elts, value.elts, strict=True)
+            if isinstance(name, ast.Name)
+        }
+    return {}
+
+
+def _start(body: list[ast.stmt], line: int) -> int:
+    """Where a block starts (past `line` when it is empty)."""
+    return body[0].lineno if body else line + 1
+
+
+def _exits(body: list[ast.stmt]) -> bool:
+    """Whether a block ends in a raise, return, continue or break."""
+    return bool(body) and isinstance(body[-1], _EXITS)
 
 
 def _before(node: ast.AST, line: int) -> list[ast.stmt]:
