@@ -78,7 +78,25 @@ CASES = [
     # a list kept by a filter: its source holds as many items that pass it
     (['len([m for m in modes if m in {"all", "none"}]) > 1'], [{"modes": "['all', 'all']"}]),
     (["a <= b", "c % a == 0"], [{"b": "1", "a": "1", "c": "4"}]),  # the guard's weak value
+    # two truth values compared: both or neither, exactly one
+    (
+        ["(a is None) != (b is None)"],
+        [{"a": "None", "b": "Stand(True)"}, {"a": "Stand(True)", "b": "None"}],
+    ),
+    (
+        ["(a is None) == (b is None)"],
+        [{"a": "None", "b": "None"}, {"a": "Stand(True)", "b": "Stand(True)"}],
+    ),
 ]
+
+
+def test_orders_between_expressions_hold_at_once():
+    from pipeline.verify.solve import ordered_numbers
+
+    (way,) = solutions(["s > t", "s <= d", "d < 8"])
+    assert ordered_numbers(way) == {"s": "2", "t": "1"}  # d is 7: s between t and d
+    (way,) = solutions(["s > t", "s <= d"])
+    assert ordered_numbers(way) == {"s": "2", "t": "1", "d": "2"}
 
 
 @pytest.mark.parametrize(("tests", "expected"), CASES)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from pipeline.dataset.models import Setting
 from pipeline.verify.installed import Function
-from pipeline.verify.solve import STAND, TRUE, Solution, value_for
+from pipeline.verify.solve import STAND, TRUE, Solution, Want, ordered_numbers, value_for
 
 PRELUDE = {
     "Stand": '''class Stand:
@@ -191,11 +191,15 @@ def plan(
     followers = _equal_groups(solution)
     reads = [(expr, []) for expr in followers if expr not in solution.wants]
     leaders = set(followers.values())
+    numbers = ordered_numbers(solution)
     for expr, wants in [*solution.wants.items(), *reads]:
         if expr in leaders:  # the others read it: what it equals is no value of its own
             wants = [want for want in wants if want.op != "same"]
             if not wants:
                 continue
+        firm = [want for want in wants if want.op not in ("weak", "order")]
+        if expr in numbers and not firm:
+            wants = [Want("weak", numbers[expr])]  # every order between them holds
         value = followers.get(expr) or value_for(wants, settings_by_expr.get(expr))
         if value == TRUE and expr.endswith(")"):
             value = "True"  # what a feature check such as `has_ray()` returns

@@ -24,6 +24,9 @@ constraints, from the literal it is compared with, the setting's choices, type a
 | `x is None`, `x is not None`| `None`, its default or a value of its type        |
 | `x`, `not x`                | a true value of its type, a false one             |
 | `isinstance(x, T)`          | a value of T (an instance made without `__init__`)|
+| `x > y`, `y >= z` (read)    | numbers that hold every such order at once        |
+| `(a is None) != (b is None)`| `a` and not `b`, or not `a` and `b` (`==`: both   |
+|                             | or neither)                                       |
 | `a or b`                    | `a` holds (the other disjuncts are alternatives)  |
 | `a and b`                   | each part's first way that contradicts nothing    |
 |                             | solved before it (`x is None` after `x.n == 1`:   |
@@ -196,6 +199,14 @@ def _ways(node: ast.expr, holds: bool) -> Iterator:
             for value in node.values:
                 yield from _ways(value, holds)
         return
+    if isinstance(node, ast.Compare) and _between_tests(node):
+        # `(a is None) == (b is None)`: both or neither; `!=`: exactly one
+        left, right = node.left, node.comparators[0]
+        same = isinstance(node.ops[0], ast.Eq) == holds
+        for first in (True, False):
+            parts = [left if first else _negated(left), right if first == same else _negated(right)]
+            yield from _ways(ast.BoolOp(ast.And(), parts), True)
+        return
     if isinstance(node, ast.Compare):
         yield _compare(node, holds)
         return
@@ -222,6 +233,27 @@ def _ways(node: ast.expr, holds: bool) -> Iterator:
         yield lambda solution: bool(node.value) == holds
         return
     yield _one(node, Want("true" if holds else "false"))
+
+
+def _between_tests(node: ast.Compare) -> bool:
+    """`(a is None) == (b is None)`: `==` or `!=` between two truth values."""
+    return (
+        len(node.ops) == 1
+        and isinstance(node.ops[0], ast.Eq | ast.NotEq)
+        and all(_is_test(side) for side in (node.left, node.comparators[0]))
+    )
+
+
+def _is_test(node: ast.expr) -> bool:
+    if isinstance(node, ast.Compare | ast.BoolOp):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return True
+    return isinstance(node, ast.Call) and _called(node) in ("isinstance", "any", "all", "bool")
+
+
+def _negated(node: ast.expr) -> ast.expr:
+    return ast.UnaryOp(ast.Not(), node)
 
 
 def _first_choice(node: ast.expr) -> ast.IfExp | None:
@@ -507,7 +539,65 @@ def _pair(left: ast.expr, op: type, right: ast.expr):
     if name == "eq":
         return _one(left, Want("same", text(right)))
     ordered = {"eq": "1", "lt": "0", "le": "1", "gt": "2", "ge": "1"}[name]
-    return _all([_one(right, Want("weak", "1")), _one(left, Want("weak", ordered))])
+    return _all(
+        [
+            _one(right, Want("weak", "1")),
+            _one(left, Want("weak", ordered)),
+            _one(left, Want("order", f"{name}:{text(right)}")),  # ordered_numbers
+        ]
+    )
+
+
+_HOLDS = {
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+}
+
+
+def ordered_numbers(solution: Solution) -> dict[str, str]:
+    """Numbers for the expressions that order tests between two expressions read (`a > b`,
+    `b >= c`), when nothing else gives them a number: every order holds at once where it
+    can (a number another constraint gives stays; the others move, upward first)."""
+    relations = [
+        (expr, *want.value.split(":", 1))
+        for expr, wants in solution.wants.items()
+        for want in wants
+        if want.op == "order" and want.value
+    ]
+    if not relations:
+        return {}
+    fixed: dict[str, int | float] = {}
+    for expr in {side for left, _, right in relations for side in (left, right)}:
+        firm = [w for w in solution.wants.get(expr, []) if w.op not in ("weak", "order")]
+        number = _literal(value_for(firm, None)) if firm else None
+        if isinstance(number, int | float) and not isinstance(number, bool):
+            fixed[expr] = number
+    value: dict[str, int | float] = {}
+    for left, _, right in relations:
+        value.setdefault(left, fixed.get(left, 1))
+        value.setdefault(right, fixed.get(right, 1))
+    for _ in range(2 * len(relations) + 2):
+        moved = False
+        for left, name, right in relations:
+            a, b = value[left], value[right]
+            if _HOLDS[name](a, b):
+                continue
+            step = 0 if name in ("ge", "le") else 1
+            if name in ("gt", "ge"):
+                if left not in fixed:
+                    value[left] = b + step
+                elif right not in fixed:
+                    value[right] = a - step
+            elif right not in fixed:
+                value[right] = a + step
+            elif left not in fixed:
+                value[left] = b - step
+            moved = moved or value[left] != a or value[right] != b
+        if not moved:
+            break
+    return {expr: repr(number) for expr, number in value.items() if expr not in fixed}
 
 
 def _converted(node: ast.expr) -> bool:
