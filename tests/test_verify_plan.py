@@ -367,3 +367,40 @@ def test_a_blank_instance_answers_after_the_class_own_getattr():
     made = namespace["blank"](namespace["Module"])
     assert made.weight == 3
     assert type(made.output_sizes).__name__ == "Stand"
+
+
+NONES = textwrap.dedent(
+    """
+    class Spec:
+        def __post_init__(self):
+            if self.method == "draft":
+                self.draft = Draft(
+                    tokenizer=self.target.tokenizer,
+                )
+            if len(self.names) != 2:
+                raise ValueError(
+                    "two names"
+                )
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "message", "roots", "test"),
+    [
+        (6, "'NoneType' object has no attribute 'tokenizer'", {"self"}, "self.target is not None"),
+        (4, "'NoneType' object has no attribute 'tokenizer'", {"self"}, "self.target is not None"),
+        (8, "object of type 'NoneType' has no len()", {"self"}, "self.names is not None"),
+        (6, "'NoneType' object has no attribute 'tokenizer'", set(), None),  # not ours to set
+        (6, "'NoneType' object has no attribute 'other'", {"self"}, None),
+    ],
+)
+def test_a_none_read_on_the_way_is_kept_from_being_none(line, message, roots, test):
+    from pipeline.verify.installed import not_none_test
+
+    assert not_none_test(NONES, line, message, roots) == test
+
+
+def test_a_raise_that_spans_lines_is_found_from_any_of_its_lines():
+    assert passing_test(NONES, 9) == "not ((len(self.names) != 2))"
+    assert passing_test(NONES, 10) == "not ((len(self.names) != 2))"

@@ -78,6 +78,9 @@ CASES = [
     # a list kept by a filter: its source holds as many items that pass it
     (['len([m for m in modes if m in {"all", "none"}]) > 1'], [{"modes": "['all', 'all']"}]),
     (["a <= b", "c % a == 0"], [{"b": "1", "a": "1", "c": "4"}]),  # the guard's weak value
+    # a filtered list's truth: one item that passes, or none at all
+    (["not [t for t in tasks if t in KINDS]"], [{"tasks": "[]"}]),
+    (["[t for t in tasks if t in ('a', 'b')]"], [{"tasks": "['a']"}]),
     # two truth values compared: both or neither, exactly one
     (
         ["(a is None) != (b is None)"],

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from dataclasses import dataclass, field
 
 
@@ -234,12 +235,61 @@ def _parents(text: str) -> tuple[dict[int, list[ast.stmt]], dict[int, ast.AST]]:
     return starts, parents
 
 
+_NONE_ATTRIBUTE = re.compile(r"'NoneType' object has no attribute '(\w+)'")
+_NONE_LENGTH = "object of type 'NoneType' has no len()"
+
+
+def not_none_test(text: str, line: int, message: str, roots: set[str]) -> str | None:
+    """The test that keeps a None from failing on `line` (`'NoneType' object has no attribute
+    'x'` where `a.b.x` is read: `a.b is not None`; `len()` of None: its argument), when what
+    was None is read from one of `roots` (the names the caller can set); else None."""
+    found = _NONE_ATTRIBUTE.fullmatch(message)
+    if found is None and message != _NONE_LENGTH:
+        return None
+    starts, _ = _parents(text)
+    statements = [
+        statement
+        for statements in starts.values()
+        for statement in statements
+        if statement.lineno <= line <= (statement.end_lineno or statement.lineno)
+    ]
+    if not statements:
+        return None
+    innermost = max(statements, key=lambda statement: statement.lineno)
+    for node in ast.walk(innermost):
+        if found is not None and isinstance(node, ast.Attribute) and node.attr == found[1]:
+            held = node.value
+        elif (
+            found is None
+            and isinstance(node, ast.Call)
+            and _last_name(node.func) == "len"
+            and len(node.args) == 1
+        ):
+            held = node.args[0]
+        else:
+            continue
+        root = held
+        while isinstance(root, ast.Attribute | ast.Subscript):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id in roots:
+            return f"{ast.unparse(held)} is not None"
+    return None
+
+
 def passing_test(text: str, line: int) -> str | None:
     """The test that keeps the exit at `line` of an installed file from being taken: for a
     `raise`, its enclosing `if` tests negated; for an `assert`, its test. None when the line
     holds neither, or a raise under no `if`."""
     starts, parents = _parents(text)
-    for statement in starts.get(line, []):
+    # the line a traceback gives may be inside a raise that spans lines
+    held = [
+        statement
+        for statements in starts.values()
+        for statement in statements
+        if isinstance(statement, ast.Raise | ast.Assert)
+        and statement.lineno <= line <= (statement.end_lineno or statement.lineno)
+    ]
+    for statement in starts.get(line, []) or held:
         if isinstance(statement, ast.Assert):
             return ast.unparse(statement.test)
         if not isinstance(statement, ast.Raise):

@@ -72,11 +72,18 @@ PRELUDE = {
         if own is not None:
             try: return own(self, name)
             except AttributeError: pass
-        value = Stand(); object.__setattr__(self, name, value); return value
+        value = Stand()
+        try: object.__setattr__(self, name, value)
+        except TypeError: setattr(self, name, value)
+        return value
+    base = cls
     try: cls = type(cls.__name__, (cls,), {"__getattr__": missing, "__module__": cls.__module__})
     except Exception: pass
     try: self = cls.__new__(cls)
-    except TypeError: self = object.__new__(cls)
+    except TypeError:
+        try: self = object.__new__(cls)
+        except TypeError: return made(base)
+
     for f in getattr(cls, "__dataclass_fields__", {}).values():
         value, factory = f.default, f.default_factory
         if type(value).__name__ == "FieldInfo":  # pydantic's Field(...) in a dataclass
@@ -89,6 +96,18 @@ PRELUDE = {
                 except Exception: value = None
         object.__setattr__(self, f.name, value)
     return self
+''',
+    "made": '''def made(cls):
+    """An instance of a class that only its constructor makes (a msgspec Struct): made with
+    its defaults, the fields it requires stand-ins (else None)."""
+    try: return cls()
+    except Exception: pass
+    fields = getattr(cls, "__struct_fields__", ())
+    required = fields[: len(fields) - len(getattr(cls, "__struct_defaults__", ()))]
+    for names in (required, fields):  # what its __post_init__ lets through
+        try: return cls(**{name: Stand(True) for name in names})
+        except Exception: pass
+    return cls(**dict.fromkeys(required))
 ''',
     "raw": '''def raw(owner, name=None):
     """The function itself, its decorators taken off."""
@@ -156,7 +175,7 @@ def _put(owner, name, value):
 ''',
 }
 # What each helper needs of the others.
-_NEEDS = {"put": ("Stand",), "blank": ("Stand",), "raw": (), "Stand": ()}
+_NEEDS = {"put": ("Stand",), "blank": ("Stand", "made"), "made": ("Stand",), "raw": (), "Stand": ()}
 _SKIPPED_ROOTS = set(dir(builtins)) | set(PRELUDE)
 
 

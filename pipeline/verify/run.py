@@ -35,6 +35,7 @@ from pipeline.verify.fixes import (
 )
 from pipeline.verify.installed import (
     function_at,
+    not_none_test,
     passing_test,
     passing_test_through_call,
     raise_line,
@@ -406,6 +407,17 @@ def _earlier_site(
         return None
     if result.filePath != site.installed or not result.lineNumber:
         return None
+    if result.raisedClass in ("AttributeError", "TypeError") and result.message:
+        # a None read on the way (`self.draft.tokenizer` with draft None): not None next time
+        function = function_at(site.text, entry.qualname, entry.lineNumber)
+        if function is not None:
+            own = _same_function(site.text, result.lineNumber, entry.lineNumber)
+            roots = set(function.params) if own else set(function.params[:1])
+            if not own and function.binding != "instance":
+                roots = set()
+            found = not_none_test(site.text, result.lineNumber, result.message, roots)
+            if found is not None:
+                return found
     # a function of the same file that the site's function called: its test in our terms
     if len(frames) >= 2 and list(frames[-2])[:1] == [site.installed]:
         caller_line = frames[-2][1]

@@ -17,7 +17,8 @@ constraints, from the literal it is compared with, the setting's choices, type a
 | `x // y == LIMIT`           | `y = 1`, `x = LIMIT`                              |
 | `len(x) > 1`                | a list of two stand-ins                           |
 | `len(x) != len(y)`          | `y` one stand-in, `x` two                         |
-| `len([e for x in xs if p])` | `xs` as many items for which p holds              |
+| `len([e for x in xs if p])` | `xs` as many items for which p holds (the list    |
+|                             | alone: one item, or none)                         |
 | `any(p(t) for t in (a, b))` | `p(a) or p(b)` (items written out; `all`: `and`)  |
 | `t(a if c else b)`          | `c and t(a)`, or `not c and t(b)` (a local that   |
 |                             | two branches set differently reads so)            |
@@ -231,6 +232,10 @@ def _ways(node: ast.expr, holds: bool) -> Iterator:
         return
     if isinstance(node, ast.Constant):
         yield lambda solution: bool(node.value) == holds
+        return
+    if isinstance(node, ast.ListComp) and len(node.generators) == 1:
+        # `[t for t in ts if p(t)]` is true: ts holds one item that passes p; false: none
+        yield _kept_items(node, 1) if holds else _one(node.generators[0].iter, Want("len", "0"))
         return
     yield _one(node, Want("true" if holds else "false"))
 
