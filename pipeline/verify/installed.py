@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import textwrap
 from dataclasses import dataclass, field
 
 
@@ -24,6 +25,12 @@ class Function:
     loops: dict[str, ast.expr] = field(default_factory=dict)  # loop variable -> iterable
     # each enclosing loop: its target's names (`for k, v in ...`: two) and its iterable
     loop_targets: tuple[tuple[tuple[str, ...], ast.expr], ...] = ()
+    lines: tuple[int, int] = (0, 0)  # its first line (decorators included) and its last
+
+    def source(self, text: str) -> str:
+        """The function as written in `text`, its indentation removed."""
+        first, last = self.lines
+        return textwrap.dedent("\n".join(text.splitlines()[first - 1 : last]))
 
     @property
     def binding(self) -> str:
@@ -110,6 +117,10 @@ def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, classes, line: int) 
         locals=local_values,
         loops=loops,
         loop_targets=tuple(loop_targets),
+        lines=(
+            min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)]),
+            node.end_lineno or node.lineno,
+        ),
     )
 
 

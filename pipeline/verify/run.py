@@ -22,13 +22,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.dataset.models import IndexEntry
+from pipeline.dataset.models import IndexEntry, Site
 from pipeline.dataset.reader import Dataset, load_dataset
 from pipeline.dataset.verification import OUTCOMES, Verification, VerificationSummary
 from pipeline.dataset.writer import write_verification
+from pipeline.explainers.offline.candidates import fix_candidates
 from pipeline.verify.fixes import (
     after_half,
     as_compared,
+    command_words,
     fix_changes,
     flag_values,
     through_locals,
@@ -49,6 +51,7 @@ from pipeline.verify.parsers import (
     parse_result,
 )
 from pipeline.verify.plan import plan, with_changes
+from pipeline.verify.probe import ABSENT
 from pipeline.verify.solve import solutions
 from pipeline.verify.workers import Worker, worker_environment
 
@@ -251,7 +254,8 @@ def verify_site(
                     "memory": options.memory,
                 }
             )
-            result = judged(entry, answer, site.installed, release, planned.code, runs)
+            code = with_absent(planned.code, answer.get("absent"))
+            result = judged(entry, answer, site.installed, release, code, runs)
             if best is None or result.better_than(best):
                 best = result
             if result.outcome == "verified":
@@ -267,6 +271,15 @@ def verify_site(
     return best.model_copy(update={"attempts": runs})
 
 
+def with_absent(code: str, absent: list[str] | None) -> str:
+    """A reproducer that needs stand-ins for modules not installed (`absent`, as the worker
+    made them) with them, after its first line (the comment that says what it is)."""
+    if not absent:
+        return code
+    header, _, rest = code.partition("\n")
+    return f"{header}\n{ABSENT}absent({sorted(absent)!r})\n{rest}"
+
+
 def _with_fix(
     result: Verification,
     site: _Site,
@@ -275,9 +288,35 @@ def _with_fix(
     release: str,
     dataset: Dataset,
 ) -> Verification:
-    """A verified site's exampleFix applied to its reproducer: this raise must not fire."""
+    """A verified site's exampleFix applied to its reproducer: this raise must not fire.
+    When it still fires (or the fix changes nothing that can be applied), the offline
+    explainer's other fixes for the site are tried in its order, and the first that stops
+    the raise is kept (`chosenFix`)."""
+    record = dataset.records[site.entry.id]
+    fix, message = _fix_result(record.exampleFix, result, site, worker, options, release)
+    found = result.model_copy(update={"fix": fix, "fixMessage": message})
+    if fix == "verified" or not result.reproducer:
+        return found
+    for candidate in _candidates(site, dataset):
+        if candidate == record.exampleFix:
+            continue  # the record's own (the offline explainer's first, when it wrote it)
+        if _fix_result(candidate, result, site, worker, options, release)[0] == "verified":
+            return found.model_copy(update={"chosenFix": candidate})
+    return found
+
+
+def _fix_result(
+    example_fix: str,
+    result: Verification,
+    site: _Site,
+    worker: Worker,
+    options: VerifyOptions,
+    release: str,
+) -> tuple[str, str | None]:
+    """Whether `example_fix`, applied to the verified site's reproducer, stops the raise:
+    (`verified`, None), (`fails`, what it raised) or (`untested`, None)."""
     entry = site.entry
-    changes = fix_changes(dataset.records[entry.id].exampleFix, entry.settings)
+    changes = fix_changes(example_fix, entry.settings)
     if changes:
         changes = as_compared(changes, [*entry.guards, *entry.priorChecks])
         function = function_at(site.text, entry.qualname, entry.lineNumber)
@@ -286,7 +325,7 @@ def _with_fix(
     if changes and result.reproducer:
         code = with_changes(result.reproducer, [(change.expr, change.value) for change in changes])
     if code is None:
-        return result.model_copy(update={"fix": "untested"})
+        return "untested", None
     answer = worker.ask(
         {
             "op": "run",
@@ -297,12 +336,40 @@ def _with_fix(
         }
     )
     after = judged(entry, answer, site.installed, release, code, result.attempts)
-    return result.model_copy(
-        update={
-            "fix": "fails" if after.outcome in ("verified", "mismatch") else "verified",
-            "fixMessage": after.message,
-        }
+    if after.outcome in ("verified", "mismatch"):
+        return "fails", after.message
+    return "verified", None
+
+
+def _candidates(site: _Site, dataset: Dataset) -> list[str]:
+    """The offline explainer's example fixes for the site, its own choice first, with the
+    command lines started as the record's fix starts them."""
+    entry, record = site.entry, dataset.records[site.entry.id]
+    function = function_at(site.text, entry.qualname, entry.lineNumber)
+    if function is None:
+        return []
+    mined = Site(
+        repo=record.repo,
+        analyzedSha=record.analyzedSha,
+        filePath=entry.filePath,
+        lineNumber=entry.lineNumber,
+        qualname=entry.qualname,
+        validatorKind=entry.validatorKind,
+        errorClass=entry.errorClass,
+        errorMessage=entry.errorMessage,
+        messagePattern=entry.messagePattern,
+        messageStatus=entry.messageStatus,
+        messageFragments=entry.messageFragments,
+        guards=entry.guards,
+        priorChecks=entry.priorChecks,
+        sourceCode=record.sourceCode,
+        sourceCodeStart=record.sourceCodeStart,
+        sourceCodeEnd=record.sourceCodeEnd,
+        githubUrl=record.githubUrl,
+        settings=entry.settings,
+        functionSource=function.source(site.text),
     )
+    return fix_candidates(mined, command_words(record.exampleFix))
 
 
 def _builder(dataset: Dataset, sites: list[_Site]) -> Builder | None:
@@ -451,6 +518,7 @@ def _summary(
             for kind, counts in sorted(by_kind.items())
         },
         byFix={fix: fixes[fix] for fix in ("verified", "fails", "untested") if fixes[fix]},
+        chosenFixes=sum(1 for verification in verifications if verification.chosenFix),
         byFixCommand={
             said: commands[said] for said in ("accepted", "differs", "rejected") if commands[said]
         },
