@@ -91,3 +91,66 @@ def test_a_fix_that_verifies_is_kept_and_no_other_is_tried(verified):
 )
 def test_a_guard_is_tried_part_by_part(guard, parts):
     assert _conjuncts(guard) == parts
+
+
+def _as_if_a_model_wrote(dataset, fix: str) -> None:
+    """The `fast mode` record's fix replaced by `fix`, explained by a model (`openai`)."""
+    index = dataset / "index.jsonl"
+    entries = [json.loads(line) for line in index.read_text().splitlines()]
+    for entry in entries:
+        if entry["errorMessage"].startswith("fast mode"):
+            entry["explainedBy"] = "openai"
+            path = dataset / "records" / f"{entry['id']}.json"
+            envelope = json.loads(path.read_text())
+            envelope["record"]["exampleFix"] = fix
+            path.write_text(json.dumps(envelope, indent=2) + "\n")
+    index.write_text("".join(json.dumps(entry) + "\n" for entry in entries))
+
+
+@pytest.mark.parametrize(
+    ("second", "retried", "from_model"),
+    [
+        ("# before\n--mode fast --workers 16\n# after\n--mode fast --workers 8", "verified", True),
+        ("# before\n--mode fast --workers 16\n# after\n--mode fast --workers 10", "fails", False),
+    ],
+)
+def test_a_model_fix_that_fails_is_sent_back_once_with_what_it_raised(
+    tmp_path, fake_llm, second, retried, from_model
+):
+    from pipeline.explainers.llm import LLMExplainer
+    from pipeline.verify.retry import ModelFixes
+
+    dataset, installed = mined_fixture(tmp_path, {"acme/__init__.py": "", "acme/bench.py": BENCH})
+    _as_if_a_model_wrote(dataset, WRONG_FIX)
+    fake_llm.fail("given_fix", example_fix=second)
+    explainer = LLMExplainer(model="fake", base_url=fake_llm.base_url, api_key="test")
+    options = VerifyOptions(
+        python=sys.executable,
+        jobs=1,
+        environ={"PYTHONPATH": str(installed)},
+        model=ModelFixes(explainer),
+    )
+    outcome = verify_dataset(dataset, options)
+    records = load_dataset(dataset).records
+    (item,) = [i for i in outcome.verifications if records[i.id].errorMessage.startswith("fast")]
+    assert (item.fix, item.fixRetry) == ("fails", retried)
+    # one request: the site, the model's first answer, and what running its fix showed
+    (request,) = fake_llm.requests
+    assistant, note = request.messages[-2:]
+    assert (
+        assistant["role"] == "assistant"
+        and json.loads(assistant["content"])["exampleFix"] == WRONG_FIX
+    )
+    assert "fast mode takes at most 8 workers, got 12" in note["content"]
+    # a second fix that fails too leaves the offline explainer's to choose
+    assert (item.chosenFix == second) is from_model
+    assert item.chosenFix is not None
+    assert outcome.summary.byFixRetry == {retried: 1}
+
+
+def test_a_run_with_no_model_verifies_with_none():
+    from pipeline.mine.run import RunOptions
+    from pipeline.verify.command import with_model
+
+    options = VerifyOptions()
+    assert with_model(options, RunOptions(source="x", llm="offline")) is options

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipeline.dataset.models import IndexEntry, Site
 from pipeline.dataset.reader import Dataset, load_dataset
@@ -55,6 +56,9 @@ from pipeline.verify.probe import ABSENT
 from pipeline.verify.solve import solutions
 from pipeline.verify.workers import Worker, worker_environment
 
+if TYPE_CHECKING:  # the model's client (openai) is imported only by a run that has one
+    from pipeline.verify.retry import ModelFixes
+
 _RELEASE = re.compile(r"^pypi:(?P<name>[^=]+)==(?P<version>.+)$")
 MAX_RUNS = 12  # runs per site at most
 
@@ -70,6 +74,9 @@ class VerifyOptions:
     timeout: float = 20.0  # seconds per run of a reproducer
     memory: int = 4 << 30  # bytes a run may map beyond the imports
     environ: Mapping[str, str] = field(default_factory=dict)  # added to the workers'
+    # the model that wrote the records (`run --llm openai --verify`): a fix of its that
+    # fails is sent back to it once (retry.ModelFixes)
+    model: ModelFixes | None = None
 
 
 @dataclass(frozen=True)
@@ -295,9 +302,17 @@ def _with_fix(
     record = dataset.records[site.entry.id]
     fix, message = _fix_result(record.exampleFix, result, site, worker, options, release)
     found = result.model_copy(update={"fix": fix, "fixMessage": message})
-    if fix == "verified" or not result.reproducer:
+    mined = _mined_site(site, dataset)
+    if fix == "verified" or not result.reproducer or mined is None:
         return found
-    for candidate in _candidates(site, dataset):
+    if fix == "fails" and options.model is not None and site.entry.explainedBy != "offline":
+        # the model that wrote the fix is told what running it showed, once
+        again = options.model.fix_again(mined, record, release, message or "")
+        retried = _fix_result(again, result, site, worker, options, release)[0] if again else None
+        found = found.model_copy(update={"fixRetry": retried})
+        if retried == "verified":
+            return found.model_copy(update={"chosenFix": again})
+    for candidate in fix_candidates(mined, command_words(record.exampleFix)):
         if candidate == record.exampleFix:
             continue  # the record's own (the offline explainer's first, when it wrote it)
         if _fix_result(candidate, result, site, worker, options, release)[0] == "verified":
@@ -341,14 +356,14 @@ def _fix_result(
     return "verified", None
 
 
-def _candidates(site: _Site, dataset: Dataset) -> list[str]:
-    """The offline explainer's example fixes for the site, its own choice first, with the
-    command lines started as the record's fix starts them."""
+def _mined_site(site: _Site, dataset: Dataset) -> Site | None:
+    """The site as mining saw it (what the explainers are given), from its record and the
+    installed function."""
     entry, record = site.entry, dataset.records[site.entry.id]
     function = function_at(site.text, entry.qualname, entry.lineNumber)
     if function is None:
-        return []
-    mined = Site(
+        return None
+    return Site(
         repo=record.repo,
         analyzedSha=record.analyzedSha,
         filePath=entry.filePath,
@@ -369,7 +384,6 @@ def _candidates(site: _Site, dataset: Dataset) -> list[str]:
         settings=entry.settings,
         functionSource=function.source(site.text),
     )
-    return fix_candidates(mined, command_words(record.exampleFix))
 
 
 def _builder(dataset: Dataset, sites: list[_Site]) -> Builder | None:
@@ -509,6 +523,7 @@ def _summary(
     ordered = {outcome: by_outcome[outcome] for outcome in OUTCOMES if by_outcome[outcome]}
     fixes = Counter(verification.fix for verification in verifications if verification.fix)
     commands = Counter(item.fixCommand for item in verifications if item.fixCommand)
+    retries = Counter(item.fixRetry for item in verifications if item.fixRetry)
     return VerificationSummary(
         release=release,
         python=python,
@@ -519,6 +534,9 @@ def _summary(
         },
         byFix={fix: fixes[fix] for fix in ("verified", "fails", "untested") if fixes[fix]},
         chosenFixes=sum(1 for verification in verifications if verification.chosenFix),
+        byFixRetry={
+            said: retries[said] for said in ("verified", "fails", "untested") if retries[said]
+        },
         byFixCommand={
             said: commands[said] for said in ("accepted", "differs", "rejected") if commands[said]
         },
