@@ -442,7 +442,8 @@ def _verify_settings(python, jobs, site_timeout, memory, environ):
     "verify",
     is_flag=True,
     help="Then verify the dataset (`vmine verify`: executes the target's code) with the "
-    "interpreter of --python.",
+    "interpreter of --python; with --llm openai, a fix of the model's that fails is sent back "
+    "to it once with what it raised.",
 )
 @_verify_options
 @_ci_option
@@ -488,12 +489,13 @@ def run_command(
                 raise click.UsageError("give exactly one SOURCE (or --config FILE [TARGET...])")
             if rules is not None:
                 overrides["rules"] = rules
-            outcome = run_dataset(RunOptions(source=args[0], **overrides), console)
+            run_options = RunOptions(source=args[0], **overrides)
+            outcome = run_dataset(run_options, console)
             code = outcome.exit_code
             if checks is not None and outcome.dataset_dir is not None:
-                from pipeline.verify.command import run_verify
+                from pipeline.verify.command import run_verify, with_model
 
-                run_verify(outcome.dataset_dir, checks, console)
+                run_verify(outcome.dataset_dir, with_model(checks, run_options), console)
     raise SystemExit(code)
 
 

@@ -3,6 +3,7 @@ a function read with installed.function_at and the solved guards."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import pytest
@@ -279,3 +280,127 @@ def test_a_loop_item_known_only_to_be_in_its_iterable_is_a_stand_in():
     code = plan("pkg", function, way, [], "header").code
     assert code.rstrip().endswith("raw(mod.check)(xs=[Stand(True)])")
     assert _raised_by(source, code) == "each entry must be a tuple"
+
+
+BRANCHES = textwrap.dedent(
+    """
+    import re
+
+    NAME = re.compile(r"[a-z_]+")
+
+
+    def check_heads(q, k, pages, extra):
+        if pages is None:
+            heads = k.shape[-2]
+        else:
+            heads = k.shape[1]
+        if extra:
+            raise ValueError("no extras")
+        rows, cols = (q.shape[0], q.shape[1])
+        if cols % heads != 0:
+            raise ValueError("heads do not divide the columns")
+
+
+    def check_same(current, target):
+        if current == target:
+            raise ValueError("a layer cannot share with itself")
+
+
+    def check_name(name):
+        if not NAME.fullmatch(name):
+            raise ValueError("bad name")
+    """
+)
+
+
+def test_the_locals_a_raise_sees_are_read_through_the_branches_before_it():
+    function = function_at(BRANCHES, "check_heads", 16)
+    assert {name: ast.unparse(value) for name, value in function.locals.items()} == {
+        "heads": "k.shape[-2] if pages is None else k.shape[1]",
+        "rows": "q.shape[0]",
+        "cols": "q.shape[1]",
+    }
+
+
+@pytest.mark.parametrize("guard", ["pages is None", "pages is not None"])
+def test_a_local_set_in_two_branches_raises_on_the_way_the_guards_take(guard):
+    function = function_at(BRANCHES, "check_heads", 16)
+    (way, *_) = solutions([guard, "cols % heads != 0", "not extra"], function.locals)
+    code = plan("pkg", function, way, [], "header").code
+    assert _raised_by(BRANCHES, code) == "heads do not divide the columns"
+
+
+def test_an_argument_equal_to_another_is_that_very_object():
+    function = function_at(BRANCHES, "check_same", 21)
+    (way, *_) = solutions(["current == target"], function.locals)
+    code = plan("pkg", function, way, [], "header").code
+    assert code.rstrip().split("\n")[-2:] == [
+        "target = Stand()",
+        "raw(mod.check_same)(current=target, target=target)",
+    ]
+    assert _raised_by(BRANCHES, code) == "a layer cannot share with itself"
+
+
+def test_what_an_object_that_takes_no_attributes_answers_is_put_in_a_cover():
+    # a compiled pattern's fullmatch cannot be set on it: the module's NAME is covered
+    function = function_at(BRANCHES, "check_name", 26)
+    (way, *_) = solutions(["not NAME.fullmatch(name)"], function.locals)
+    code = plan("pkg", function, way, [], "header").code
+    assert "put(mod, 'NAME.fullmatch()', None)" in code
+    assert _raised_by(BRANCHES, code) == "bad name"
+
+
+def test_a_blank_instance_answers_after_the_class_own_getattr():
+    from pipeline.verify.plan import PRELUDE
+
+    source = textwrap.dedent(
+        """
+        class Module:
+            def __getattr__(self, name):
+                if name == "weight":
+                    return 3
+                raise AttributeError(name)
+        """
+    )
+    namespace: dict = {}
+    exec(PRELUDE["Stand"] + PRELUDE["blank"] + source, namespace)
+    made = namespace["blank"](namespace["Module"])
+    assert made.weight == 3
+    assert type(made.output_sizes).__name__ == "Stand"
+
+
+NONES = textwrap.dedent(
+    """
+    class Spec:
+        def __post_init__(self):
+            if self.method == "draft":
+                self.draft = Draft(
+                    tokenizer=self.target.tokenizer,
+                )
+            if len(self.names) != 2:
+                raise ValueError(
+                    "two names"
+                )
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "message", "roots", "test"),
+    [
+        (6, "'NoneType' object has no attribute 'tokenizer'", {"self"}, "self.target is not None"),
+        (4, "'NoneType' object has no attribute 'tokenizer'", {"self"}, "self.target is not None"),
+        (8, "object of type 'NoneType' has no len()", {"self"}, "self.names is not None"),
+        (6, "'NoneType' object has no attribute 'tokenizer'", set(), None),  # not ours to set
+        (6, "'NoneType' object has no attribute 'other'", {"self"}, None),
+    ],
+)
+def test_a_none_read_on_the_way_is_kept_from_being_none(line, message, roots, test):
+    from pipeline.verify.installed import not_none_test
+
+    assert not_none_test(NONES, line, message, roots) == test
+
+
+def test_a_raise_that_spans_lines_is_found_from_any_of_its_lines():
+    assert passing_test(NONES, 9) == "not ((len(self.names) != 2))"
+    assert passing_test(NONES, 10) == "not ((len(self.names) != 2))"

@@ -36,6 +36,7 @@ CASES = [
     (["x * y % n != 0"], [{"y": "1", "x": "3", "n": "2"}]),
     (["len(x) > 1"], [{"x": "[Stand(), Stand()]"}]),
     (["len(x) != n"], [{"n": "1", "x": "[Stand(), Stand()]"}]),
+    (["len(x) != len(y)"], [{"y": "[Stand()]", "x": "[Stand(), Stand()]"}]),
     (["x is None"], [{"x": "None"}]),
     (["x is not None"], [{"x": "Stand(True)"}]),
     (["x"], [{"x": "Stand(True)"}]),
@@ -50,7 +51,55 @@ CASES = [
     (['x in {"b", "a"}', 'x != "a"'], [{"x": "'b'"}]),  # a set in a fixed order
     # the way through `or` that contradicts the guard is tried last
     (["p", "not p or b in (1, 2)"], [{"p": "Stand(True)", "b": "1"}, {"p": None}]),
+    # None and an attribute read of it contradict: that way goes last
+    (
+        ["x.n > 1", "x is None or x.y"],
+        [{"x.n": "2", "x.y": "Stand(True)"}, {"x.n": "2", "x": "None"}],
+    ),
+    (
+        ["x is not None", "not (x is not None and x.n != 1)"],
+        [{"x": "Stand(True)", "x.n": "1"}, {"x": None}],
+    ),
+    # every part of `and`: its first way that keeps the solution consistent
+    (
+        ["x is not None", "(x is None or x.n == 1) and y"],
+        [{"x": "Stand(True)", "x.n": "1", "y": "Stand(True)"}],
+    ),
+    # items written out: one test per item (a filter may drop an item: then it holds)
+    (["not any(t.dev != q.dev for t in (a, b))"], [{"a.dev": "q.dev", "b.dev": "q.dev"}]),
+    (["any(t > 3 for t in (a, b))"], [{"a": "4"}, {"b": "4"}]),
+    (
+        [
+            "x is not None",
+            "not any(t.n != 1 for t in (a,) + tuple(t for t in (x,) if t is not None))",
+        ],
+        [{"x": "Stand(True)", "a.n": "1", "x.n": "1"}],
+    ),
+    # a list kept by a filter: its source holds as many items that pass it
+    (['len([m for m in modes if m in {"all", "none"}]) > 1'], [{"modes": "['all', 'all']"}]),
+    (["a <= b", "c % a == 0"], [{"b": "1", "a": "1", "c": "4"}]),  # the guard's weak value
+    # a filtered list's truth: one item that passes, or none at all
+    (["not [t for t in tasks if t in KINDS]"], [{"tasks": "[]"}]),
+    (["[t for t in tasks if t in ('a', 'b')]"], [{"tasks": "['a']"}]),
+    # two truth values compared: both or neither, exactly one
+    (
+        ["(a is None) != (b is None)"],
+        [{"a": "None", "b": "Stand(True)"}, {"a": "Stand(True)", "b": "None"}],
+    ),
+    (
+        ["(a is None) == (b is None)"],
+        [{"a": "None", "b": "None"}, {"a": "Stand(True)", "b": "Stand(True)"}],
+    ),
 ]
+
+
+def test_orders_between_expressions_hold_at_once():
+    from pipeline.verify.solve import ordered_numbers
+
+    (way,) = solutions(["s > t", "s <= d", "d < 8"])
+    assert ordered_numbers(way) == {"s": "2", "t": "1"}  # d is 7: s between t and d
+    (way,) = solutions(["s > t", "s <= d"])
+    assert ordered_numbers(way) == {"s": "2", "t": "1", "d": "2"}
 
 
 @pytest.mark.parametrize(("tests", "expected"), CASES)
@@ -80,6 +129,21 @@ def test_a_local_is_read_through_its_definition():
         "n": "1",
         "h": "257",
     }
+
+
+def test_a_local_set_in_two_branches_is_read_on_either_way():
+    # `if paged: h = k.shape[1] else: h = k.shape[0]`, then `n % h != 0`
+    local_values = {"h": ast.parse("k.shape[1] if paged else k.shape[0]", mode="eval").body}
+    ways = [
+        {expr: value_for(wants, None) for expr, wants in way.wants.items()}
+        for way in solutions(["n % h != 0"], local_values)
+    ]
+    assert ways == [
+        {"paged": "Stand(True)", "n": "3", "k.shape[1]": "2"},
+        {"paged": "None", "n": "3", "k.shape[0]": "2"},
+    ]
+    (way, *_) = solutions(["not paged", "n % h != 0"], local_values)
+    assert "k.shape[0]" in way.wants  # the way the guard leaves open comes first
 
 
 def test_a_local_defined_from_other_locals_reads_what_they_read():

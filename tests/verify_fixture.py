@@ -108,12 +108,13 @@ PLATFORM = textwrap.dedent(
 FILES = {"acme/__init__.py": "", "acme/config.py": CONFIG, "acme/platform.py": PLATFORM}
 
 
-def mined_fixture(tmp_path: Path) -> tuple[Path, Path]:
-    """The fixture mined (offline) into a dataset, and a folder from which `acme` imports
-    (the same files, as an installed package would hold them): (dataset, site folder)."""
-    repo = make_git_repo(tmp_path / "acme-repo", FILES)
+def mined_fixture(tmp_path: Path, files: dict[str, str] = FILES) -> tuple[Path, Path]:
+    """The fixture (or other `files` of `acme`) mined (offline) into a dataset, and a folder
+    from which `acme` imports (the same files, as an installed package would hold them):
+    (dataset, site folder)."""
+    repo = make_git_repo(tmp_path / "acme-repo", files)
     installed = tmp_path / "site"
-    for name, text in FILES.items():
+    for name, text in files.items():
         (installed / name).parent.mkdir(parents=True, exist_ok=True)
         (installed / name).write_text(text, encoding="utf-8")
     out = tmp_path / "out"

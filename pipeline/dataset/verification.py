@@ -48,6 +48,12 @@ class Verification(BaseModel):
     # can be applied); None when the site was not verified.
     fix: Literal["verified", "fails", "untested"] | None = None
     fixMessage: str | None = None  # what the reproducer raised with the fix applied
+    # When the exampleFix does not stop the raise (or cannot be applied): the first of the
+    # offline explainer's other fixes for the site that does, run on the reproducer.
+    chosenFix: str | None = None
+    # With a model (`run --llm openai --verify`): its second fix, asked after its first
+    # failed, run the same way (`verified` makes it the chosenFix).
+    fixRetry: Literal["verified", "fails", "untested"] | None = None
     # The exampleFix's "after" command line parsed by the target's own parser: `accepted`
     # (every flag parsed to the value the fix means), `differs` (it parsed, to another
     # value), `rejected` (the parser refused it); None when the fix has no command line or
@@ -69,6 +75,8 @@ class VerificationSummary(BaseModel):
     byOutcome: dict[str, int] = Field(default_factory=dict)
     byKind: dict[str, dict[str, int]] = Field(default_factory=dict)  # validatorKind -> outcomes
     byFix: dict[str, int] = Field(default_factory=dict)  # the verified sites' fix outcomes
+    chosenFixes: int = 0  # verified sites whose chosenFix stops the raise their fix did not
+    byFixRetry: dict[str, int] = Field(default_factory=dict)  # the models' second fixes
     byFixCommand: dict[str, int] = Field(default_factory=dict)  # the fixes' command lines
     parser: str | None = None  # the parser builder the command lines were parsed with
     seconds: float = 0.0

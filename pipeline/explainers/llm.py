@@ -226,8 +226,16 @@ class LLMExplainer(Explainer):
     # -- explain -----------------------------------------------------------------------
 
     async def explain(self, request: ExplainRequest) -> ExplainResult:
+        return await self._converse(Conversation(self.messages(request)), request)
+
+    async def follow_up(self, request: ExplainRequest, answer: str, note: str) -> ExplainResult:
+        """The site asked again after `answer` (its explanation, as JSON) with `note` (what
+        running its fix showed): one more conversation turn, repairs as usual."""
+        turn = [{"role": "assistant", "content": answer}, {"role": "user", "content": note}]
+        return await self._converse(Conversation([*self.messages(request), *turn]), request)
+
+    async def _converse(self, conversation: Conversation, request: ExplainRequest) -> ExplainResult:
         usage = Usage()
-        conversation = Conversation(self.messages(request))
         while True:
             try:
                 completion = await self._complete(conversation.messages, usage, request.budget)

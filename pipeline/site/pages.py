@@ -175,7 +175,7 @@ def verification_note(verification: Verification | None) -> tuple[str, str | Non
     if verification.outcome == "verified":
         return (
             f"Verified on {release}: this program raises exactly this message "
-            "(run it with that environment's python).",
+            f"(run it with that environment's python).{_fix_note(verification)}",
             verification.reproducer,
         )
     if verification.outcome == "stale":
@@ -193,6 +193,30 @@ def verification_note(verification: Verification | None) -> tuple[str, str | Non
     got = f" ({verification.raisedClass or ''}{': ' if verification.raisedClass else ''}"
     tail = f"{got}{_shortened(detail)}){where}" if detail else where
     return f"Not verified on {release} ({verification.outcome}): {said}{tail}.", None
+
+
+def _fix_note(verification: Verification) -> str:
+    """What running the fixes on the reproducer showed: the record's example fix stops the
+    raise, or does not, and the fix that does when one was found (`chosenFix`)."""
+    chosen = verification.chosenFix
+    after = _after_half(chosen) if chosen else None
+    if verification.fix == "verified":
+        return " Its example fix, applied to this program, stops the raise."
+    if verification.fix == "fails" and after:
+        return f" Its example fix did not stop the raise there; this one does: {after}."
+    if verification.fix == "fails":
+        return " Its example fix, applied to this program, did not stop the raise."
+    if after:
+        return f" This fix, applied to this program, stops the raise: {after}."
+    return ""
+
+
+def _after_half(fix: str) -> str:
+    """A before/after fix's "after" lines on one line (the whole fix when it has no halves)."""
+    lines = fix.splitlines()
+    marks = [line.strip().lower() for line in lines]
+    kept = lines[marks.index("# after") + 1 :] if "# after" in marks else lines
+    return _shortened("; ".join(line.strip() for line in kept if line.strip()))
 
 
 def _shortened(text: str) -> str:

@@ -3,12 +3,17 @@ lines that say what it found."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipeline.console import Console
 from pipeline.dataset.reader import DatasetError, one_dataset
 from pipeline.dataset.verification import VerificationSummary
 from pipeline.verify.run import VerifyError, VerifyOptions, VerifyOutcome, verify_dataset
+
+if TYPE_CHECKING:
+    from pipeline.mine.run import RunOptions
 
 
 def run_verify(path: Path, options: VerifyOptions, console: Console) -> VerifyOutcome:
@@ -32,6 +37,22 @@ def run_verify(path: Path, options: VerifyOptions, console: Console) -> VerifyOu
     return outcome
 
 
+def with_model(options: VerifyOptions, run: RunOptions) -> VerifyOptions:
+    """The verify options of `vmine run ... --verify`: with the run's model, when it has one,
+    to send a fix of its that fails back to it once."""
+    from pipeline.explainers.llm import LLMExplainer
+    from pipeline.mine.run import choose_explainer
+
+    if run.dry_run or run.batch_file or run.batch_results:
+        return options
+    explainer = choose_explainer(run)
+    if not isinstance(explainer, LLMExplainer):
+        return options
+    from pipeline.verify.retry import ModelFixes
+
+    return replace(options, model=ModelFixes(explainer))
+
+
 def summary_lines(summary: VerificationSummary) -> list[str]:
     """`verify: 597 sites on vllm 0.28.0: verified 450, ...`, then one line per kind."""
     total = sum(summary.byOutcome.values())
@@ -43,5 +64,11 @@ def summary_lines(summary: VerificationSummary) -> list[str]:
     lines += [f"  {kind}: {counts(by)}" for kind, by in summary.byKind.items()]
     if summary.byFix:
         lines.append(f"verify: fixes of the verified sites: {counts(summary.byFix)}")
+    if summary.chosenFixes:
+        lines.append(
+            f"verify: other fixes that stop the raise where these did not: {summary.chosenFixes}"
+        )
+    if summary.byFixRetry:
+        lines.append(f"verify: the model's second fixes: {counts(summary.byFixRetry)}")
     lines.append(f"verify: {summary.seconds:.0f} s")
     return lines

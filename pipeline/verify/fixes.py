@@ -74,6 +74,23 @@ def fix_changes(example_fix: str, settings: list[Setting]) -> list[Change] | Non
     return changes or None
 
 
+def command_words(example_fix: str) -> str | None:
+    """The command a fix's command lines start with (`vllm serve MODEL`): the words before
+    the first option of its first command line; None when it has none."""
+    for line in (after_half(example_fix) or example_fix).splitlines():
+        if line.strip().startswith("#") or " -" not in line:
+            continue
+        try:
+            words = shlex.split(line)
+        except ValueError:
+            return None
+        first = next((at for at, word in enumerate(words) if word.startswith("-")), None)
+        if first is None:
+            continue
+        return " ".join(words[:first]) or None
+    return None
+
+
 def _before_half(example_fix: str) -> str:
     """The lines between `# before` and `# after`."""
     lines = example_fix.splitlines()

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
+import textwrap
 from dataclasses import dataclass, field
 
 
@@ -23,6 +25,12 @@ class Function:
     loops: dict[str, ast.expr] = field(default_factory=dict)  # loop variable -> iterable
     # each enclosing loop: its target's names (`for k, v in ...`: two) and its iterable
     loop_targets: tuple[tuple[tuple[str, ...], ast.expr], ...] = ()
+    lines: tuple[int, int] = (0, 0)  # its first line (decorators included) and its last
+
+    def source(self, text: str) -> str:
+        """The function as written in `text`, its indentation removed."""
+        first, last = self.lines
+        return textwrap.dedent("\n".join(text.splitlines()[first - 1 : last]))
 
     @property
     def binding(self) -> str:
@@ -83,18 +91,15 @@ def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, classes, line: int) 
         if default is not None
     }
     params = tuple(argument.arg for argument in [*positional, *arguments.kwonlyargs])
-    local_values: dict[str, ast.expr] = {}
+    local_values = {
+        name: value
+        for name, value in _defined(node.body, line, {}).items()
+        if name not in params and value is not None
+    }
     loops: dict[str, ast.expr] = {}
     loop_targets: list[tuple[tuple[str, ...], ast.expr]] = []
     for inner in _before(node, line):
-        if isinstance(inner, ast.Assign) and len(inner.targets) == 1:
-            target = inner.targets[0]
-            if isinstance(target, ast.Name) and target.id not in params:
-                local_values[target.id] = inner.value
-        elif isinstance(inner, ast.AnnAssign) and isinstance(inner.target, ast.Name):
-            if inner.value is not None and inner.target.id not in params:
-                local_values[inner.target.id] = inner.value
-        elif isinstance(inner, ast.For) and inner.lineno <= line <= (inner.end_lineno or 0):
+        if isinstance(inner, ast.For) and inner.lineno <= line <= (inner.end_lineno or 0):
             target = inner.target
             elements = target.elts if isinstance(target, ast.Tuple) else [target]
             if all(isinstance(element, ast.Name) for element in elements):
@@ -112,7 +117,93 @@ def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, classes, line: int) 
         locals=local_values,
         loops=loops,
         loop_targets=tuple(loop_targets),
+        lines=(
+            min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)]),
+            node.end_lineno or node.lineno,
+        ),
     )
+
+
+_EXITS = (ast.Raise, ast.Return, ast.Continue, ast.Break)
+
+
+def _defined(
+    body: list[ast.stmt], line: int, known: dict[str, ast.expr | None]
+) -> dict[str, ast.expr | None]:
+    """What each local holds at `line`, from the statements of `body` before it: the last
+    assignment on the way; a local that two branches of an earlier `if` set differently
+    holds `a if test else b` (a branch that exits adds nothing); None for what cannot be
+    told (`x += 1`, a loop's assignment)."""
+    known = dict(known)
+    for statement in body:
+        if statement.lineno >= line:
+            break
+        inside = statement.lineno <= line <= (statement.end_lineno or statement.lineno)
+        if isinstance(statement, ast.Assign | ast.AnnAssign):
+            known.update(_assigned(statement))
+        elif isinstance(statement, ast.If) and inside:
+            branch = statement.body if line < _start(statement.orelse, line) else statement.orelse
+            return _defined(branch, line, known)
+        elif isinstance(statement, ast.If):
+            taken = _defined(statement.body, line, known)
+            other = _defined(statement.orelse, line, known)
+            exits = [_exits(statement.body), _exits(statement.orelse)]
+            if exits[0] and not exits[1]:
+                known = other
+            elif exits[1] and not exits[0]:
+                known = taken
+            else:
+                for name in {*taken, *other}:
+                    first, second = taken.get(name), other.get(name)
+                    if first is None or second is None:  # set on one way only
+                        known[name] = second if first is None else first
+                    elif ast.dump(first) != ast.dump(second):
+                        known[name] = ast.IfExp(statement.test, first, second)
+                    else:
+                        known[name] = first
+        elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        else:  # a loop, a with, a try: their assignments, in order (as before)
+            for inner in _before(statement, line):
+                if isinstance(inner, ast.Assign | ast.AnnAssign):
+                    known.update(_assigned(inner))
+    return known
+
+
+def _assigned(statement: ast.Assign | ast.AnnAssign) -> dict[str, ast.expr]:
+    """The names one assignment sets, with their values: `x = v`, `x: T = v`, and `a, b = (u,
+    v)` item by item."""
+    if isinstance(statement, ast.AnnAssign):
+        target, value = statement.target, statement.value
+    elif len(statement.targets) == 1:
+        target, value = statement.targets[0], statement.value
+    else:
+        return {}
+    if value is None:
+        return {}
+    if isinstance(target, ast.Name):
+        return {target.id: value}
+    if (
+        isinstance(target, ast.Tuple | ast.List)
+        and isinstance(value, ast.Tuple | ast.List)
+        and len(target.elts) == len(value.elts)
+    ):
+        return {
+            name.id: item
+            for name, item in zip(target.elts, value.elts, strict=True)
+            if isinstance(name, ast.Name)
+        }
+    return {}
+
+
+def _start(body: list[ast.stmt], line: int) -> int:
+    """Where a block starts (past `line` when it is empty)."""
+    return body[0].lineno if body else line + 1
+
+
+def _exits(body: list[ast.stmt]) -> bool:
+    """Whether a block ends in a raise, return, continue or break."""
+    return bool(body) and isinstance(body[-1], _EXITS)
 
 
 def _before(node: ast.AST, line: int) -> list[ast.stmt]:
@@ -155,12 +246,61 @@ def _parents(text: str) -> tuple[dict[int, list[ast.stmt]], dict[int, ast.AST]]:
     return starts, parents
 
 
+_NONE_ATTRIBUTE = re.compile(r"'NoneType' object has no attribute '(\w+)'")
+_NONE_LENGTH = "object of type 'NoneType' has no len()"
+
+
+def not_none_test(text: str, line: int, message: str, roots: set[str]) -> str | None:
+    """The test that keeps a None from failing on `line` (`'NoneType' object has no attribute
+    'x'` where `a.b.x` is read: `a.b is not None`; `len()` of None: its argument), when what
+    was None is read from one of `roots` (the names the caller can set); else None."""
+    found = _NONE_ATTRIBUTE.fullmatch(message)
+    if found is None and message != _NONE_LENGTH:
+        return None
+    starts, _ = _parents(text)
+    statements = [
+        statement
+        for statements in starts.values()
+        for statement in statements
+        if statement.lineno <= line <= (statement.end_lineno or statement.lineno)
+    ]
+    if not statements:
+        return None
+    innermost = max(statements, key=lambda statement: statement.lineno)
+    for node in ast.walk(innermost):
+        if found is not None and isinstance(node, ast.Attribute) and node.attr == found[1]:
+            held = node.value
+        elif (
+            found is None
+            and isinstance(node, ast.Call)
+            and _last_name(node.func) == "len"
+            and len(node.args) == 1
+        ):
+            held = node.args[0]
+        else:
+            continue
+        root = held
+        while isinstance(root, ast.Attribute | ast.Subscript):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id in roots:
+            return f"{ast.unparse(held)} is not None"
+    return None
+
+
 def passing_test(text: str, line: int) -> str | None:
     """The test that keeps the exit at `line` of an installed file from being taken: for a
     `raise`, its enclosing `if` tests negated; for an `assert`, its test. None when the line
     holds neither, or a raise under no `if`."""
     starts, parents = _parents(text)
-    for statement in starts.get(line, []):
+    # the line a traceback gives may be inside a raise that spans lines
+    held = [
+        statement
+        for statements in starts.values()
+        for statement in statements
+        if isinstance(statement, ast.Raise | ast.Assert)
+        and statement.lineno <= line <= (statement.end_lineno or statement.lineno)
+    ]
+    for statement in starts.get(line, []) or held:
         if isinstance(statement, ast.Assert):
             return ast.unparse(statement.test)
         if not isinstance(statement, ast.Raise):

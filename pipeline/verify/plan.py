@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from pipeline.dataset.models import Setting
 from pipeline.verify.installed import Function
-from pipeline.verify.solve import STAND, TRUE, Solution, value_for
+from pipeline.verify.solve import STAND, TRUE, Solution, Want, ordered_numbers, value_for
 
 PRELUDE = {
     "Stand": '''class Stand:
@@ -64,14 +64,26 @@ PRELUDE = {
         cls = type(cls.__name__, (cls,), {})
         cls.__abstractmethods__ = frozenset()
     if hasattr(cls, "model_construct"): return cls.model_construct()
-    if not hasattr(cls, "__getattr__"):  # attributes __init__ would set: stand-ins
-        def missing(self, name):
-            if name.startswith("__"): raise AttributeError(name)
-            value = Stand(); object.__setattr__(self, name, value); return value
-        try: cls = type(cls.__name__, (cls,), {"__getattr__": missing, "__module__": cls.__module__})
-        except Exception: pass
+    # attributes __init__ would set: stand-ins (after the class's own __getattr__, as a
+    # torch module's, finds nothing)
+    own = getattr(cls, "__getattr__", None)
+    def missing(self, name):
+        if name.startswith("__"): raise AttributeError(name)
+        if own is not None:
+            try: return own(self, name)
+            except AttributeError: pass
+        value = Stand()
+        try: object.__setattr__(self, name, value)
+        except TypeError: setattr(self, name, value)
+        return value
+    base = cls
+    try: cls = type(cls.__name__, (cls,), {"__getattr__": missing, "__module__": cls.__module__})
+    except Exception: pass
     try: self = cls.__new__(cls)
-    except TypeError: self = object.__new__(cls)
+    except TypeError:
+        try: self = object.__new__(cls)
+        except TypeError: return made(base)
+
     for f in getattr(cls, "__dataclass_fields__", {}).values():
         value, factory = f.default, f.default_factory
         if type(value).__name__ == "FieldInfo":  # pydantic's Field(...) in a dataclass
@@ -84,6 +96,18 @@ PRELUDE = {
                 except Exception: value = None
         object.__setattr__(self, f.name, value)
     return self
+''',
+    "made": '''def made(cls):
+    """An instance of a class that only its constructor makes (a msgspec Struct): made with
+    its defaults, the fields it requires stand-ins (else None)."""
+    try: return cls()
+    except Exception: pass
+    fields = getattr(cls, "__struct_fields__", ())
+    required = fields[: len(fields) - len(getattr(cls, "__struct_defaults__", ()))]
+    for names in (required, fields):  # what its __post_init__ lets through
+        try: return cls(**{name: Stand(True) for name in names})
+        except Exception: pass
+    return cls(**dict.fromkeys(required))
 ''',
     "raw": '''def raw(owner, name=None):
     """The function itself, its decorators taken off."""
@@ -106,7 +130,24 @@ PRELUDE = {
     if inner is None or isinstance(inner, (bool, int, float, str)) or (item and not isinstance(inner, (dict, list))):
         inner = ([] if isinstance(_key(rest.split(".")[0]), int) else {}) if item else Stand(True)
         _put(owner, name, inner)
+    elif not item and not hasattr(inner, "__dict__"):  # a compiled pattern, a dict: in a cover
+        inner = _Over(inner)
+        _put(owner, name, inner)
     put(inner, rest, value)
+
+class _Over:
+    """An object that cannot take attributes, covered: what is put answers, the rest is its."""
+    def __init__(self, inner): object.__setattr__(self, "_inner", inner)
+    def __getattr__(self, name): return getattr(self._inner, name)
+    def __getitem__(self, key): return self._inner[key]
+    def __contains__(self, item): return item in self._inner
+    def __iter__(self): return iter(self._inner)
+    def __len__(self): return len(self._inner)
+    def __eq__(self, other): return self._inner == other
+    def __hash__(self): return hash(self._inner)
+    def __bool__(self): return bool(self._inner)
+    def __str__(self): return str(self._inner)
+    def __repr__(self): return repr(self._inner)
 
 def _key(segment):
     return __import__("ast").literal_eval(segment[1:-1])
@@ -134,7 +175,7 @@ def _put(owner, name, value):
 ''',
 }
 # What each helper needs of the others.
-_NEEDS = {"put": ("Stand",), "blank": ("Stand",), "raw": (), "Stand": ()}
+_NEEDS = {"put": ("Stand",), "blank": ("Stand", "made"), "made": ("Stand",), "raw": (), "Stand": ()}
 _SKIPPED_ROOTS = set(dir(builtins)) | set(PRELUDE)
 
 
@@ -168,7 +209,16 @@ def plan(
     unplaced: list[str] = []
     followers = _equal_groups(solution)
     reads = [(expr, []) for expr in followers if expr not in solution.wants]
+    leaders = set(followers.values())
+    numbers = ordered_numbers(solution)
     for expr, wants in [*solution.wants.items(), *reads]:
+        if expr in leaders:  # the others read it: what it equals is no value of its own
+            wants = [want for want in wants if want.op != "same"]
+            if not wants:
+                continue
+        firm = [want for want in wants if want.op not in ("weak", "order")]
+        if expr in numbers and not firm:
+            wants = [Want("weak", numbers[expr])]  # every order between them holds
         value = followers.get(expr) or value_for(wants, settings_by_expr.get(expr))
         if value == TRUE and expr.endswith(")"):
             value = "True"  # what a feature check such as `has_ray()` returns
@@ -244,7 +294,30 @@ def plan(
                 lines.append(f"{name} = {own}")  # another value reads it (`n * seqlen`)
                 values[name] = name
             continue
+        if (
+            name in function.loops
+            and own
+            and _names_in(own) & _names_in(ast.unparse(function.loops[name]))
+        ):
+            # `entry in entries`: the item is made here (the iterable holds it) from what
+            # else is asked of it
+            rest = [want for want in solution.wants.get(name, []) if want.op != "in"]
+            own = value_for(rest, None) if rest else None
+        indexes = [_index(path.split(".")[0]) for target, path, _ in puts if target == name]
+        if own is None and indexes and all(isinstance(index, int) for index in indexes):
+            # `entry[0] <= 0`: a list, long enough for every index put
+            length = max(index + 1 if index >= 0 else -index for index in indexes)
+            own = f"[Stand(True) for _ in range({length})]"
         lines.append(f"{name} = {own or TRUE}")
+        used.add("Stand")
+    # An argument that another argument's value reads (`a == b`: a=b) is made first.
+    made_lines = {line.split(" = ", 1)[0] for line in lines}
+    passed = [value for name, value in values.items() if name not in function.loops]
+    read = set().union(*map(_names_in, passed)) & arguments
+    for name in sorted(read - argument_objects - made_lines):
+        own = values.get(name)
+        lines.append(f"{name} = {own if own is not None and own != name else STAND}")
+        values[name] = name
         used.add("Stand")
     # A value read from another expression (`k.dtype = q.dtype`) is set after the others.
     made = {target for target, _, _ in puts} - {"mod"}

@@ -72,18 +72,76 @@ def survey(files, distribution):
     return {"files": found, "version": version, "python": sys.version.split()[0]}
 
 
+# Stand-ins for the modules a target imports that are not installed here (an optional
+# dependency, a wheel removed for not matching the CPU torch): every name in them is a
+# stand-in class, one that can be subclassed, called, used as a decorator or annotation.
+# A reproducer that needed them starts with this text and `absent(["name", ...])`.
+ABSENT = """import importlib.util, sys, types
+class _AbsentType(type):
+    def __getattr__(cls, name):
+        if name.startswith("__"): raise AttributeError(name)
+        return _absent_class(cls.__name__ + "." + name)
+    def __call__(cls, *args, **kwargs):
+        if cls.__dict__.get("_vmine_absent") and len(args) == 1 and not kwargs and callable(args[0]):
+            return args[0]  # a decorator
+        return super().__call__(*args, **kwargs)
+def _absent_call(self, *args, **kwargs):
+    if len(args) == 1 and not kwargs and callable(args[0]):
+        return args[0]  # a decorator made by a call: `@codec.register("x")`
+    return self
+def _absent_attribute(self, name):
+    if name.startswith("__"): raise AttributeError(name)
+    return _absent_class(type(self).__name__ + "." + name)()
+def _absent_class(name):
+    return _AbsentType(name.rsplit(".", 1)[-1], (), {"_vmine_absent": True,
+        "__init__": lambda self, *args, **kwargs: None, "__call__": _absent_call,
+        "__getattr__": _absent_attribute, "__module__": name.rsplit(".", 1)[0]})
+class _Absent(types.ModuleType):
+    def __getattr__(self, name):
+        if name.startswith("__"): raise AttributeError(name)
+        made = _absent_class(self.__name__ + "." + name)
+        setattr(self, name, made)
+        return made
+class _AbsentFinder:
+    def __init__(self, roots): self.roots = set(roots)
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in self.roots:
+            return importlib.util.spec_from_loader(name, self, is_package=True)
+    def create_module(self, spec): return _Absent(spec.name)
+    def exec_module(self, module): module.__path__ = []
+def absent(roots):
+    \"\"\"The modules `roots` (not installed here) as stand-ins.\"\"\"
+    sys.meta_path.insert(0, _AbsentFinder(roots))
+"""
+exec(ABSENT)  # noqa: S102 - this module's own text: the worker installs stand-ins with it
+
 _imported = {}
+_absent = []  # the modules made stand-ins in this worker, in order
+MAX_ABSENT = 8
 
 
 def _import(module):
-    """None when `module` imports (once), else the answer that says why not."""
-    if module not in _imported:
+    """None when `module` imports (once), else the answer that says why not. A module it
+    imports that is not installed (another distribution's) is made a stand-in, and the
+    import tried again."""
+    while module not in _imported:
         try:
             with _time_limit(120):
                 __import__(module)
             _imported[module] = None
         except BaseException as error:  # the target's import may raise anything
             missing = getattr(error, "name", None) if isinstance(error, ImportError) else None
+            root = (missing or "").split(".")[0]
+            if (
+                isinstance(error, ModuleNotFoundError)
+                and root
+                and root != module.split(".")[0]
+                and root not in _absent
+                and len(_absent) < MAX_ABSENT
+            ):
+                _absent.append(root)
+                absent([root])  # noqa: F821 - defined by ABSENT
+                continue
             _imported[module] = {
                 "outcome": "not-importable",
                 "missing": missing,
@@ -150,6 +208,13 @@ def _ran(code, timeout):
             "frames": frames[-12:],
         }
     return {"outcome": "no-raise"}
+
+
+def _with_absent(answer):
+    """The answer, with the modules this worker made stand-ins (a reproducer needs them)."""
+    if _absent and isinstance(answer, dict):
+        answer["absent"] = list(_absent)
+    return answer
 
 
 def run(module, code, timeout, memory):
@@ -219,8 +284,13 @@ def main():
         if request["op"] == "survey":
             answer = survey(request["files"], request.get("distribution"))
         else:
-            answer = run(
-                request.get("module"), request["code"], request["timeout"], request.get("memory")
+            answer = _with_absent(
+                run(
+                    request.get("module"),
+                    request["code"],
+                    request["timeout"],
+                    request.get("memory"),
+                )
             )
         answers.write(json.dumps(answer) + "\n")
 

@@ -21,20 +21,24 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pipeline.dataset.models import IndexEntry
+from pipeline.dataset.models import IndexEntry, Site
 from pipeline.dataset.reader import Dataset, load_dataset
 from pipeline.dataset.verification import OUTCOMES, Verification, VerificationSummary
 from pipeline.dataset.writer import write_verification
+from pipeline.explainers.offline.candidates import fix_candidates
 from pipeline.verify.fixes import (
     after_half,
     as_compared,
+    command_words,
     fix_changes,
     flag_values,
     through_locals,
 )
 from pipeline.verify.installed import (
     function_at,
+    not_none_test,
     passing_test,
     passing_test_through_call,
     raise_line,
@@ -48,8 +52,12 @@ from pipeline.verify.parsers import (
     parse_result,
 )
 from pipeline.verify.plan import plan, with_changes
+from pipeline.verify.probe import ABSENT
 from pipeline.verify.solve import solutions
 from pipeline.verify.workers import Worker, worker_environment
+
+if TYPE_CHECKING:  # the model's client (openai) is imported only by a run that has one
+    from pipeline.verify.retry import ModelFixes
 
 _RELEASE = re.compile(r"^pypi:(?P<name>[^=]+)==(?P<version>.+)$")
 MAX_RUNS = 12  # runs per site at most
@@ -66,6 +74,9 @@ class VerifyOptions:
     timeout: float = 20.0  # seconds per run of a reproducer
     memory: int = 4 << 30  # bytes a run may map beyond the imports
     environ: Mapping[str, str] = field(default_factory=dict)  # added to the workers'
+    # the model that wrote the records (`run --llm openai --verify`): a fix of its that
+    # fails is sent back to it once (retry.ModelFixes)
+    model: ModelFixes | None = None
 
 
 @dataclass(frozen=True)
@@ -250,7 +261,8 @@ def verify_site(
                     "memory": options.memory,
                 }
             )
-            result = judged(entry, answer, site.installed, release, planned.code, runs)
+            code = with_absent(planned.code, answer.get("absent"))
+            result = judged(entry, answer, site.installed, release, code, runs)
             if best is None or result.better_than(best):
                 best = result
             if result.outcome == "verified":
@@ -266,6 +278,15 @@ def verify_site(
     return best.model_copy(update={"attempts": runs})
 
 
+def with_absent(code: str, absent: list[str] | None) -> str:
+    """A reproducer that needs stand-ins for modules not installed (`absent`, as the worker
+    made them) with them, after its first line (the comment that says what it is)."""
+    if not absent:
+        return code
+    header, _, rest = code.partition("\n")
+    return f"{header}\n{ABSENT}absent({sorted(absent)!r})\n{rest}"
+
+
 def _with_fix(
     result: Verification,
     site: _Site,
@@ -274,9 +295,43 @@ def _with_fix(
     release: str,
     dataset: Dataset,
 ) -> Verification:
-    """A verified site's exampleFix applied to its reproducer: this raise must not fire."""
+    """A verified site's exampleFix applied to its reproducer: this raise must not fire.
+    When it still fires (or the fix changes nothing that can be applied), the offline
+    explainer's other fixes for the site are tried in its order, and the first that stops
+    the raise is kept (`chosenFix`)."""
+    record = dataset.records[site.entry.id]
+    fix, message = _fix_result(record.exampleFix, result, site, worker, options, release)
+    found = result.model_copy(update={"fix": fix, "fixMessage": message})
+    mined = _mined_site(site, dataset)
+    if fix == "verified" or not result.reproducer or mined is None:
+        return found
+    if fix == "fails" and options.model is not None and site.entry.explainedBy != "offline":
+        # the model that wrote the fix is told what running it showed, once
+        again = options.model.fix_again(mined, record, release, message or "")
+        retried = _fix_result(again, result, site, worker, options, release)[0] if again else None
+        found = found.model_copy(update={"fixRetry": retried})
+        if retried == "verified":
+            return found.model_copy(update={"chosenFix": again})
+    for candidate in fix_candidates(mined, command_words(record.exampleFix)):
+        if candidate == record.exampleFix:
+            continue  # the record's own (the offline explainer's first, when it wrote it)
+        if _fix_result(candidate, result, site, worker, options, release)[0] == "verified":
+            return found.model_copy(update={"chosenFix": candidate})
+    return found
+
+
+def _fix_result(
+    example_fix: str,
+    result: Verification,
+    site: _Site,
+    worker: Worker,
+    options: VerifyOptions,
+    release: str,
+) -> tuple[str, str | None]:
+    """Whether `example_fix`, applied to the verified site's reproducer, stops the raise:
+    (`verified`, None), (`fails`, what it raised) or (`untested`, None)."""
     entry = site.entry
-    changes = fix_changes(dataset.records[entry.id].exampleFix, entry.settings)
+    changes = fix_changes(example_fix, entry.settings)
     if changes:
         changes = as_compared(changes, [*entry.guards, *entry.priorChecks])
         function = function_at(site.text, entry.qualname, entry.lineNumber)
@@ -285,7 +340,7 @@ def _with_fix(
     if changes and result.reproducer:
         code = with_changes(result.reproducer, [(change.expr, change.value) for change in changes])
     if code is None:
-        return result.model_copy(update={"fix": "untested"})
+        return "untested", None
     answer = worker.ask(
         {
             "op": "run",
@@ -296,11 +351,38 @@ def _with_fix(
         }
     )
     after = judged(entry, answer, site.installed, release, code, result.attempts)
-    return result.model_copy(
-        update={
-            "fix": "fails" if after.outcome in ("verified", "mismatch") else "verified",
-            "fixMessage": after.message,
-        }
+    if after.outcome in ("verified", "mismatch"):
+        return "fails", after.message
+    return "verified", None
+
+
+def _mined_site(site: _Site, dataset: Dataset) -> Site | None:
+    """The site as mining saw it (what the explainers are given), from its record and the
+    installed function."""
+    entry, record = site.entry, dataset.records[site.entry.id]
+    function = function_at(site.text, entry.qualname, entry.lineNumber)
+    if function is None:
+        return None
+    return Site(
+        repo=record.repo,
+        analyzedSha=record.analyzedSha,
+        filePath=entry.filePath,
+        lineNumber=entry.lineNumber,
+        qualname=entry.qualname,
+        validatorKind=entry.validatorKind,
+        errorClass=entry.errorClass,
+        errorMessage=entry.errorMessage,
+        messagePattern=entry.messagePattern,
+        messageStatus=entry.messageStatus,
+        messageFragments=entry.messageFragments,
+        guards=entry.guards,
+        priorChecks=entry.priorChecks,
+        sourceCode=record.sourceCode,
+        sourceCodeStart=record.sourceCodeStart,
+        sourceCodeEnd=record.sourceCodeEnd,
+        githubUrl=record.githubUrl,
+        settings=entry.settings,
+        functionSource=function.source(site.text),
     )
 
 
@@ -406,6 +488,17 @@ def _earlier_site(
         return None
     if result.filePath != site.installed or not result.lineNumber:
         return None
+    if result.raisedClass in ("AttributeError", "TypeError") and result.message:
+        # a None read on the way (`self.draft.tokenizer` with draft None): not None next time
+        function = function_at(site.text, entry.qualname, entry.lineNumber)
+        if function is not None:
+            own = _same_function(site.text, result.lineNumber, entry.lineNumber)
+            roots = set(function.params) if own else set(function.params[:1])
+            if not own and function.binding != "instance":
+                roots = set()
+            found = not_none_test(site.text, result.lineNumber, result.message, roots)
+            if found is not None:
+                return found
     # a function of the same file that the site's function called: its test in our terms
     if len(frames) >= 2 and list(frames[-2])[:1] == [site.installed]:
         caller_line = frames[-2][1]
@@ -430,6 +523,7 @@ def _summary(
     ordered = {outcome: by_outcome[outcome] for outcome in OUTCOMES if by_outcome[outcome]}
     fixes = Counter(verification.fix for verification in verifications if verification.fix)
     commands = Counter(item.fixCommand for item in verifications if item.fixCommand)
+    retries = Counter(item.fixRetry for item in verifications if item.fixRetry)
     return VerificationSummary(
         release=release,
         python=python,
@@ -439,6 +533,10 @@ def _summary(
             for kind, counts in sorted(by_kind.items())
         },
         byFix={fix: fixes[fix] for fix in ("verified", "fails", "untested") if fixes[fix]},
+        chosenFixes=sum(1 for verification in verifications if verification.chosenFix),
+        byFixRetry={
+            said: retries[said] for said in ("verified", "fails", "untested") if retries[said]
+        },
         byFixCommand={
             said: commands[said] for said in ("accepted", "differs", "rejected") if commands[said]
         },

@@ -16,10 +16,22 @@ constraints, from the literal it is compared with, the setting's choices, type a
 | `x % y != 0`, `x % y == 0`  | `x = 3`, `y = 2`; `x = 4`, `y = 2` (weakly)       |
 | `x // y == LIMIT`           | `y = 1`, `x = LIMIT`                              |
 | `len(x) > 1`                | a list of two stand-ins                           |
+| `len(x) != len(y)`          | `y` one stand-in, `x` two                         |
+| `len([e for x in xs if p])` | `xs` as many items for which p holds (the list    |
+|                             | alone: one item, or none)                         |
+| `any(p(t) for t in (a, b))` | `p(a) or p(b)` (items written out; `all`: `and`)  |
+| `t(a if c else b)`          | `c and t(a)`, or `not c and t(b)` (a local that   |
+|                             | two branches set differently reads so)            |
 | `x is None`, `x is not None`| `None`, its default or a value of its type        |
 | `x`, `not x`                | a true value of its type, a false one             |
 | `isinstance(x, T)`          | a value of T (an instance made without `__init__`)|
+| `x > y`, `y >= z` (read)    | numbers that hold every such order at once        |
+| `(a is None) != (b is None)`| `a` and not `b`, or not `a` and `b` (`==`: both   |
+|                             | or neither)                                       |
 | `a or b`                    | `a` holds (the other disjuncts are alternatives)  |
+| `a and b`                   | each part's first way that contradicts nothing    |
+|                             | solved before it (`x is None` after `x.n == 1`:   |
+|                             | the other way)                                    |
 
 A value is Python source: names in it are the target module's (the planner qualifies them).
 """
@@ -99,8 +111,17 @@ def solutions(
 
 
 def _consistent(solution: Solution) -> bool:
-    return all(
-        not _contradicts({w.op: w.value for w in wants}) for wants in solution.wants.values()
+    """No expression's constraints contradict, and none is None (or false) while an attribute
+    or item of it is read (`x is None` and `x.dtype == t`)."""
+    if any(_contradicts({w.op: w.value for w in wants}) for wants in solution.wants.values()):
+        return False
+    empty = {
+        expr
+        for expr, wants in solution.wants.items()
+        if any(want.op == "none" or (want.op == "eq" and want.value == "None") for want in wants)
+    }
+    return not any(
+        expr.startswith((f"{inner}.", f"{inner}[")) for expr in solution.wants for inner in empty
     )
 
 
@@ -163,13 +184,29 @@ def _ways(node: ast.expr, holds: bool) -> Iterator:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         yield from _ways(node.operand, not holds)
         return
+    choice = _first_choice(node)
+    if choice is not None:  # `t(a if c else b)`: c and t(a), or not c and t(b)
+        for taken, branch in ((True, choice.body), (False, choice.orelse)):
+            rest = _Replace(choice, branch).visit(copy.deepcopy(node))
+            chosen = next(iter(_ways(choice.test, taken)))
+            for way in _ways(rest, holds):
+                yield _all([chosen, way])
+        return
     if isinstance(node, ast.BoolOp):
         every = isinstance(node.op, ast.And) == holds
         if every:  # a and b holds; not (a or b)
-            yield _all([next(iter(_ways(value, holds))) for value in node.values])
+            yield _each(node.values, holds)
         else:  # a or b holds (any one); not (a and b)
             for value in node.values:
                 yield from _ways(value, holds)
+        return
+    if isinstance(node, ast.Compare) and _between_tests(node):
+        # `(a is None) == (b is None)`: both or neither; `!=`: exactly one
+        left, right = node.left, node.comparators[0]
+        same = isinstance(node.ops[0], ast.Eq) == holds
+        for first in (True, False):
+            parts = [left if first else _negated(left), right if first == same else _negated(right)]
+            yield from _ways(ast.BoolOp(ast.And(), parts), True)
         return
     if isinstance(node, ast.Compare):
         yield _compare(node, holds)
@@ -180,6 +217,10 @@ def _ways(node: ast.expr, holds: bool) -> Iterator:
         return
     if isinstance(node, ast.Call) and _called(node) in ("any", "all") and _one_generator(node):
         generator = node.args[0]
+        expanded = _over_items(generator, _called(node) == "all")
+        if expanded is not None:  # `any(p(t) for t in (a, b))`: p(a) or p(b)
+            yield from _ways(expanded, holds)
+            return
         each = _called(node) == "all"
         if holds == each:  # all(p) holds, not any(p): every item; an empty iterable does
             yield _one(generator.generators[0].iter, Want("len", "0"))
@@ -192,7 +233,127 @@ def _ways(node: ast.expr, holds: bool) -> Iterator:
     if isinstance(node, ast.Constant):
         yield lambda solution: bool(node.value) == holds
         return
+    if isinstance(node, ast.ListComp) and len(node.generators) == 1:
+        # `[t for t in ts if p(t)]` is true: ts holds one item that passes p; false: none
+        yield _kept_items(node, 1) if holds else _one(node.generators[0].iter, Want("len", "0"))
+        return
     yield _one(node, Want("true" if holds else "false"))
+
+
+def _between_tests(node: ast.Compare) -> bool:
+    """`(a is None) == (b is None)`: `==` or `!=` between two truth values."""
+    return (
+        len(node.ops) == 1
+        and isinstance(node.ops[0], ast.Eq | ast.NotEq)
+        and all(_is_test(side) for side in (node.left, node.comparators[0]))
+    )
+
+
+def _is_test(node: ast.expr) -> bool:
+    if isinstance(node, ast.Compare | ast.BoolOp):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return True
+    return isinstance(node, ast.Call) and _called(node) in ("isinstance", "any", "all", "bool")
+
+
+def _negated(node: ast.expr) -> ast.expr:
+    return ast.UnaryOp(ast.Not(), node)
+
+
+def _first_choice(node: ast.expr) -> ast.IfExp | None:
+    """The first `a if c else b` in a test (a local defined in two branches reads as one),
+    outside the generators and lambdas that bind names of their own."""
+    pending: list[ast.AST] = [node]
+    while pending:
+        inner = pending.pop(0)
+        if isinstance(inner, ast.IfExp):
+            return inner
+        if not isinstance(inner, ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.Lambda):
+            pending.extend(ast.iter_child_nodes(inner))
+    return None
+
+
+class _Replace(ast.NodeTransformer):
+    """One node (compared by its text and place) replaced by another."""
+
+    def __init__(self, old: ast.expr, new: ast.expr) -> None:
+        self.old, self.new, self.done = ast.dump(old), new, False
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        if not self.done and isinstance(node, ast.expr) and ast.dump(node) == self.old:
+            self.done = True
+            return copy.deepcopy(self.new)
+        return super().visit(node)
+
+
+def _items(node: ast.expr) -> list[tuple[ast.expr, list[ast.expr]]] | None:
+    """The items of a sequence written out in the code, each with the tests that keep it
+    (`(a, b) + tuple(t for t in (c,) if t is not None)`); None when they are not written."""
+    if isinstance(node, ast.Tuple | ast.List):
+        if any(isinstance(element, ast.Starred) for element in node.elts):
+            return None
+        return [(element, []) for element in node.elts]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _items(node.left), _items(node.right)
+        return None if left is None or right is None else left + right
+    if (
+        isinstance(node, ast.Call)
+        and _called(node) in ("tuple", "list")
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.GeneratorExp)
+    ):
+        (loop, *more) = node.args[0].generators
+        inner = _items(loop.iter)
+        if more or inner is None or not isinstance(loop.target, ast.Name):
+            return None
+        name = loop.target.id
+        found = []
+        for item, kept in inner:
+            tests = [_Named(name, item).visit(copy.deepcopy(test)) for test in loop.ifs]
+            found.append((_Named(name, item).visit(copy.deepcopy(node.args[0].elt)), kept + tests))
+        return found
+    return None
+
+
+class _Named(ast.NodeTransformer):
+    """A name replaced by an expression."""
+
+    def __init__(self, name: str, value: ast.expr) -> None:
+        self.name, self.value = name, value
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return copy.deepcopy(self.value) if node.id == self.name else node
+
+
+def _over_items(generator: ast.GeneratorExp, each: bool) -> ast.expr | None:
+    """`any(p(t) for t in ITEMS)` as `p(a) or p(b)` (`all`: `and`) when the items are written
+    out; an item a filter may drop counts only when the filter keeps it."""
+    if not _items_ok(generator):
+        return None
+    loop = generator.generators[0]
+    items = _items(loop.iter)
+    if not items:
+        return None
+    name = loop.target.id  # type: ignore[attr-defined]
+    parts: list[ast.expr] = []
+    for item, kept in items:
+        test = _Named(name, item).visit(copy.deepcopy(generator.elt))
+        if kept and each:  # every kept item holds: dropped, or it holds
+            test = ast.BoolOp(ast.Or(), [ast.UnaryOp(ast.Not(), _joined(kept)), test])
+        elif kept:  # some kept item holds
+            test = ast.BoolOp(ast.And(), [*kept, test])
+        parts.append(test)
+    return parts[0] if len(parts) == 1 else ast.BoolOp(ast.And() if each else ast.Or(), parts)
+
+
+def _items_ok(generator: ast.GeneratorExp) -> bool:
+    (loop, *more) = generator.generators
+    return not more and not loop.ifs and isinstance(loop.target, ast.Name)
+
+
+def _joined(tests: list[ast.expr]) -> ast.expr:
+    return tests[0] if len(tests) == 1 else ast.BoolOp(ast.And(), list(tests))
 
 
 def _one_generator(node: ast.Call) -> bool:
@@ -218,6 +379,50 @@ def _some_item(generator: ast.GeneratorExp, holds: bool):
             return False
         solution.add(loop.iter, Want("eq", f"[{value}]"))
         return True
+
+    return apply
+
+
+def _kept_items(comprehension: ast.ListComp, size: int):
+    """`[e for x in xs if p(x)]` has `size` items: xs holds `size` items x for which p(x),
+    when p reads x itself (no filter: any item)."""
+    (loop, *more) = comprehension.generators
+    if more or not isinstance(loop.target, ast.Name):
+        return lambda solution: False
+    name = loop.target.id
+
+    def apply(solution: Solution) -> bool:
+        inner = Solution()
+        for test in loop.ifs:
+            if not next(iter(_ways(test, True)))(inner):
+                return False
+        if set(inner.wants) - {name}:
+            return False
+        value = value_for(inner.wants[name], None) if inner.wants else TRUE
+        if value is None:
+            return False
+        solution.add(loop.iter, Want("eq", "[" + ", ".join([value] * size) + "]"))
+        return True
+
+    return apply
+
+
+def _each(values: list[ast.expr], holds: bool):
+    """Every one of `values` evaluates to `holds`: for each, its first way that keeps the
+    solution consistent (`not (x is not None and x.a != 1)` after `x is not None`: x.a == 1)."""
+
+    def apply(solution: Solution) -> bool:
+        read = True
+        for value in values:
+            ways = list(_ways(value, holds))
+            for position, way in enumerate(ways):
+                trial = solution.copy()
+                done = way(trial)
+                if position == len(ways) - 1 or _consistent(trial):
+                    solution.wants, solution.unsolved = trial.wants, trial.unsolved
+                    read = read and done
+                    break
+        return read
 
     return apply
 
@@ -313,10 +518,18 @@ def _pair(left: ast.expr, op: type, right: ast.expr):
     if isinstance(left, ast.Call) and _called(left) == "len" and len(left.args) == 1:
         if _is_literal(right) and isinstance(ast.literal_eval(right), int):
             size = _bound(op, ast.literal_eval(right))
+            if isinstance(left.args[0], ast.ListComp):  # `len([x for x in xs if p(x)]) > 1`
+                return _kept_items(left.args[0], max(size, 0))
             return _one(left.args[0], Want("len", str(max(size, 0))))
-        # len(x) against another expression: that one is 1 (weakly), x as long as needed
+        # len(x) against another expression: that one is 1 (weakly; `len(y)`: y holds one
+        # item), x as long as needed
         size = _bound(op, 1)
-        return _all([_one(right, Want("weak", "1")), _one(left.args[0], Want("len", str(size)))])
+        other = (
+            _one(right.args[0], Want("len", "1"))
+            if isinstance(right, ast.Call) and _called(right) == "len" and len(right.args) == 1
+            else _one(right, Want("weak", "1"))
+        )
+        return _all([other, _one(left.args[0], Want("len", str(size)))])
     name = {ast.Eq: "eq", ast.NotEq: "ne", **_ORDER}.get(op)
     if name is None:
         return lambda solution: False
@@ -331,7 +544,65 @@ def _pair(left: ast.expr, op: type, right: ast.expr):
     if name == "eq":
         return _one(left, Want("same", text(right)))
     ordered = {"eq": "1", "lt": "0", "le": "1", "gt": "2", "ge": "1"}[name]
-    return _all([_one(right, Want("weak", "1")), _one(left, Want("weak", ordered))])
+    return _all(
+        [
+            _one(right, Want("weak", "1")),
+            _one(left, Want("weak", ordered)),
+            _one(left, Want("order", f"{name}:{text(right)}")),  # ordered_numbers
+        ]
+    )
+
+
+_HOLDS = {
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+}
+
+
+def ordered_numbers(solution: Solution) -> dict[str, str]:
+    """Numbers for the expressions that order tests between two expressions read (`a > b`,
+    `b >= c`), when nothing else gives them a number: every order holds at once where it
+    can (a number another constraint gives stays; the others move, upward first)."""
+    relations = [
+        (expr, *want.value.split(":", 1))
+        for expr, wants in solution.wants.items()
+        for want in wants
+        if want.op == "order" and want.value
+    ]
+    if not relations:
+        return {}
+    fixed: dict[str, int | float] = {}
+    for expr in {side for left, _, right in relations for side in (left, right)}:
+        firm = [w for w in solution.wants.get(expr, []) if w.op not in ("weak", "order")]
+        number = _literal(value_for(firm, None)) if firm else None
+        if isinstance(number, int | float) and not isinstance(number, bool):
+            fixed[expr] = number
+    value: dict[str, int | float] = {}
+    for left, _, right in relations:
+        value.setdefault(left, fixed.get(left, 1))
+        value.setdefault(right, fixed.get(right, 1))
+    for _ in range(2 * len(relations) + 2):
+        moved = False
+        for left, name, right in relations:
+            a, b = value[left], value[right]
+            if _HOLDS[name](a, b):
+                continue
+            step = 0 if name in ("ge", "le") else 1
+            if name in ("gt", "ge"):
+                if left not in fixed:
+                    value[left] = b + step
+                elif right not in fixed:
+                    value[right] = a - step
+            elif right not in fixed:
+                value[right] = a + step
+            elif left not in fixed:
+                value[left] = b - step
+            moved = moved or value[left] != a or value[right] != b
+        if not moved:
+            break
+    return {expr: repr(number) for expr, number in value.items() if expr not in fixed}
 
 
 def _converted(node: ast.expr) -> bool:
@@ -453,8 +724,8 @@ def value_for(wants: list[Want], setting: Setting | None) -> str | None:
         return _instance_of(kinds["isinstance"] or "object")
     if "same" in kinds:
         return kinds["same"]
-    if "weak" in kinds:
-        return kinds["weak"]
+    if "weak" in kinds:  # the first test's: a guard's comes before a prior check's
+        return next(want.value for want in wants if want.op == "weak")
     if "notisinstance" in kinds:
         return TRUE
     if "none" in kinds or "false" in kinds:
@@ -475,8 +746,10 @@ def _contradicts(kinds: dict[str, str | None]) -> bool:
     """Constraints no value meets at once (`x` and `not x`, `x is None` and `x > 1`)."""
     if "true" in kinds and ("false" in kinds or "none" in kinds):
         return True
-    if "none" in kinds and ({"notnone", "eq", "in", "gt", "ge", "lt", "le", "len"} & set(kinds)):
-        return kinds.get("eq") == "None" and "notnone" not in kinds
+    if "none" in kinds and "notnone" in kinds:
+        return True
+    if "none" in kinds and ({"eq", "in", "gt", "ge", "lt", "le", "len"} & set(kinds)):
+        return kinds.get("eq") != "None"
     if "eq" in kinds:
         value = _literal(kinds["eq"])
         if "false" in kinds and value and kinds["eq"] not in ("None",):
