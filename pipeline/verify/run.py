@@ -54,6 +54,7 @@ from pipeline.verify.parsers import (
 from pipeline.verify.plan import plan, with_changes
 from pipeline.verify.probe import ABSENT
 from pipeline.verify.solve import solutions
+from pipeline.verify.turns import Turns
 from pipeline.verify.workers import Worker, worker_environment
 
 if TYPE_CHECKING:  # the model's client (openai) is imported only by a run that has one
@@ -101,7 +102,8 @@ def verify_dataset(
     started = time.perf_counter()
     dataset = load_dataset(path)
     environ = worker_environment(options.environ)
-    workers = [Worker(options.python, environ) for _ in range(max(1, options.jobs))]
+    turns = Turns()
+    workers = [Worker(options.python, environ, turns) for _ in range(max(1, options.jobs))]
     try:
         release, python, sites, stale, missing = _survey(dataset, workers[0])
         verifications = {entry.id: stale_site(entry, release) for entry in stale}
@@ -122,7 +124,8 @@ def verify_dataset(
             with pool_lock:
                 worker = pool.pop()
             try:
-                result = verify_site(site, dataset, by_line, worker, options, release)
+                with turns:  # ast is not thread-safe in CPython 3.11.7 (turns.py)
+                    result = verify_site(site, dataset, by_line, worker, options, release)
             finally:
                 with pool_lock:
                     pool.append(worker)
@@ -307,7 +310,8 @@ def _with_fix(
         return found
     if fix == "fails" and options.model is not None and site.entry.explainedBy != "offline":
         # the model that wrote the fix is told what running it showed, once
-        again = options.model.fix_again(mined, record, release, message or "")
+        with worker.turns.waiting():
+            again = options.model.fix_again(mined, record, release, message or "")
         retried = _fix_result(again, result, site, worker, options, release)[0] if again else None
         found = found.model_copy(update={"fixRetry": retried})
         if retried == "verified":

@@ -13,6 +13,8 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+from pipeline.verify.turns import Turns
+
 PROBE = Path(__file__).with_name("probe.py")
 # Variables that would let the target's code reach the network or a GPU.
 _DROPPED = ("http_proxy", "https_proxy", "all_proxy", "ftp_proxy", "no_proxy")
@@ -45,7 +47,7 @@ def worker_environment(extra: Mapping[str, str] = ()) -> dict[str, str]:
 class Worker:
     """One probe process; `ask` sends a request and waits for its answer."""
 
-    def __init__(self, python: str, environ: Mapping[str, str]) -> None:
+    def __init__(self, python: str, environ: Mapping[str, str], turns: Turns | None = None) -> None:
         # the probe runs in a temporary folder: a relative path is read from ours (a venv's
         # python is a link that must stay one, so it is not resolved)
         python = os.path.abspath(python) if os.sep in python else python
@@ -69,11 +71,12 @@ class Worker:
         self.python = python
         self.environ = dict(environ)
         self.lock = threading.Lock()
+        self.turns = turns or Turns()  # the turn is given up while the probe answers
 
     def ask(self, request: dict) -> dict:
         """The probe's answer; a probe that died (the target's code may kill it) is started
         again once and the request answered as a crash."""
-        with self.lock:
+        with self.lock, self.turns.waiting():
             try:
                 assert self.process.stdin is not None and self.process.stdout is not None
                 self.process.stdin.write(json.dumps(request) + "\n")
@@ -92,7 +95,7 @@ class Worker:
     def _restart(self) -> None:
         self._kill()
         self.process.wait()
-        replacement = Worker(self.python, self.environ)
+        replacement = Worker(self.python, self.environ, self.turns)
         shutil.rmtree(self.home, ignore_errors=True)
         self.process, self.home = replacement.process, replacement.home
 
