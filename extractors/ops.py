@@ -75,3 +75,9 @@ def of_cst(operator: cst.BaseCompOp) -> Op:
 def of_ast(operator: ast.cmpop) -> Op:
     """The row of an ast comparison operator node."""
     return _BY_AST[type(operator)]
+
+
+def negated_ast(operator: ast.cmpop) -> ast.cmpop:
+    """The ast operator node that tests the opposite (`==` -> `!=`, `in` -> `not in`)."""
+    negation = of_ast(operator).negation
+    return next(cls() for op, _, cls in _CLASSES if op.symbol == negation)

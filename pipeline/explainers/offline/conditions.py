@@ -242,6 +242,21 @@ def parse_guards(guards: list[str], aliases: dict[str, str] | None = None) -> li
     return conditions
 
 
+def without_not(condition: Condition) -> Condition:
+    """`not x == "null"` as the `x != "null"` it means: one comparison under a `not` is
+    flipped, so that its words and the value that passes read as any comparison's."""
+    node = condition.node
+    if not (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
+        return condition
+    inner = node.operand
+    if not (isinstance(inner, ast.Compare) and len(inner.ops) == 1):
+        return condition
+    flipped = ast.Compare(
+        left=inner.left, ops=[ops.negated_ast(inner.ops[0])], comparators=inner.comparators
+    )
+    return replace(condition, node=ast.copy_location(flipped, node))
+
+
 def _conjuncts(node: ast.expr) -> list[ast.expr]:
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
         return [part for value in node.values for part in _conjuncts(value)]
