@@ -720,6 +720,12 @@ WHOLE_TEST = [
             "Python (or any value at least 0.0)."
         ],
     ),
+    # a constant on the left reads as it would on the right: `0 > x` is `x < 0`
+    (
+        "0 > self.min_new_tokens",
+        [setting("min_new_tokens", type_="int", flags=["--min-new-tokens"])],
+        ["Pass `--min-new-tokens 0` (or any value at least 0)."],
+    ),
     # a comparison under `not` reads as the one it means (`!=`): the value it names passes
     (
         'not self.mamba_cache_mode == "all"',
