@@ -75,3 +75,26 @@ def of_cst(operator: cst.BaseCompOp) -> Op:
 def of_ast(operator: ast.cmpop) -> Op:
     """The row of an ast comparison operator node."""
     return _BY_AST[type(operator)]
+
+
+# an order or equality test with its sides swapped (`0 > x` is `x < 0`)
+_MIRRORED: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Lt: ast.Gt,
+    ast.Gt: ast.Lt,
+    ast.LtE: ast.GtE,
+    ast.GtE: ast.LtE,
+    ast.Eq: ast.Eq,
+    ast.NotEq: ast.NotEq,
+}
+
+
+def mirrored_ast(operator: ast.cmpop) -> ast.cmpop | None:
+    """The operator that tests the same with its sides swapped; None for `in`, `is`."""
+    mirror = _MIRRORED.get(type(operator))
+    return mirror() if mirror is not None else None
+
+
+def negated_ast(operator: ast.cmpop) -> ast.cmpop:
+    """The ast operator node that tests the opposite (`==` -> `!=`, `in` -> `not in`)."""
+    negation = of_ast(operator).negation
+    return next(cls() for op, _, cls in _CLASSES if op.symbol == negation)

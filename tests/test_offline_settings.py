@@ -509,7 +509,7 @@ VALUES_INSIDE = [
     (
         'self.backend not in ["", "eager", "inductor"]',
         setting("backend", default='""', flags=["--backend"]),
-        "Pass `--backend eager`",
+        'Pass `--backend eager` (default "").',
     ),
 ]
 
@@ -719,6 +719,18 @@ WHOLE_TEST = [
             'Send `"temperature": 0.0` in the request body, `SamplingParams(temperature=0.0)` in '
             "Python (or any value at least 0.0)."
         ],
+    ),
+    # a constant on the left reads as it would on the right: `0 > x` is `x < 0`
+    (
+        "0 > self.min_new_tokens",
+        [setting("min_new_tokens", type_="int", flags=["--min-new-tokens"])],
+        ["Pass `--min-new-tokens 0` (or any value at least 0)."],
+    ),
+    # a comparison under `not` reads as the one it means (`!=`): the value it names passes
+    (
+        'not self.mamba_cache_mode == "all"',
+        [MODE],
+        ["Pass `--mamba-cache-mode all` (accepted: none, all, align; default none)."],
     ),
 ]
 

@@ -242,6 +242,27 @@ def parse_guards(guards: list[str], aliases: dict[str, str] | None = None) -> li
     return conditions
 
 
+def without_not(condition: Condition) -> Condition:
+    """`not x == "null"` as the `x != "null"` it means, and `0 > x` as `x < 0`: one
+    comparison under a `not` is flipped, a constant on its left moved to the right, so that
+    its words and the value that passes read as any comparison's."""
+    node = condition.node
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = node.operand
+        if isinstance(inner, ast.Compare) and len(inner.ops) == 1:
+            flipped = ast.Compare(
+                left=inner.left, ops=[ops.negated_ast(inner.ops[0])], comparators=inner.comparators
+            )
+            node = ast.copy_location(flipped, node)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        mirror = ops.mirrored_ast(node.ops[0])
+        right = node.comparators[0]
+        if mirror is not None and is_constant_like(node.left) and dotted_parts(right):
+            swapped = ast.Compare(left=right, ops=[mirror], comparators=[node.left])
+            node = ast.copy_location(swapped, node)
+    return condition if node is condition.node else replace(condition, node=node)
+
+
 def _conjuncts(node: ast.expr) -> list[ast.expr]:
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
         return [part for value in node.values for part in _conjuncts(value)]

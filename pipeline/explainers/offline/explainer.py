@@ -47,6 +47,7 @@ from pipeline.explainers.offline.conditions import (
     parse_guards,
     simplify,
     source_segment,
+    without_not,
 )
 from pipeline.explainers.offline.settings import holds_with, primary_flag, reading_solution
 from pipeline.explainers.offline.settings import solution as setting_solution
@@ -113,7 +114,9 @@ def explain_site(
     message_flags = find_flags(site.errorMessage)
     evidence = [*message_flags, *(f for f in function.flags if f not in message_flags)]
     values = flag_values(site.errorMessage)
-    conditions = simplify(parse_guards(site.guards, dict(function.aliases)))
+    conditions = simplify(
+        [without_not(c) for c in parse_guards(site.guards, dict(function.aliases))]
+    )
     checks = through_loops(
         [check_of(c, evidence, values, function, site.settings) for c in conditions], function
     )
@@ -427,7 +430,9 @@ def _disjuncts(
         )
         if is_isinstance(bare):  # a type test says nothing a user types
             continue
-        part = Condition(value, source_segment(cond.origin, value), cond.origin, cond.aliases)
+        part = without_not(
+            Condition(value, source_segment(cond.origin, value), cond.origin, cond.aliases)
+        )
         sub = check_of(part, evidence, values, function, settings)
         if sub.setting is not None:
             found.append(sub)

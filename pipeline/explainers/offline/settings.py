@@ -20,6 +20,7 @@ from pipeline.dataset.models import SWITCH_ACTIONS, Setting
 from pipeline.explainers.offline.conditions import Condition, is_none, join_words, rewrite_receiver
 
 PLACEHOLDER = "<value>"  # a value the code does not name
+EMPTY = '""'  # the empty string, as a default is shown
 OTHER_SURFACES = ("env", "request", "model-config")  # a setting changed elsewhere than a flag
 _MISSING = object()
 
@@ -151,7 +152,7 @@ def notes(setting: Setting, first: str = "") -> str:
         parts.append("accepted: " + ", ".join(setting.choices))
     default = default_text(setting)
     if default is not None:
-        parts.append(f"default {default}")
+        parts.append(f"default {default or EMPTY}")  # an empty string is shown as one
     return f" ({'; '.join(parts)})" if parts else ""
 
 
