@@ -864,6 +864,24 @@ SETTLED = [
         ["ambiguous", "ambiguous", "pattern"],
         "eeee000000000001",
     ),
+    (
+        "raised in a file of the dataset by a function no matching record is: approximate",
+        _raised(
+            "block_table must be on the same device as q",
+            ("serve/kernels/decode.py", "_validate_decode_inputs"),
+        ),
+        ["approximate"],
+        "eeee000000000003",
+    ),
+    (
+        "the same, raised as another class: the class says so first",
+        _raised(
+            "block_table must be on the same device as q",
+            ("serve/kernels/decode.py", "_validate_decode_inputs"),
+        ).replace("ValueError:", "AssertionError:"),
+        ["approximate"],
+        "eeee000000000003",
+    ),
 ]
 
 
@@ -875,7 +893,7 @@ def test_which_function_ran(tmp_path: Path, paste: str, kinds: list[str], first:
     found = lookup(paste, [index_dataset(root)])
     assert [m.kind for m in found.matches][: len(kinds)] == kinds
     assert found.matches[0].entry.id == first
-    assert found.sure is (kinds[0] != "ambiguous")
+    assert found.sure is (kinds[0] not in ("ambiguous", "approximate"))
 
 
 def test_an_ambiguous_paste_lists_the_records_and_exits_1(tmp_path: Path) -> None:

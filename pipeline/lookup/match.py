@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from extractors.patterns import holes_in_message, literal_text, pattern_fragments
-from pipeline.lookup.classes import class_agrees
+from pipeline.lookup.classes import WRAPPERS, class_agrees
 from pipeline.lookup.fragments import Folded, covered_in_order, fold, fullmatch, holds_in_order
 from pipeline.lookup.index import IndexedDataset, IndexedPattern
 from pipeline.lookup.tracebacks import Candidate, candidates
@@ -294,13 +294,27 @@ def settled(
     | A (`pattern`), B (lower score)                     | B, deeper than A | B first, a match          |
     | A `{name} must be set`, whose words C raises too   | none             | A `ambiguous` (exit 1)    |
     | A `{name} must be set`, whose words C raises too   | A                | as they are               |
+    | A, the paste's own class (not a wrapper)           | none, and its innermost frame is in a file of the datasets | A `approximate` (exit 1): raised elsewhere |
 
     The deepest frame that runs a matching record's function names it (a helper a validator
-    calls raises in the inner frame); tests/test_explain.py holds this table."""
+    calls raises in the inner frame). The innermost frame of an exception's own traceback is
+    where it was raised: in a file the datasets know, by no function of a matching record,
+    the records are not the raise (a wrapper's traceback, such as pydantic's, ends in other
+    code). tests/test_explain.py holds this table."""
     if not matches or matches[0].kind not in SURE:
         return matches, None
     sure = [m for m in matches if m.kind in SURE]
     deepest = max(m.depth for m in sure)
+    if deepest < 0 and _raised_elsewhere(matches[0], records):
+        frame = matches[0].candidate.frames[-1]
+        elsewhere = [
+            replace(m, kind="approximate", doubt="elsewhere") if m.kind in SURE else m
+            for m in matches
+        ]
+        return elsewhere, (
+            f"No sure match: the traceback says it was raised in {frame.function} "
+            f"({frame.path}), and no record of that function matches."
+        )
     if deepest >= 0:
         named = [m for m in sure if m.depth == deepest]
         if len({m.function for m in named}) == 1:
@@ -339,6 +353,23 @@ def settled(
                 "paste may come from one of those, or from one not in the datasets searched."
             )
     return matches, None
+
+
+def _raised_elsewhere(
+    head: Match, records: dict[tuple[str, str], tuple[IndexedPattern, ...]]
+) -> bool:
+    """Whether the head's exception, of the record's own class, was raised (its innermost
+    frame) in a file of the datasets searched: by another function than the matches'."""
+    frames = head.candidate.frames
+    named, raised = head.candidate.errorClass, head.pattern.raw.get("errorClass")
+    if not frames or named is None or not class_agrees(named, raised):
+        return False
+    if named.rsplit(".", 1)[-1] in WRAPPERS:
+        return False
+    path = frames[-1].path.replace("\\", "/")
+    return any(
+        path.endswith("/" + str(holders[-1].raw.get("filePath"))) for holders in records.values()
+    )
 
 
 def _functions(matches: list[Match]) -> int:
