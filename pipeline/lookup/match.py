@@ -295,6 +295,7 @@ def settled(
     | A `{name} must be set`, whose words C raises too   | none             | A `ambiguous` (exit 1)    |
     | A `{name} must be set`, whose words C raises too   | A                | as they are               |
     | A, the paste's own class (not a wrapper)           | none, and its innermost frame is in a file of the datasets | A `approximate` (exit 1): raised elsewhere |
+    | A `reworded`, whose words C's message reads as a rewording of | none     | A `ambiguous` (exit 1)    |
 
     The deepest frame that runs a matching record's function names it (a helper a validator
     calls raises in the inner frame). The innermost frame of an exception's own traceback is
@@ -340,6 +341,16 @@ def settled(
             f"No sure match: {functions} functions raise this same text, and the paste "
             "does not say which one ran (a traceback's frames would tell them apart)."
         )
+    if head.kind == "reworded":
+        # an inexact match on words that another function nearly says: no telling which
+        twin = next((m for m in matches[1:] if _near_twin(head, m)), None)
+        if twin is not None:
+            return [replace(head, kind="ambiguous", doubt="generic"), *matches[1:]], (
+                f"No sure match: the paste's wording differs from {head.function[2]}'s, and "
+                f"{twin.function[2]} ({twin.function[1]}) says nearly the same "
+                f"({twin.pattern.message[:80]!r}): the paste may come from either, or from "
+                "another function that says it."
+            )
     if head.kind == "pattern" and _leading(head.pattern):
         others = _also_raised(head, records)
         if others:
@@ -369,6 +380,21 @@ def _raised_elsewhere(
     path = frames[-1].path.replace("\\", "/")
     return any(
         path.endswith("/" + str(holders[-1].raw.get("filePath"))) for holders in records.values()
+    )
+
+
+def _near_twin(head: Match, other: Match) -> bool:
+    """Whether `other`, a record of another function, says what `head` says in another
+    wording: the head's words explain its message (literal text) as they would a paste in
+    another release's wording."""
+    if other.function == head.function:
+        return False
+    found = compare(words(literal_text(other.pattern.message)), head.pattern.template)
+    return (
+        found is not None
+        and found.containment >= REWORDED_CONTAINMENT
+        and found.score >= REWORDED_SCORE
+        and found.same_message
     )
 
 
