@@ -166,15 +166,23 @@ MODEL_LEN = (
 )
 
 
-def _traceback(line: str, frame: str = "serve/config/engine.py") -> str:
+def _traceback(
+    line: str, frame: str = "serve/config/engine.py", function: str = "check_decode"
+) -> str:
+    """A traceback that raised `line` in `function` of the repository's file `frame` (the
+    innermost frame is where it was raised: explain reads it)."""
     return (
         "Traceback (most recent call last):\n"
         '  File "/srv/serve/launch.py", line 40, in main\n'
         "    config = EngineConfig(**vars(args))\n"
-        f'  File "/srv/{frame}", line 108, in check_decode\n'
+        f'  File "/srv/{frame}", line 108, in {function}\n'
         "    raise ValueError(message)\n"
         f"{line}"
     )
+
+
+def _batching_traceback(line: str) -> str:
+    return _traceback(line, function="validate_batching")
 
 
 def _prefixed(text: str, prefix: str) -> str:
@@ -310,7 +318,7 @@ PASTES = [
     ),
     Paste(
         "[rank0]: prefixes",
-        _prefixed(_traceback(f"ValueError: {BATCH_6}"), "[rank0]: "),
+        _prefixed(_batching_traceback(f"ValueError: {BATCH_6}"), "[rank0]: "),
         "aaaa000000000003",
         "pattern",
     ),
@@ -332,7 +340,10 @@ PASTES = [
     ),
     Paste(
         "SGLang timestamps",
-        _prefixed(_traceback(f"ValueError: {MODEL_LEN}"), "[2026-08-14 12:00:01 TP0] "),
+        _prefixed(
+            _traceback(f"ValueError: {MODEL_LEN}", "serve/config/scheduler.py", "verify_prefill"),
+            "[2026-08-14 12:00:01 TP0] ",
+        ),
         "bbbb0000000000a2",
         "pattern",
     ),
@@ -350,7 +361,7 @@ PASTES = [
     ),
     Paste(
         "docker compose",
-        _prefixed(_traceback(f"ValueError: {BATCH_6}"), "serve-1  | "),
+        _prefixed(_batching_traceback(f"ValueError: {BATCH_6}"), "serve-1  | "),
         "aaaa000000000003",
         "pattern",
     ),
@@ -379,7 +390,7 @@ PASTES = [
     Paste("Markdown quote", f"> ValueError: {FAST_DECODE}", "aaaa000000000002"),
     Paste(
         "Markdown code fence",
-        "```text\n" + _traceback(f"ValueError: {BATCH_6}") + "\n```",
+        "```text\n" + _batching_traceback(f"ValueError: {BATCH_6}") + "\n```",
         "aaaa000000000003",
         "pattern",
     ),
@@ -456,7 +467,7 @@ PASTES = [
         "(APIServer pid=1) ERROR 08-14 12:00:01 [serving_chat.py:250] Error in preprocessing "
         "prompt inputs\n"
         + _prefixed(
-            _traceback(f"ValueError: {BATCH_6}"),
+            _batching_traceback(f"ValueError: {BATCH_6}"),
             "(APIServer pid=1) ERROR 08-14 12:00:01 [serving_chat.py:250] ",
         )
         + '\n(APIServer pid=1) INFO:     10.0.0.7:51234 - "POST /v1/chat/completions '

@@ -864,6 +864,24 @@ SETTLED = [
         ["ambiguous", "ambiguous", "pattern"],
         "eeee000000000001",
     ),
+    (
+        "raised in a file of the dataset by a function no matching record is: approximate",
+        _raised(
+            "block_table must be on the same device as q",
+            ("serve/kernels/decode.py", "_validate_decode_inputs"),
+        ),
+        ["approximate"],
+        "eeee000000000003",
+    ),
+    (
+        "the same, raised as another class: the class says so first",
+        _raised(
+            "block_table must be on the same device as q",
+            ("serve/kernels/decode.py", "_validate_decode_inputs"),
+        ).replace("ValueError:", "AssertionError:"),
+        ["approximate"],
+        "eeee000000000003",
+    ),
 ]
 
 
@@ -875,7 +893,7 @@ def test_which_function_ran(tmp_path: Path, paste: str, kinds: list[str], first:
     found = lookup(paste, [index_dataset(root)])
     assert [m.kind for m in found.matches][: len(kinds)] == kinds
     assert found.matches[0].entry.id == first
-    assert found.sure is (kinds[0] != "ambiguous")
+    assert found.sure is (kinds[0] not in ("ambiguous", "approximate"))
 
 
 def test_an_ambiguous_paste_lists_the_records_and_exits_1(tmp_path: Path) -> None:
@@ -1020,3 +1038,34 @@ def test_an_ambiguous_page_lists_ten_records_and_counts_the_rest(tmp_path: Path)
         f"  _check  {DEVICE}  (serve/kernels/k09.py:30)",
         "  and 2 more (see --all)",
     )
+
+
+ROPE_TWO = _site(
+    "eeee000000000006",
+    "serve/configs/alpha.py",
+    "AlphaConfig._rope_scaling_validation",
+    "`rope_scaling` must be a dictionary with two fields, `type` and `factor`, got "
+    "{self.rope_scaling}",
+    "`rope_scaling` must be a dictionary with two fields, `type` and `factor`, got (.*?)",
+)
+ROPE_ANY = _site(
+    "eeee000000000007",
+    "serve/configs/beta.py",
+    "BetaConfig._rope_scaling_validation",
+    "`rope_scaling` must be a dictionary, got {self.rope_scaling}",
+    "`rope_scaling` must be a dictionary, got (.*?)",
+)
+ROPE_PASTE = (
+    "`rope_scaling` must be a dictionary with with two fields, `type` and `factor`, got None"
+)
+
+
+@pytest.mark.parametrize(
+    ("cases", "kind"), [([ROPE_TWO], "reworded"), ([ROPE_TWO, ROPE_ANY], "ambiguous")]
+)
+def test_a_rewording_of_words_another_function_nearly_says_is_ambiguous(
+    tmp_path: Path, cases: list[Case], kind: str
+) -> None:
+    root = write_fixture_dataset(tmp_path, [*CASES, *cases])
+    found = lookup(ROPE_PASTE, [index_dataset(root)])
+    assert (found.matches[0].entry.id, found.matches[0].kind) == ("eeee000000000006", kind)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from extractors.patterns import holes_in_message, literal_text, pattern_fragments
-from pipeline.lookup.classes import class_agrees
+from pipeline.lookup.classes import WRAPPERS, class_agrees
 from pipeline.lookup.fragments import Folded, covered_in_order, fold, fullmatch, holds_in_order
 from pipeline.lookup.index import IndexedDataset, IndexedPattern
 from pipeline.lookup.tracebacks import Candidate, candidates
@@ -279,9 +279,12 @@ def lookup(text: str, datasets: list[IndexedDataset]) -> Lookup:
     return Lookup(found, matches, datasets, notes)
 
 
-def settled(
-    matches: list[Match], records: dict[tuple[str, str], tuple[IndexedPattern, ...]]
-) -> tuple[list[Match], str | None]:
+# Every record once, (repo, id) -> its entries oldest release first; and what `settled` gives.
+Records = dict[tuple[str, str], tuple[IndexedPattern, ...]]
+Settled = tuple[list[Match], "str | None"]
+
+
+def settled(matches: list[Match], records: Records) -> Settled:
     """The sure matches as the paste's evidence leaves them, and a note that says why. The
     text alone cannot tell which function raised a message that several functions raise, or
     that a helper renders for many callers; a traceback can.
@@ -294,38 +297,81 @@ def settled(
     | A (`pattern`), B (lower score)                     | B, deeper than A | B first, a match          |
     | A `{name} must be set`, whose words C raises too   | none             | A `ambiguous` (exit 1)    |
     | A `{name} must be set`, whose words C raises too   | A                | as they are               |
+    | A, the paste's own class (not a wrapper)           | none, and its innermost frame is in a file of the datasets | A `approximate` (exit 1): raised elsewhere |
+    | A `reworded`, whose words C's message reads as a rewording of | none     | A `ambiguous` (exit 1)    |
 
     The deepest frame that runs a matching record's function names it (a helper a validator
-    calls raises in the inner frame); tests/test_explain.py holds this table."""
+    calls raises in the inner frame). The innermost frame of an exception's own traceback is
+    where it was raised: in a file the datasets know, by no function of a matching record,
+    the records are not the raise (a wrapper's traceback, such as pydantic's, ends in other
+    code). tests/test_explain.py holds this table."""
     if not matches or matches[0].kind not in SURE:
         return matches, None
+    for step in (_by_traceback, _shared, _generic):
+        found = step(matches, records)
+        if found is not None:
+            return found
+    return matches, None
+
+
+def _by_traceback(matches: list[Match], records: Records) -> Settled | None:
+    """The traceback's word: the deepest frame that runs one matching function names it;
+    an innermost frame in the datasets' code that runs none says they are not the raise."""
     sure = [m for m in matches if m.kind in SURE]
     deepest = max(m.depth for m in sure)
-    if deepest >= 0:
-        named = [m for m in sure if m.depth == deepest]
-        if len({m.function for m in named}) == 1:
-            taken = {id(m) for m in named}
-            rest = [m for m in matches if id(m) not in taken]
-            head = named[0]
-            note = None
-            if head is not matches[0]:
-                note = (
-                    f"The traceback names {head.function[2]} ({head.function[1]}): of the "
-                    "records that match, it is the one that raised the error."
-                )
-            return [*named, *rest], note
+    if deepest < 0 and _raised_elsewhere(matches[0], records):
+        frame = matches[0].candidate.frames[-1]
+        elsewhere = [
+            replace(m, kind="approximate", doubt="elsewhere") if m.kind in SURE else m
+            for m in matches
+        ]
+        return elsewhere, (
+            f"No sure match: the traceback says it was raised in {frame.function} "
+            f"({frame.path}), and no record of that function matches."
+        )
+    named = [m for m in sure if m.depth == deepest] if deepest >= 0 else []
+    if not named or len({m.function for m in named}) > 1:
+        return None
+    taken = {id(m) for m in named}
+    head = named[0]
+    note = None
+    if head is not matches[0]:
+        note = (
+            f"The traceback names {head.function[2]} ({head.function[1]}): of the records "
+            "that match, it is the one that raised the error."
+        )
+    return [*named, *(m for m in matches if id(m) not in taken)], note
+
+
+def _shared(matches: list[Match], records: Records) -> Settled | None:
+    """Several functions whose records match equally well (the same text or pattern)."""
     head = matches[0]
     best = (_TIER[head.kind], round(head.score, 6))
-    tied = [m for m in sure if (_TIER[m.kind], round(m.score, 6)) == best]
+    tied = [m for m in matches if m.kind in SURE and (_TIER[m.kind], round(m.score, 6)) == best]
     functions = _functions(tied)
-    if functions > 1:
-        taken = {id(m) for m in tied}
-        rest = [m for m in matches if id(m) not in taken]
-        ambiguous = [replace(m, kind="ambiguous", doubt="shared") for m in tied]
-        return [*ambiguous, *rest], (
-            f"No sure match: {functions} functions raise this same text, and the paste "
-            "does not say which one ran (a traceback's frames would tell them apart)."
-        )
+    if functions < 2:
+        return None
+    taken = {id(m) for m in tied}
+    ambiguous = [replace(m, kind="ambiguous", doubt="shared") for m in tied]
+    return [*ambiguous, *(m for m in matches if id(m) not in taken)], (
+        f"No sure match: {functions} functions raise this same text, and the paste does not "
+        "say which one ran (a traceback's frames would tell them apart)."
+    )
+
+
+def _generic(matches: list[Match], records: Records) -> Settled | None:
+    """One function's record, on words other functions say too: a rewording that another
+    function's message reads as well, or a helper's `{name} ...` that renders their text."""
+    head = matches[0]
+    if head.kind == "reworded":
+        twin = next((m for m in matches[1:] if _near_twin(head, m)), None)
+        if twin is not None:
+            return [replace(head, kind="ambiguous", doubt="generic"), *matches[1:]], (
+                f"No sure match: the paste's wording differs from {head.function[2]}'s, and "
+                f"{twin.function[2]} ({twin.function[1]}) says nearly the same "
+                f"({twin.pattern.message[:80]!r}): the paste may come from either, or from "
+                "another function that says it."
+            )
     if head.kind == "pattern" and _leading(head.pattern):
         others = _also_raised(head, records)
         if others:
@@ -338,7 +384,37 @@ def settled(
                 f"starts it, and other functions raise the same words ({said}{more}): the "
                 "paste may come from one of those, or from one not in the datasets searched."
             )
-    return matches, None
+    return None
+
+
+def _raised_elsewhere(head: Match, records: Records) -> bool:
+    """Whether the head's exception, of the record's own class, was raised (its innermost
+    frame) in a file of the datasets searched: by another function than the matches'."""
+    frames = head.candidate.frames
+    named, raised = head.candidate.errorClass, head.pattern.raw.get("errorClass")
+    if not frames or named is None or not class_agrees(named, raised):
+        return False
+    if named.rsplit(".", 1)[-1] in WRAPPERS:
+        return False
+    path = frames[-1].path.replace("\\", "/")
+    return any(
+        path.endswith("/" + str(holders[-1].raw.get("filePath"))) for holders in records.values()
+    )
+
+
+def _near_twin(head: Match, other: Match) -> bool:
+    """Whether `other`, a record of another function, says what `head` says in another
+    wording: the head's words explain its message (literal text) as they would a paste in
+    another release's wording."""
+    if other.function == head.function:
+        return False
+    found = compare(words(literal_text(other.pattern.message)), head.pattern.template)
+    return (
+        found is not None
+        and found.containment >= REWORDED_CONTAINMENT
+        and found.score >= REWORDED_SCORE
+        and found.same_message
+    )
 
 
 def _functions(matches: list[Match]) -> int:
@@ -362,19 +438,17 @@ def _functions(matches: list[Match]) -> int:
     return sum(map(len, by_name.values()))
 
 
-def _also_raised(
-    head: Match, records: dict[tuple[str, str], tuple[IndexedPattern, ...]]
-) -> list[IndexedPattern]:
+def _also_raised(head: Match, records: Records) -> list[IndexedPattern]:
     """Records of other functions whose message (its literal text, each run-time part
     empty) the head's pattern fully matches: the same words said elsewhere (at most
     ALSO_RAISED_SHOWN + 1 of them)."""
     fragments = head.pattern.fragments or ()
     raw = pattern_fragments(head.pattern.raw["messagePattern"]) or ()
-    words = [word for fragment in raw for word in fragment.split()]
-    if not words:
+    literal_words = [word for fragment in raw for word in fragment.split()]
+    if not literal_words:
         return []
     # a cheap test first: the pattern's longest word must be in the other message
-    needle = max(words, key=len)
+    needle = max(literal_words, key=len)
     _, file_path, qualname = head.function
     found: list[IndexedPattern] = []
     for holders in records.values():
