@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from extractors.config_classes import literal_list, segment
 from extractors.settings_model import FieldRef, Flag
 from extractors.syntax.names import dotted, last_name
-from extractors.syntax.walk import own_statements
+from extractors.syntax.walk import ast_walk, own_statements
 
 _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match)
 _SKIPPED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # scopes of their own
@@ -59,7 +59,7 @@ def flags_of(tree: ast.Module, lines: list[str], texts: dict[str, str]) -> list[
             for stmt in own_statements(scope.body)
             if marked(stmt)
             for part in _own_expressions(stmt)
-            for node in ast.walk(part)
+            for node in ast_walk(part)
             if isinstance(node, ast.Call) and _is_add_argument(node.func)
         ]
         if not calls:

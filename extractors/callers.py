@@ -24,6 +24,7 @@ from extractors.references import NAMESPACE_PARAM
 from extractors.settings_model import Binding, Caller, FunctionScope, Reference
 from extractors.syntax.names import dotted_parts, last_name
 from extractors.syntax.text import called_at, has_word
+from extractors.syntax.walk import ast_children
 
 MAX_CALLERS = 8  # per validator: the first ones in the file's order
 
@@ -116,7 +117,7 @@ def _calls_on(node: _Function, wanted: list[int]) -> Iterator[ast.Call]:
         current = stack.pop()
         if isinstance(current, ast.Call):
             yield current
-        for child in ast.iter_child_nodes(current):
+        for child in ast_children(current):
             first = getattr(child, "lineno", None)
             if first is not None:
                 index = bisect.bisect_left(wanted, first)

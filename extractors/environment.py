@@ -19,6 +19,7 @@ import re
 from extractors.config_classes import segment
 from extractors.settings_model import EnvVar, first_sentence
 from extractors.syntax.names import dotted, last_name
+from extractors.syntax.walk import ast_walk
 
 ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$")
 # `EnvBool(False)` of SGLang's Envs class: the type its helper's name says
@@ -150,7 +151,7 @@ def reads_of(tree: ast.AST, lines: list[str]) -> list[EnvVar]:
 
 
 def _reads_in(node: ast.AST, lines: list[str]):
-    for sub in ast.walk(node):
+    for sub in ast_walk(node):
         if isinstance(sub, ast.Subscript) and dotted(sub.value) == "os.environ":
             key = sub.slice
             if isinstance(key, ast.Constant) and isinstance(key.value, str):

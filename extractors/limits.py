@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 
+from extractors.syntax.walk import ast_children
+
 # Larger files are data or generated code; a 38 MB one took minutes and gigabytes.
 MAX_SOURCE_BYTES = 2 * 1024 * 1024
 # libcst nests `a and b and c` one level per operator (ast keeps it flat) and its Python side
@@ -32,5 +34,5 @@ def depth_problem(tree: ast.AST, offset: int = 0) -> str | None:
         if depth > MAX_DEPTH:
             return f"expression nested too deep at line {line + offset} (limit {MAX_DEPTH} levels)"
         below = depth + (len(node.values) if isinstance(node, ast.BoolOp) else 1)
-        stack.extend((child, below, line) for child in ast.iter_child_nodes(node))
+        stack.extend((child, below, line) for child in ast_children(node))
     return None

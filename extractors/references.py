@@ -15,6 +15,7 @@ from extractors.config_classes import type_ref
 from extractors.patterns import runtime_parts
 from extractors.settings_model import Binding, FunctionScope, Reference
 from extractors.syntax.names import dotted, last_name
+from extractors.syntax.walk import ast_walk
 
 _FIELD_VALIDATORS = frozenset({"field_validator", "validator"})
 # an unannotated parameter of this name holds what a parser of the same file parsed
@@ -29,7 +30,7 @@ def _chains(node: ast.AST) -> list[Reference]:
     found: list[tuple[int, int, Reference]] = []
     # one walk: it yields a node before its children, so a chain's outer node and a call
     # are noted before the inner node or the callee is reached
-    for sub in ast.walk(node):
+    for sub in ast_walk(node):
         if isinstance(sub, ast.Attribute):
             inner.add(id(sub.value))
         elif isinstance(sub, ast.Call):
@@ -132,7 +133,7 @@ def scope_of(func: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionScope:
         bindings[value] = Binding(chain=Reference(root=receiver, attrs=[value_field]))
     stores: Counter[str] = Counter()
     chains: dict[str, str] = {}
-    for node in ast.walk(func):  # one walk: big validators make this the costly part
+    for node in ast_walk(func):  # one walk: big validators make this the costly part
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             stores[node.id] += 1
         elif (

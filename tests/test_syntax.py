@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from extractors.syntax import cst_tree, names, text
 from extractors.syntax.annotations import annotated_class, members
-from extractors.syntax.walk import own_nodes
+from extractors.syntax.walk import ast_children, ast_walk, own_nodes
 
 # (expression, its dotted name)
 DOTTED = [
@@ -31,6 +31,40 @@ def test_dotted_names_read_the_same_in_both_trees(code, name):
     node = ast.parse(code, mode="eval").body
     assert names.dotted(node) == name == cst_tree.dotted(cst.parse_expression(code))
     assert names.dotted_parts(node) == (name.split(".") if name else None)
+
+
+# lists that hold more than nodes (None keys of `{**x}`, names of `global`), match patterns,
+# f-strings, decorators, comprehensions, a lambda and a star target
+AST_SHAPES = textwrap.dedent(
+    """
+    import os.path as p
+    counter = 0
+
+    @register(name=f"{p.sep!r:>4}")
+    class Config(Base, metaclass=Meta):
+        size: int = 1
+
+        def check(self, *args, limit=None, **kwargs) -> None:
+            global counter
+            merged = {**kwargs, "a": 1}
+            first, *rest = [x for x in args if x if not x.skip]
+            match merged:
+                case {"a": 1, **others} if others:
+                    pass
+                case [Point(x=0), *_] | None:
+                    raise ValueError(lambda y=1: y + counter)
+            async def inner():
+                async with lock as held:
+                    await held
+    """
+)
+
+
+def test_the_fast_ast_walks_give_the_stdlib_s_nodes_in_its_order():
+    tree = ast.parse(AST_SHAPES)
+    assert list(ast_walk(tree)) == list(ast.walk(tree))  # the same objects
+    for node in ast.walk(tree):
+        assert ast_children(node) == list(ast.iter_child_nodes(node))
 
 
 # (raise statement, the class it names)

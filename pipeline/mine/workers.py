@@ -37,7 +37,8 @@ OUT_OF_MEMORY = "out of memory"
 @dataclass(frozen=True)
 class SiteWork:
     """A file whose sites are wanted, under the rules in effect for it and with its classes
-    (None: scanned by the worker); its settings facts come along when they cost little."""
+    (None: scanned by the worker); its settings facts come along when the join is sure to
+    want them (extractors.sites.analyse_file)."""
 
     path: str
     data: bytes
