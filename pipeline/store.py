@@ -6,10 +6,10 @@ polling them).
 WAL mode lets readers run beside the single writer; every write is its own short
 transaction, so an interrupted run leaves what it finished and nothing half-written.
 
-What the per-blob tables give back is also kept decoded in memory for as long as the store
-is open: rows are keyed by content (blob SHA and token), so they never change, and a store
-kept open across the releases of a history answers each release's unchanged blobs without
-reading and decoding them again.
+A store opened with `keep_decoded` also keeps what the per-blob tables give back or are given
+decoded in memory while it is open: rows are keyed by content (blob SHA and token), so they
+never change, and a store kept open across the releases of a history answers each release's
+unchanged blobs without reading and decoding them again.
 """
 
 from __future__ import annotations
@@ -147,11 +147,12 @@ class Store:
     """The cache file. Safe to share between threads of one process; other processes
     may open the same file (SQLite serialises writers, WAL keeps readers unblocked)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, keep_decoded: bool = False) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        # decoded rows by (token, blob): analyses, and (outline, facts) pairs
+        self._keep = keep_decoded
+        # decoded rows by (token, blob), when kept: analyses, and (outline, facts) pairs
         self._analyses: dict[tuple[str, str], FileExtraction | None] = {}
         self._settings: dict[tuple[str, str], tuple[Outline, FileSettings | None]] = {}
         self._decoded: dict[str, dict[str, Any]] = {}
@@ -191,7 +192,8 @@ class Store:
                 ).fetchall()
                 for blob, text in rows:
                     found[blob] = None if text is None else FileExtraction.model_validate_json(text)
-                    self._analyses[token, blob] = found[blob]
+                    if self._keep:
+                        self._analyses[token, blob] = found[blob]
         return found
 
     @_guarded
@@ -215,7 +217,8 @@ class Store:
             )
             self._insert_memo(memo)
             self._db.commit()
-            self._analyses.update(((token, blob), extraction) for blob, extraction in items)
+            if self._keep:
+                self._analyses.update(((token, blob), e) for blob, e in items)
 
     # -- per-blob settings facts (pipeline/mine/settings/tree_facts.py) -----------------------
 
@@ -239,7 +242,8 @@ class Store:
                         Outline.model_validate_json(outline),
                         None if settings is None else FileSettings.model_validate_json(settings),
                     )
-                    self._settings[token, blob] = found[blob]
+                    if self._keep:
+                        self._settings[token, blob] = found[blob]
         return found
 
     @_guarded
@@ -268,7 +272,7 @@ class Store:
                 rows,
             )
             self._db.commit()
-            for blob, outline, settings in items:
+            for blob, outline, settings in items if self._keep else ():
                 known = self._settings.get((token, blob))
                 if settings is None and known is not None:
                     settings = known[1]  # as the COALESCE keeps them
@@ -301,8 +305,9 @@ class Store:
 
     def decoded(self, kind: str) -> dict[str, Any]:
         """Memo entries of one kind as their reader decoded them, by key, kept while the store
-        is open (a memo key names its content, so its value never changes)."""
-        return self._decoded.setdefault(kind, {})
+        is open (a memo key names its content, so its value never changes); a store that keeps
+        nothing decoded gives an empty dict each time."""
+        return self._decoded.setdefault(kind, {}) if self._keep else {}
 
     def _insert_memo(self, rows: Iterable[tuple[str, str]]) -> None:
         """Memo entries, in the caller's transaction (the lock held)."""

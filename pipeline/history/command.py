@@ -37,7 +37,10 @@ def mine_releases(
     repo: str | None = None
     cache_dir = resolve_cache_dir(cache_dir)
     # one store for every release: what one release read of it, the next has at hand
-    with Store(default_store_path(cache_dir)) as store, _frozen_between_releases() as settle:
+    with (
+        Store(default_store_path(cache_dir), keep_decoded=True) as store,
+        _frozen_between_releases() as settle,
+    ):
         for number, item in enumerate(specs, start=1):
             if console is not None:
                 console.line(f"history: {item.spec} ({number}/{len(specs)})")
