@@ -77,16 +77,21 @@ def test_a_store_that_keeps_rows_decoded_answers_as_the_file_does(tmp_path: Path
     assert answers[1][1] == {blob: None}
 
 
-def test_rows_kept_decoded_are_not_read_again(tmp_path: Path) -> None:
+def test_rows_kept_decoded_are_not_read_again_until_unused(tmp_path: Path) -> None:
+    """Kept rows answer without the file (here emptied behind the store's back); those no
+    call used since the last `forget_unused` are dropped by it, the others stay."""
+    used, replaced = "b" * 40, "c" * 40
     extraction = FileExtraction(filePath="engine/config.py")
     with Store(tmp_path / "store.sqlite", keep_decoded=True) as store:
-        store.put_files([("b" * 40, extraction)], "t")
-        store.get_settings(["b" * 40], "t")
+        store.put_files([(used, extraction), (replaced, extraction)], "t")
+        store.forget_unused()  # both were just given: both stay
+        assert store.get_files([used], "t") == {used: extraction}
+        store.forget_unused()  # `replaced` was not asked for since: dropped
         with sqlite3.connect(tmp_path / "store.sqlite") as other:
             other.execute("DELETE FROM blob_analysis")
-        assert store.get_files(["b" * 40], "t") == {"b" * 40: extraction}
+        assert store.get_files([used, replaced], "t") == {used: extraction}
     with Store(tmp_path / "store.sqlite") as store:
-        assert store.get_files(["b" * 40], "t") == {}
+        assert store.get_files([used], "t") == {}
 
 
 def test_concurrent_writers_leave_every_entry_readable(tmp_path: Path) -> None:
