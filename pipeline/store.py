@@ -6,10 +6,10 @@ polling them).
 WAL mode lets readers run beside the single writer; every write is its own short
 transaction, so an interrupted run leaves what it finished and nothing half-written.
 
-What the per-blob tables give back is also kept decoded in memory for as long as the store
-is open: rows are keyed by content (blob SHA and token), so they never change, and a store
-kept open across the releases of a history answers each release's unchanged blobs without
-reading and decoding them again.
+A store opened with `keep_decoded` also keeps what the per-blob tables give back or are given
+decoded in memory while it is open: rows are keyed by content (blob SHA and token), so they
+never change, and a store kept open across the releases of a history answers each release's
+unchanged blobs without reading and decoding them again.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Generic, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -70,21 +70,36 @@ CREATE TABLE IF NOT EXISTS llm_batch (
 
 
 T = TypeVar("T")
-_ABSENT = object()  # no row kept in memory (None is a row: nothing worth analysing)
+_ABSENT = object()  # no row kept (None is a row: nothing worth analysing)
 
 
-def _recalled(
-    memory: dict[tuple[str, str], T], token: str, blobs: Iterable[str], found: dict[str, T]
-) -> list[str]:
-    """The blobs' rows kept in `memory` copied into `found`; the blobs to read from the file."""
-    wanted = []
-    for blob in blobs:
-        row = memory.get((token, blob), _ABSENT)
-        if row is _ABSENT:
-            wanted.append(blob)
-        else:
-            found[blob] = row  # type: ignore[assignment]
-    return wanted
+class _Kept(Generic[T]):
+    """Decoded rows of one table by (token, blob), and which of them were asked for or given
+    since the last `forget_unused`."""
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, str], T] = {}
+        self._used: set[tuple[str, str]] = set()
+
+    def take(self, token: str, blobs: Iterable[str], found: dict[str, T]) -> list[str]:
+        """The blobs' kept rows copied into `found`; the blobs to read from the file."""
+        wanted = []
+        for blob in blobs:
+            row = self.rows.get((token, blob), _ABSENT)
+            if row is _ABSENT:
+                wanted.append(blob)
+            else:
+                found[blob] = row  # type: ignore[assignment]
+                self._used.add((token, blob))
+        return wanted
+
+    def keep(self, token: str, blob: str, row: T) -> None:
+        self.rows[token, blob] = row
+        self._used.add((token, blob))
+
+    def forget_unused(self) -> None:
+        self.rows = {key: row for key, row in self.rows.items() if key in self._used}
+        self._used = set()
 
 
 def _chunks(values: list[str], size: int = 500) -> Iterator[tuple[list[str], str]]:
@@ -147,13 +162,14 @@ class Store:
     """The cache file. Safe to share between threads of one process; other processes
     may open the same file (SQLite serialises writers, WAL keeps readers unblocked)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, keep_decoded: bool = False) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        # decoded rows by (token, blob): analyses, and (outline, facts) pairs
-        self._analyses: dict[tuple[str, str], FileExtraction | None] = {}
-        self._settings: dict[tuple[str, str], tuple[Outline, FileSettings | None]] = {}
+        self._keep = keep_decoded
+        # decoded rows by (token, blob), when kept: analyses, and (outline, facts) pairs
+        self._analyses: _Kept[FileExtraction | None] = _Kept()
+        self._settings: _Kept[tuple[Outline, FileSettings | None]] = _Kept()
         self._decoded: dict[str, dict[str, Any]] = {}
         try:
             self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
@@ -183,7 +199,7 @@ class Store:
         a blob known to hold nothing worth analysing."""
         found: dict[str, FileExtraction | None] = {}
         with self._lock:
-            wanted = _recalled(self._analyses, token, blobs, found)
+            wanted = self._analyses.take(token, blobs, found)
             for chunk, marks in _chunks(wanted):
                 rows = self._db.execute(
                     f"SELECT blob, extraction FROM blob_analysis WHERE token = ? AND blob IN ({marks})",
@@ -191,7 +207,8 @@ class Store:
                 ).fetchall()
                 for blob, text in rows:
                     found[blob] = None if text is None else FileExtraction.model_validate_json(text)
-                    self._analyses[token, blob] = found[blob]
+                    if self._keep:
+                        self._analyses.keep(token, blob, found[blob])
         return found
 
     @_guarded
@@ -215,7 +232,9 @@ class Store:
             )
             self._insert_memo(memo)
             self._db.commit()
-            self._analyses.update(((token, blob), extraction) for blob, extraction in items)
+            if self._keep:
+                for blob, extraction in items:
+                    self._analyses.keep(token, blob, extraction)
 
     # -- per-blob settings facts (pipeline/mine/settings/tree_facts.py) -----------------------
 
@@ -227,7 +246,7 @@ class Store:
         (None: not analysed yet, which is not the same as having none)."""
         found: dict[str, tuple[Outline, FileSettings | None]] = {}
         with self._lock:
-            wanted = _recalled(self._settings, token, blobs, found)
+            wanted = self._settings.take(token, blobs, found)
             for chunk, marks in _chunks(wanted):
                 rows = self._db.execute(
                     "SELECT blob, outline, settings FROM blob_settings "
@@ -239,7 +258,8 @@ class Store:
                         Outline.model_validate_json(outline),
                         None if settings is None else FileSettings.model_validate_json(settings),
                     )
-                    self._settings[token, blob] = found[blob]
+                    if self._keep:
+                        self._settings.keep(token, blob, found[blob])
         return found
 
     @_guarded
@@ -268,12 +288,12 @@ class Store:
                 rows,
             )
             self._db.commit()
-            for blob, outline, settings in items:
-                known = self._settings.get((token, blob))
+            for blob, outline, settings in items if self._keep else ():
+                known = self._settings.rows.get((token, blob))
                 if settings is None and known is not None:
                     settings = known[1]  # as the COALESCE keeps them
                 if settings is not None or known is not None:
-                    self._settings[token, blob] = (outline, settings)
+                    self._settings.keep(token, blob, (outline, settings))
                 # else the file may hold facts this process never read: left to the file
 
     # -- the extractor's memo (extractors.facts.Memo) ----------------------------------
@@ -299,10 +319,19 @@ class Store:
             self._insert_memo(rows)
             self._db.commit()
 
+    def forget_unused(self) -> None:
+        """Drop the kept rows of the per-blob tables that no call asked for or gave since the
+        last time (a history calls it after each release: the next one needs what this one
+        had, not the files it replaced)."""
+        with self._lock:
+            self._analyses.forget_unused()
+            self._settings.forget_unused()
+
     def decoded(self, kind: str) -> dict[str, Any]:
         """Memo entries of one kind as their reader decoded them, by key, kept while the store
-        is open (a memo key names its content, so its value never changes)."""
-        return self._decoded.setdefault(kind, {})
+        is open (a memo key names its content, so its value never changes); a store that keeps
+        nothing decoded gives an empty dict each time."""
+        return self._decoded.setdefault(kind, {}) if self._keep else {}
 
     def _insert_memo(self, rows: Iterable[tuple[str, str]]) -> None:
         """Memo entries, in the caller's transaction (the lock held)."""

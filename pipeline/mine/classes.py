@@ -4,6 +4,7 @@ subclasses and configuration classes that other files define."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -48,6 +49,14 @@ class TreeClasses:
                 cached[key] = rules_for_file(rules, file, tree)
             result[blob] = cached[key]
         return result
+
+
+@functools.lru_cache(maxsize=8192)
+def own_rules(rules: Rules, file: FileClasses) -> Rules:
+    """The rules a file's own classes give (`rules_for_file` without the tree's): most files
+    define no class or raise only configured ones, and a history's releases share most of
+    the others, so each distinct answer is worked out once."""
+    return rules_for_file(rules, file)
 
 
 def stored_classes(store: Store | None, blobs: Iterable[str]) -> dict[str, FileClasses]:

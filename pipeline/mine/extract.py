@@ -14,13 +14,19 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-from extractors.classes import FileClasses, rules_for_file
+from extractors.classes import FileClasses
 from extractors.facts import FileExtraction, MessageStatus, RaiseSite, Rules, Scope
 from pipeline.console import Console, line_of, skipped_markdown, workflow_command
 from pipeline.dataset.models import Site
 from pipeline.keys import analysis_token
 from pipeline.mine.analysis import FileAnalysis, Silent
-from pipeline.mine.classes import TreeClasses, scan_blob, store_classes, stored_classes
+from pipeline.mine.classes import (
+    TreeClasses,
+    own_rules,
+    scan_blob,
+    store_classes,
+    stored_classes,
+)
 from pipeline.mine.reach import MAX_ROUNDS, Reach
 from pipeline.mine.settings.tree_facts import TreeFacts
 from pipeline.mine.test_modules import is_test_module
@@ -191,7 +197,7 @@ def _plan(
     own_of: dict[str, Rules] = {}
     rules_of: dict[str, Rules] | None = None
     if new:
-        own_of = {blob: rules_for_file(rules, facts) for blob, facts in scans.items()}
+        own_of = {blob: own_rules(rules, facts) for blob, facts in scans.items()}
         known = _stored(store, {blob: analysis_token(own_of[blob]) for blob in scans})
         expected = len(new) + sum(1 for blob in scans if blob not in known)
     else:
@@ -273,7 +279,7 @@ def _read_new(
     for blob, data in snapshot.read_blobs(plan.new):
         read[blob] = data
         plan.scans[blob] = facts = scan_blob(data)
-        plan.own_of[blob] = own = rules_for_file(rules, facts)
+        plan.own_of[blob] = own = own_rules(rules, facts)
         wanted = tree_facts is not None and tree_facts.note(blob, data)
         if not _hand_over(plan, analysis, blob, data, own, analysis_token(own)) and wanted:
             analysis.add_facts(blob, data)  # a parser: the settings join starts from it

@@ -353,6 +353,7 @@ def _serve(
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _limit_memory(memory_budget)
     ignore_parse_warnings()  # also where workers are spawned, not forked
+    gc.enable()  # whatever the parent did with it (a history turns its own off)
     memo = open_memo(store_path)
     while True:
         try:
