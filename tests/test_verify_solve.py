@@ -100,6 +100,9 @@ def test_orders_between_expressions_hold_at_once():
     assert ordered_numbers(way) == {"s": "2", "t": "1"}  # d is 7: s between t and d
     (way,) = solutions(["s > t", "s <= d"])
     assert ordered_numbers(way) == {"s": "2", "t": "1", "d": "2"}
+    # the other side is arithmetic over a number another test gives: that number
+    (way,) = solutions(["q.dim == 128", "k.cols >= q.dim // 16"])
+    assert ordered_numbers(way) == {"k.cols": "8"}
 
 
 @pytest.mark.parametrize(("tests", "expected"), CASES)

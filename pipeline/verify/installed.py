@@ -171,8 +171,8 @@ def _defined(
 
 
 def _assigned(statement: ast.Assign | ast.AnnAssign) -> dict[str, ast.expr]:
-    """The names one assignment sets, with their values: `x = v`, `x: T = v`, and `a, b = (u,
-    v)` item by item."""
+    """The names one assignment sets, with their values: `x = v`, `x: T = v`, `a, b = (u, v)`
+    item by item, and `a, b = f(x)` as `f(x)[0]`, `f(x)[1]`."""
     if isinstance(statement, ast.AnnAssign):
         target, value = statement.target, statement.value
     elif len(statement.targets) == 1:
@@ -183,14 +183,19 @@ def _assigned(statement: ast.Assign | ast.AnnAssign) -> dict[str, ast.expr]:
         return {}
     if isinstance(target, ast.Name):
         return {target.id: value}
-    if (
-        isinstance(target, ast.Tuple | ast.List)
-        and isinstance(value, ast.Tuple | ast.List)
-        and len(target.elts) == len(value.elts)
-    ):
+    if not isinstance(target, ast.Tuple | ast.List):
+        return {}
+    if isinstance(value, ast.Tuple | ast.List) and len(target.elts) == len(value.elts):
         return {
             name.id: item
             for name, item in zip(target.elts, value.elts, strict=True)
+            if isinstance(name, ast.Name)
+        }
+    if isinstance(value, ast.Call) and not any(isinstance(n, ast.Starred) for n in target.elts):
+        # `a, b = f(x)`: each is an item of what f returns (a patched f returns them)
+        return {
+            name.id: ast.Subscript(value, ast.Constant(position), ast.Load())
+            for position, name in enumerate(target.elts)
             if isinstance(name, ast.Name)
         }
     return {}

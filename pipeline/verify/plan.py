@@ -124,7 +124,7 @@ PRELUDE = {
     name, _, rest = path.partition(".")
     if not rest:
         return _put(owner, name, value)
-    try: inner = None if name.endswith("()") else _get(owner, name)
+    try: inner = _returned(owner, name) if name.endswith("()") else _get(owner, name)
     except Exception: inner = None
     item = rest.startswith("[")
     if inner is None or isinstance(inner, (bool, int, float, str)) or (item and not isinstance(inner, (dict, list))):
@@ -157,9 +157,15 @@ def _get(owner, name):
         return owner[_key(name)]
     return getattr(owner, name, None)
 
+def _returned(owner, name):
+    """What a function put earlier returns (None for the target's own)."""
+    return getattr(getattr(owner, name[:-2], None), "_vmine_result", None)
+
 def _put(owner, name, value):
-    if name.endswith("()"):
-        name, value = name[:-2], (lambda result: lambda *a, **k: result)(value)
+    if name.endswith("()"):  # a function that returns the value, whatever it is given
+        returns = (lambda result: lambda *a, **k: result)(value)
+        returns._vmine_result = value
+        name, value = name[:-2], returns
     if name.startswith("["):
         key = _key(name)
         if isinstance(owner, list):
@@ -325,6 +331,12 @@ def plan(
     tested = [
         *solution.wants,
         *(want.value or "" for wants in solution.wants.values() for want in wants),
+        # `a, b, _ = f(x)`: what a patched f returns holds every item unpacked
+        *(
+            ast.unparse(value)
+            for value in function.locals.values()
+            if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Call)
+        ),
     ]
     puts = _laid_out(puts, followers, tested, bound, arguments | set(function.loops))
     for target, path, value in puts:

@@ -275,14 +275,13 @@ def _first_choice(node: ast.expr) -> ast.IfExp | None:
 
 
 class _Replace(ast.NodeTransformer):
-    """One node (compared by its text and place) replaced by another."""
+    """Every node equal to one (the same local read twice: one way for both) replaced."""
 
     def __init__(self, old: ast.expr, new: ast.expr) -> None:
-        self.old, self.new, self.done = ast.dump(old), new, False
+        self.old, self.new = ast.dump(old), new
 
     def visit(self, node: ast.AST) -> ast.AST:
-        if not self.done and isinstance(node, ast.expr) and ast.dump(node) == self.old:
-            self.done = True
+        if isinstance(node, ast.expr) and ast.dump(node) == self.old:
             return copy.deepcopy(self.new)
         return super().visit(node)
 
@@ -553,6 +552,41 @@ def _pair(left: ast.expr, op: type, right: ast.expr):
     )
 
 
+_ARITHMETIC = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+}
+
+
+def _evaluated(expr: str, known: dict[str, int | float]) -> int | float | None:
+    """The number arithmetic over numbers and `known` expressions gives; None otherwise."""
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return None
+
+    def number(inner: ast.expr) -> int | float | None:
+        text = ast.unparse(inner)
+        if text in known:
+            return known[text]
+        if isinstance(inner, ast.Constant) and isinstance(inner.value, int | float):
+            return None if isinstance(inner.value, bool) else inner.value
+        if isinstance(inner, ast.BinOp) and type(inner.op) in _ARITHMETIC:
+            left, right = number(inner.left), number(inner.right)
+            if left is None or right is None:
+                return None
+            try:
+                return _ARITHMETIC[type(inner.op)](left, right)
+            except ArithmeticError:
+                return None
+        return None
+
+    return number(node) if isinstance(node, ast.BinOp) else None
+
+
 _HOLDS = {
     "gt": lambda a, b: a > b,
     "ge": lambda a, b: a >= b,
@@ -573,12 +607,18 @@ def ordered_numbers(solution: Solution) -> dict[str, str]:
     ]
     if not relations:
         return {}
-    fixed: dict[str, int | float] = {}
-    for expr in {side for left, _, right in relations for side in (left, right)}:
-        firm = [w for w in solution.wants.get(expr, []) if w.op not in ("weak", "order")]
+    known: dict[str, int | float] = {}  # what other constraints make a number
+    for expr, wants in solution.wants.items():
+        firm = [w for w in wants if w.op not in ("weak", "order")]
         number = _literal(value_for(firm, None)) if firm else None
         if isinstance(number, int | float) and not isinstance(number, bool):
-            fixed[expr] = number
+            known[expr] = number
+    sides = {side for left, _, right in relations for side in (left, right)}
+    fixed = {expr: number for expr, number in known.items() if expr in sides}
+    for side in sides - set(fixed):
+        number = _evaluated(side, known)  # `d // 16` with d fixed at 128: 8
+        if number is not None:
+            fixed[side] = number
     value: dict[str, int | float] = {}
     for left, _, right in relations:
         value.setdefault(left, fixed.get(left, 1))
