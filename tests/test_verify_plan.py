@@ -430,3 +430,22 @@ def test_a_local_unpacked_from_a_call_is_what_the_patched_function_returns():
     # one list of every item unpacked, whatever is put in it afterwards
     assert "put(mod, 'mapping()', [Stand(True) for _ in range(4)])" in code
     assert _raised_by(UNPACKED, code) == "cluster too wide"
+
+
+def test_a_helper_that_returns_the_message_is_not_patched():
+    source = textwrap.dedent(
+        """
+        def _supported(bits):
+            if bits not in (4, 8):
+                return False, f"{bits} bits are not supported"
+            return True, None
+
+
+        def verify_supported(bits):
+            ok, message = _supported(bits)
+            if not ok:
+                raise ValueError(message)
+        """
+    )
+    function = function_at(source, "verify_supported", 11)
+    assert "ok" not in function.locals  # the real helper runs and writes the message

@@ -32,6 +32,8 @@ CASES = [
     (["(mode := self.mode)", 'mode == "x"'], [{"self.mode": "'x'"}]),
     (["x[0] > 1"], [{"x[0]": "2"}]),
     (["x % y != 0"], [{"x": "3", "y": "2"}]),
+    (["not (k % 8)", "n % 8"], [{"k": "8", "n": "9"}]),  # a remainder as a truth value
+    (["k > 0", "not (k % 8)"], [{"k": "8"}]),  # a weak value inside the bounds
     (["x // y > 256"], [{"y": "1", "x": "257"}]),
     (["x * y % n != 0"], [{"y": "1", "x": "3", "n": "2"}]),
     (["len(x) > 1"], [{"x": "[Stand(), Stand()]"}]),

@@ -158,8 +158,11 @@ def _get(owner, name):
     return getattr(owner, name, None)
 
 def _returned(owner, name):
-    """What a function put earlier returns (None for the target's own)."""
-    return getattr(getattr(owner, name[:-2], None), "_vmine_result", None)
+    """What a function put earlier returns (None for the target's own, and for a stand-in,
+    whose every attribute would be one)."""
+    try: found = vars(owner).get(name[:-2])
+    except TypeError: return None
+    return getattr(found, "__dict__", {}).get("_vmine_result")
 
 def _put(owner, name, value):
     if name.endswith("()"):  # a function that returns the value, whatever it is given

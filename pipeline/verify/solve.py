@@ -13,7 +13,8 @@ constraints, from the literal it is compared with, the setting's choices, type a
 | `x != y` (both read)        | `x` a stand-in (it equals nothing else)           |
 | `int(x) != int(y)`          | `x = 2`, `y = 1` (a stand-in converts to 1)       |
 | `x == y` (both read)        | `x` set to what `y` reads, after `y` is set       |
-| `x % y != 0`, `x % y == 0`  | `x = 3`, `y = 2`; `x = 4`, `y = 2` (weakly)       |
+| `x % y != 0`, `x % y == 0`  | `x = 3`, `y = 2`; `x = 4`, `y = 2` (weakly); a    |
+|                             | bare `x % y` is `x % y != 0`                      |
 | `x // y == LIMIT`           | `y = 1`, `x = LIMIT`                              |
 | `len(x) > 1`                | a list of two stand-ins                           |
 | `len(x) != len(y)`          | `y` one stand-in, `x` two                         |
@@ -232,6 +233,10 @@ def _ways(node: ast.expr, holds: bool) -> Iterator:
         return
     if isinstance(node, ast.Constant):
         yield lambda solution: bool(node.value) == holds
+        return
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        # `if x % 8:` is `x % 8 != 0`
+        yield from _ways(ast.Compare(node, [ast.NotEq()], [ast.Constant(0)]), holds)
         return
     if isinstance(node, ast.ListComp) and len(node.generators) == 1:
         # `[t for t in ts if p(t)]` is true: ts holds one item that passes p; false: none
@@ -505,6 +510,12 @@ def _pair(left: ast.expr, op: type, right: ast.expr):
         and right.value == 0
         and op in (ast.Eq, ast.NotEq)
     ):
+        divisor = _literal(ast.unparse(left.right)) if _is_literal(left.right) else None
+        if isinstance(divisor, int) and not isinstance(divisor, bool) and divisor > 1:
+            # `x % 8`: x = 8 divides (weakly), x = 9 does not
+            if op is ast.Eq:
+                return _one(left.left, Want("weak", str(divisor)))
+            return _equal(left.left, divisor + 1)
         if op is ast.Eq:  # many values divide: weak ones, that another constraint beats
             return _all([_one(left.left, Want("weak", "4")), _one(left.right, Want("weak", "2"))])
         return _all([_equal(left.left, 3), _equal(left.right, 2)])
@@ -745,6 +756,12 @@ def value_for(wants: list[Want], setting: Setting | None) -> str | None:
     if low is not None or high is not None:
         if low is not None and high is not None and low > high:
             return None
+        for want in wants:  # a weak value inside the bounds (`x > 0`, `x % 8 == 0`: 8)
+            weak = _literal(want.value) if want.op == "weak" else None
+            if isinstance(weak, int | float) and not isinstance(weak, bool):
+                if (low is None or weak >= low) and (high is None or weak <= high):
+                    if repr(weak) != kinds.get("ne"):
+                        return repr(weak)
         value = low if low is not None else high
         if "ne" in kinds and repr(value) == kinds["ne"]:
             value = value + 1
