@@ -123,6 +123,11 @@ def test_a_setting_gives_its_choices_and_type():
     assert value_for(way.wants["self.mode"], setting) == "'slow'"
     (way,) = solutions(["self.mode is not None"])
     assert value_for(way.wants["self.mode"], setting) == '"fast"'  # its default
+    (way,) = solutions(['self.strategy != "steps"'])
+    strategy = setting.model_copy(update={"choices": None, "default": '"no"'})
+    assert value_for(way.wants["self.strategy"], strategy) == "'no'"  # its default, not made up
+    (way,) = solutions(['self.strategy != "no"'])
+    assert value_for(way.wants["self.strategy"], strategy) == "'vmine-other'"
     (way,) = solutions(["not self.flag"])
     flag = setting.model_copy(update={"type": "bool", "choices": None, "default": None})
     assert value_for(way.wants["self.flag"], flag) == "False"

@@ -5,7 +5,8 @@ constraints, from the literal it is compared with, the setting's choices, type a
 | a test                      | the value of its expression                       |
 |-----------------------------|---------------------------------------------------|
 | `x == "a"`, `x is True`     | `"a"`, `True`                                     |
-| `x != "a"`                  | another of its choices, else another value       |
+| `x != "a"`                  | another of its choices, else its default, else    |
+|                             | another value                                     |
 | `x in ("a", "b")`           | `"a"` (`in NAME`: the first of NAME)              |
 | `x not in ("a", "b")`       | a choice outside them, else a new string          |
 | `x > 3`, `x <= 3`           | `4`, `3` (between two bounds when both are given) |
@@ -776,6 +777,9 @@ def value_for(wants: list[Want], setting: Setting | None) -> str | None:
             return repr(not literal)
         if isinstance(literal, int | float):
             return repr(literal + 1)
+        default = _literal(setting.default) if setting and setting.default else None
+        if isinstance(default, str) and repr(default) not in excluded:
+            return repr(default)  # a value the code takes (an enum's member), not a made-up one
         return OTHER
     if "isinstance" in kinds:
         return _instance_of(kinds["isinstance"] or "object")
