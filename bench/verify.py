@@ -126,6 +126,10 @@ def main() -> int:
     tested = fixes.get("verified", 0) + fixes.get("fails", 0)
     if tested:
         print(f"fixes: {fixes} ({fixes.get('verified', 0) / tested:.0%} of the tested verified)")
+    if summary.get("chosenFixes"):
+        print(
+            f"other fixes that stop the raise where the record's did not: {summary['chosenFixes']}"
+        )
     if summary.get("byFixCommand"):
         print(f"fix command lines (parser {summary.get('parser')}): {summary['byFixCommand']}")
     print(f"time: {step.seconds:.0f} s wall, {step.cpu:.0f} s CPU (vmine and its workers)")

@@ -404,3 +404,48 @@ def test_a_none_read_on_the_way_is_kept_from_being_none(line, message, roots, te
 def test_a_raise_that_spans_lines_is_found_from_any_of_its_lines():
     assert passing_test(NONES, 9) == "not ((len(self.names) != 2))"
     assert passing_test(NONES, 10) == "not ((len(self.names) != 2))"
+
+
+UNPACKED = textwrap.dedent(
+    """
+    def mapping(tp, hidden):
+        return hidden // tp, tp, 64, None
+
+
+    def check_mapping(tp, hidden):
+        shard, cluster, threads, _ = mapping(tp, hidden)
+        if shard % 8:
+            raise ValueError("shard not a multiple of 8")
+        if cluster > 16 or threads < cluster:
+            raise ValueError("cluster too wide")
+    """
+)
+
+
+def test_a_local_unpacked_from_a_call_is_what_the_patched_function_returns():
+    function = function_at(UNPACKED, "check_mapping", 11)
+    assert ast.unparse(function.locals["cluster"]) == "mapping(tp, hidden)[1]"
+    (way, *_) = solutions(["cluster > 16 or threads < cluster", "not shard % 8"], function.locals)
+    code = plan("pkg", function, way, [], "header").code
+    # one list of every item unpacked, whatever is put in it afterwards
+    assert "put(mod, 'mapping()', [Stand(True) for _ in range(4)])" in code
+    assert _raised_by(UNPACKED, code) == "cluster too wide"
+
+
+def test_a_helper_that_returns_the_message_is_not_patched():
+    source = textwrap.dedent(
+        """
+        def _supported(bits):
+            if bits not in (4, 8):
+                return False, f"{bits} bits are not supported"
+            return True, None
+
+
+        def verify_supported(bits):
+            ok, message = _supported(bits)
+            if not ok:
+                raise ValueError(message)
+        """
+    )
+    function = function_at(source, "verify_supported", 11)
+    assert "ok" not in function.locals  # the real helper runs and writes the message

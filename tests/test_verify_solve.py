@@ -32,6 +32,8 @@ CASES = [
     (["(mode := self.mode)", 'mode == "x"'], [{"self.mode": "'x'"}]),
     (["x[0] > 1"], [{"x[0]": "2"}]),
     (["x % y != 0"], [{"x": "3", "y": "2"}]),
+    (["not (k % 8)", "n % 8"], [{"k": "8", "n": "9"}]),  # a remainder as a truth value
+    (["k > 0", "not (k % 8)"], [{"k": "8"}]),  # a weak value inside the bounds
     (["x // y > 256"], [{"y": "1", "x": "257"}]),
     (["x * y % n != 0"], [{"y": "1", "x": "3", "n": "2"}]),
     (["len(x) > 1"], [{"x": "[Stand(), Stand()]"}]),
@@ -100,6 +102,9 @@ def test_orders_between_expressions_hold_at_once():
     assert ordered_numbers(way) == {"s": "2", "t": "1"}  # d is 7: s between t and d
     (way,) = solutions(["s > t", "s <= d"])
     assert ordered_numbers(way) == {"s": "2", "t": "1", "d": "2"}
+    # the other side is arithmetic over a number another test gives: that number
+    (way,) = solutions(["q.dim == 128", "k.cols >= q.dim // 16"])
+    assert ordered_numbers(way) == {"k.cols": "8"}
 
 
 @pytest.mark.parametrize(("tests", "expected"), CASES)
@@ -118,6 +123,11 @@ def test_a_setting_gives_its_choices_and_type():
     assert value_for(way.wants["self.mode"], setting) == "'slow'"
     (way,) = solutions(["self.mode is not None"])
     assert value_for(way.wants["self.mode"], setting) == '"fast"'  # its default
+    (way,) = solutions(['self.strategy != "steps"'])
+    strategy = setting.model_copy(update={"choices": None, "default": '"no"'})
+    assert value_for(way.wants["self.strategy"], strategy) == "'no'"  # its default, not made up
+    (way,) = solutions(['self.strategy != "no"'])
+    assert value_for(way.wants["self.strategy"], strategy) == "'vmine-other'"
     (way,) = solutions(["not self.flag"])
     flag = setting.model_copy(update={"type": "bool", "choices": None, "default": None})
     assert value_for(way.wants["self.flag"], flag) == "False"

@@ -60,9 +60,8 @@ def function_at(text: str, qualname: str, line: int) -> Function | None:
     holds no such function (a nested function, `f.<locals>.g`, is not callable alone)."""
     if "<" in qualname:
         return None
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    tree = _module(text)
+    if tree is None:
         return None
     *owners, name = qualname.split(".")
     scope: list[ast.stmt] = tree.body
@@ -76,8 +75,50 @@ def function_at(text: str, qualname: str, line: int) -> Function | None:
             continue
         if not node.lineno <= line <= (node.end_lineno or node.lineno):
             continue
-        return _function(node, tuple(owners), line)
+        found = _function(node, tuple(owners), line)
+        helpers = _message_helpers(text)
+        for name, value in list(found.locals.items()):
+            if (
+                isinstance(value, ast.Subscript)
+                and isinstance(value.value, ast.Call)
+                and _last_name(value.value.func) in helpers
+            ):
+                del found.locals[name]  # `ok, message = check(x)`: the real check runs
+        return found
     return None
+
+
+@functools.lru_cache(maxsize=16)
+def _module(text: str) -> ast.Module | None:
+    """A file's tree, parsed once for its sites (nothing changes it)."""
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
+@functools.lru_cache(maxsize=16)
+def _message_helpers(text: str) -> frozenset[str]:
+    """The file's functions that return text in a tuple (`return False, f"bad {x}"`): the
+    message a raise shows comes from them, so they are never patched."""
+    tree = _module(text)
+    found: set[str] = set()
+    for node in ast.walk(tree) if tree is not None else ():
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for inner in ast.walk(node):
+            if (
+                isinstance(inner, ast.Return)
+                and isinstance(inner.value, ast.Tuple)
+                and any(
+                    isinstance(item, ast.JoinedStr)
+                    or (isinstance(item, ast.Constant) and isinstance(item.value, str))
+                    for item in inner.value.elts
+                )
+            ):
+                found.add(node.name)
+                break
+    return frozenset(found)
 
 
 def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, classes, line: int) -> Function:
@@ -171,8 +212,8 @@ def _defined(
 
 
 def _assigned(statement: ast.Assign | ast.AnnAssign) -> dict[str, ast.expr]:
-    """The names one assignment sets, with their values: `x = v`, `x: T = v`, and `a, b = (u,
-    v)` item by item."""
+    """The names one assignment sets, with their values: `x = v`, `x: T = v`, `a, b = (u, v)`
+    item by item, and `a, b = f(x)` as `f(x)[0]`, `f(x)[1]`."""
     if isinstance(statement, ast.AnnAssign):
         target, value = statement.target, statement.value
     elif len(statement.targets) == 1:
@@ -183,14 +224,19 @@ def _assigned(statement: ast.Assign | ast.AnnAssign) -> dict[str, ast.expr]:
         return {}
     if isinstance(target, ast.Name):
         return {target.id: value}
-    if (
-        isinstance(target, ast.Tuple | ast.List)
-        and isinstance(value, ast.Tuple | ast.List)
-        and len(target.elts) == len(value.elts)
-    ):
+    if not isinstance(target, ast.Tuple | ast.List):
+        return {}
+    if isinstance(value, ast.Tuple | ast.List) and len(target.elts) == len(value.elts):
         return {
             name.id: item
             for name, item in zip(target.elts, value.elts, strict=True)
+            if isinstance(name, ast.Name)
+        }
+    if isinstance(value, ast.Call) and not any(isinstance(n, ast.Starred) for n in target.elts):
+        # `a, b = f(x)`: each is an item of what f returns (a patched f returns them)
+        return {
+            name.id: ast.Subscript(value, ast.Constant(position), ast.Load())
+            for position, name in enumerate(target.elts)
             if isinstance(name, ast.Name)
         }
     return {}

@@ -124,7 +124,7 @@ PRELUDE = {
     name, _, rest = path.partition(".")
     if not rest:
         return _put(owner, name, value)
-    try: inner = None if name.endswith("()") else _get(owner, name)
+    try: inner = _returned(owner, name) if name.endswith("()") else _get(owner, name)
     except Exception: inner = None
     item = rest.startswith("[")
     if inner is None or isinstance(inner, (bool, int, float, str)) or (item and not isinstance(inner, (dict, list))):
@@ -157,9 +157,18 @@ def _get(owner, name):
         return owner[_key(name)]
     return getattr(owner, name, None)
 
+def _returned(owner, name):
+    """What a function put earlier returns (None for the target's own, and for a stand-in,
+    whose every attribute would be one)."""
+    try: found = vars(owner).get(name[:-2])
+    except TypeError: return None
+    return getattr(found, "__dict__", {}).get("_vmine_result")
+
 def _put(owner, name, value):
-    if name.endswith("()"):
-        name, value = name[:-2], (lambda result: lambda *a, **k: result)(value)
+    if name.endswith("()"):  # a function that returns the value, whatever it is given
+        returns = (lambda result: lambda *a, **k: result)(value)
+        returns._vmine_result = value
+        name, value = name[:-2], returns
     if name.startswith("["):
         key = _key(name)
         if isinstance(owner, list):
@@ -325,6 +334,12 @@ def plan(
     tested = [
         *solution.wants,
         *(want.value or "" for wants in solution.wants.values() for want in wants),
+        # `a, b, _ = f(x)`: what a patched f returns holds every item unpacked
+        *(
+            ast.unparse(value)
+            for value in function.locals.values()
+            if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Call)
+        ),
     ]
     puts = _laid_out(puts, followers, tested, bound, arguments | set(function.loops))
     for target, path, value in puts:

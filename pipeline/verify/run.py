@@ -264,7 +264,7 @@ def verify_site(
                     "memory": options.memory,
                 }
             )
-            code = with_absent(planned.code, answer.get("absent"))
+            code = with_absent(planned.code, answer.get("absent"), site.module)
             result = judged(entry, answer, site.installed, release, code, runs)
             if best is None or result.better_than(best):
                 best = result
@@ -281,13 +281,16 @@ def verify_site(
     return best.model_copy(update={"attempts": runs})
 
 
-def with_absent(code: str, absent: list[str] | None) -> str:
-    """A reproducer that needs stand-ins for modules not installed (`absent`, as the worker
-    made them) with them, after its first line (the comment that says what it is)."""
+def with_absent(code: str, absent: list[str] | None, module: str) -> str:
+    """A reproducer that needs stand-ins for modules not installed (`absent`) with them,
+    after its first line (the comment that says what it is), made as the worker made them:
+    after a first import of `module` failed (what that import read first, such as which
+    packages are available, is read without them)."""
     if not absent:
         return code
     header, _, rest = code.partition("\n")
-    return f"{header}\n{ABSENT}absent({sorted(absent)!r})\n{rest}"
+    first = f"try:\n    import {module}\nexcept ModuleNotFoundError:\n    pass\n"
+    return f"{header}\n{ABSENT}{first}absent({sorted(absent)!r})\n{rest}"
 
 
 def _with_fix(

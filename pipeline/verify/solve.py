@@ -5,7 +5,8 @@ constraints, from the literal it is compared with, the setting's choices, type a
 | a test                      | the value of its expression                       |
 |-----------------------------|---------------------------------------------------|
 | `x == "a"`, `x is True`     | `"a"`, `True`                                     |
-| `x != "a"`                  | another of its choices, else another value       |
+| `x != "a"`                  | another of its choices, else its default, else    |
+|                             | another value                                     |
 | `x in ("a", "b")`           | `"a"` (`in NAME`: the first of NAME)              |
 | `x not in ("a", "b")`       | a choice outside them, else a new string          |
 | `x > 3`, `x <= 3`           | `4`, `3` (between two bounds when both are given) |
@@ -13,7 +14,8 @@ constraints, from the literal it is compared with, the setting's choices, type a
 | `x != y` (both read)        | `x` a stand-in (it equals nothing else)           |
 | `int(x) != int(y)`          | `x = 2`, `y = 1` (a stand-in converts to 1)       |
 | `x == y` (both read)        | `x` set to what `y` reads, after `y` is set       |
-| `x % y != 0`, `x % y == 0`  | `x = 3`, `y = 2`; `x = 4`, `y = 2` (weakly)       |
+| `x % y != 0`, `x % y == 0`  | `x = 3`, `y = 2`; `x = 4`, `y = 2` (weakly); a    |
+|                             | bare `x % y` is `x % y != 0`                      |
 | `x // y == LIMIT`           | `y = 1`, `x = LIMIT`                              |
 | `len(x) > 1`                | a list of two stand-ins                           |
 | `len(x) != len(y)`          | `y` one stand-in, `x` two                         |
@@ -233,6 +235,10 @@ def _ways(node: ast.expr, holds: bool) -> Iterator:
     if isinstance(node, ast.Constant):
         yield lambda solution: bool(node.value) == holds
         return
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        # `if x % 8:` is `x % 8 != 0`
+        yield from _ways(ast.Compare(node, [ast.NotEq()], [ast.Constant(0)]), holds)
+        return
     if isinstance(node, ast.ListComp) and len(node.generators) == 1:
         # `[t for t in ts if p(t)]` is true: ts holds one item that passes p; false: none
         yield _kept_items(node, 1) if holds else _one(node.generators[0].iter, Want("len", "0"))
@@ -275,14 +281,13 @@ def _first_choice(node: ast.expr) -> ast.IfExp | None:
 
 
 class _Replace(ast.NodeTransformer):
-    """One node (compared by its text and place) replaced by another."""
+    """Every node equal to one (the same local read twice: one way for both) replaced."""
 
     def __init__(self, old: ast.expr, new: ast.expr) -> None:
-        self.old, self.new, self.done = ast.dump(old), new, False
+        self.old, self.new = ast.dump(old), new
 
     def visit(self, node: ast.AST) -> ast.AST:
-        if not self.done and isinstance(node, ast.expr) and ast.dump(node) == self.old:
-            self.done = True
+        if isinstance(node, ast.expr) and ast.dump(node) == self.old:
             return copy.deepcopy(self.new)
         return super().visit(node)
 
@@ -506,6 +511,12 @@ def _pair(left: ast.expr, op: type, right: ast.expr):
         and right.value == 0
         and op in (ast.Eq, ast.NotEq)
     ):
+        divisor = _literal(ast.unparse(left.right)) if _is_literal(left.right) else None
+        if isinstance(divisor, int) and not isinstance(divisor, bool) and divisor > 1:
+            # `x % 8`: x = 8 divides (weakly), x = 9 does not
+            if op is ast.Eq:
+                return _one(left.left, Want("weak", str(divisor)))
+            return _equal(left.left, divisor + 1)
         if op is ast.Eq:  # many values divide: weak ones, that another constraint beats
             return _all([_one(left.left, Want("weak", "4")), _one(left.right, Want("weak", "2"))])
         return _all([_equal(left.left, 3), _equal(left.right, 2)])
@@ -553,6 +564,41 @@ def _pair(left: ast.expr, op: type, right: ast.expr):
     )
 
 
+_ARITHMETIC = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+}
+
+
+def _evaluated(expr: str, known: dict[str, int | float]) -> int | float | None:
+    """The number arithmetic over numbers and `known` expressions gives; None otherwise."""
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return None
+
+    def number(inner: ast.expr) -> int | float | None:
+        text = ast.unparse(inner)
+        if text in known:
+            return known[text]
+        if isinstance(inner, ast.Constant) and isinstance(inner.value, int | float):
+            return None if isinstance(inner.value, bool) else inner.value
+        if isinstance(inner, ast.BinOp) and type(inner.op) in _ARITHMETIC:
+            left, right = number(inner.left), number(inner.right)
+            if left is None or right is None:
+                return None
+            try:
+                return _ARITHMETIC[type(inner.op)](left, right)
+            except ArithmeticError:
+                return None
+        return None
+
+    return number(node) if isinstance(node, ast.BinOp) else None
+
+
 _HOLDS = {
     "gt": lambda a, b: a > b,
     "ge": lambda a, b: a >= b,
@@ -573,12 +619,18 @@ def ordered_numbers(solution: Solution) -> dict[str, str]:
     ]
     if not relations:
         return {}
-    fixed: dict[str, int | float] = {}
-    for expr in {side for left, _, right in relations for side in (left, right)}:
-        firm = [w for w in solution.wants.get(expr, []) if w.op not in ("weak", "order")]
+    known: dict[str, int | float] = {}  # what other constraints make a number
+    for expr, wants in solution.wants.items():
+        firm = [w for w in wants if w.op not in ("weak", "order")]
         number = _literal(value_for(firm, None)) if firm else None
         if isinstance(number, int | float) and not isinstance(number, bool):
-            fixed[expr] = number
+            known[expr] = number
+    sides = {side for left, _, right in relations for side in (left, right)}
+    fixed = {expr: number for expr, number in known.items() if expr in sides}
+    for side in sides - set(fixed):
+        number = _evaluated(side, known)  # `d // 16` with d fixed at 128: 8
+        if number is not None:
+            fixed[side] = number
     value: dict[str, int | float] = {}
     for left, _, right in relations:
         value.setdefault(left, fixed.get(left, 1))
@@ -705,6 +757,12 @@ def value_for(wants: list[Want], setting: Setting | None) -> str | None:
     if low is not None or high is not None:
         if low is not None and high is not None and low > high:
             return None
+        for want in wants:  # a weak value inside the bounds (`x > 0`, `x % 8 == 0`: 8)
+            weak = _literal(want.value) if want.op == "weak" else None
+            if isinstance(weak, int | float) and not isinstance(weak, bool):
+                if (low is None or weak >= low) and (high is None or weak <= high):
+                    if repr(weak) != kinds.get("ne"):
+                        return repr(weak)
         value = low if low is not None else high
         if "ne" in kinds and repr(value) == kinds["ne"]:
             value = value + 1
@@ -719,6 +777,9 @@ def value_for(wants: list[Want], setting: Setting | None) -> str | None:
             return repr(not literal)
         if isinstance(literal, int | float):
             return repr(literal + 1)
+        default = _literal(setting.default) if setting and setting.default else None
+        if isinstance(default, str) and repr(default) not in excluded:
+            return repr(default)  # a value the code takes (an enum's member), not a made-up one
         return OTHER
     if "isinstance" in kinds:
         return _instance_of(kinds["isinstance"] or "object")
