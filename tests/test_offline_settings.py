@@ -596,7 +596,10 @@ READ_INSIDE = [
         ],
         'Change `"layer_types"` and `"num_heads"` in the model\'s config.json (or '
         "`--hf-overrides`) so that len(hf_config.layer_types) equals hf_config.num_heads.",
-        None,
+        "# before: in the model's config.json (or --hf-overrides), len(hf_config.layer_types) "
+        'differs from hf_config.num_heads\n{"layer_types": <value>, "num_heads": <value>}\n'
+        "# after: len(hf_config.layer_types) equals hf_config.num_heads\n"
+        '{"layer_types": <value>, "num_heads": <value>}',
     ),
     (
         "a request field, by its JSON name",
@@ -738,3 +741,19 @@ WHOLE_TEST = [
 @pytest.mark.parametrize(("guard", "settings", "solutions"), WHOLE_TEST)
 def test_a_value_proposed_passes_the_whole_test(guard, settings, solutions):
     assert explain_site(site(guard, settings)).solutions == solutions
+
+
+def test_leaving_out_a_setting_with_a_default_is_no_fix_for_a_test_that_it_is_set():
+    # an early return skips the check unless `value is not None or not allow_none`: leaving
+    # `--guidance-scale` out keeps its default 1.0, which is not None, so that part still holds
+    scale = setting("guidance_scale", cls="SamplingParams", type_="float", default="1.0")
+    checked = site("float(value) < 0.0", [scale.model_copy(update={"expr": "value"})])
+    checked = checked.model_copy(
+        update={"guards": ["value is not None or not allow_none", "float(value) < 0.0"]}
+    )
+    explanation = explain_site(checked, (), "engine serve MODEL")
+    assert not any(s.startswith("Remove") for s in explanation.solutions)
+    assert "(without --guidance-scale)" not in explanation.exampleFix
+    assert explanation.solutions == [
+        "Change `--guidance-scale` (value) so that float(value) is at least 0.0 (default 1.0)."
+    ]

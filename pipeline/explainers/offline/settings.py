@@ -472,7 +472,8 @@ def reading_change(
 ) -> str | None:
     """Before/after of the first setting a check reads that a fix can show without a value
     the code names: its flag (never a switch) or variable with a placeholder on the command
-    line, its constructor argument; what must hold said beside it."""
+    line, its constructor argument, else the config.json keys it reads; what must hold said
+    beside it."""
     if len(reads) == 1 and (what := env_switch(condition, reads[0][0])) is not None:
         return surface_change(reads[0][0], what, None, None, command)
     each = f" for every {loop}" if loop else ""
@@ -495,6 +496,12 @@ def reading_change(
             body = f'{{"{key}": {PLACEHOLDER}}}'
             where = where.replace("`", "")
             return f"# before: in {where}, {fails}\n{body}\n# after: {passes}\n{body}"
+    keys = list(dict.fromkeys(s.field for s, _ in reads if s.surface == "model-config"))
+    if keys:  # top-level keys of config.json, each where the model's files set it
+        body = "{" + ", ".join(f'"{key}": {PLACEHOLDER}' for key in keys) + "}"
+        via = next((s.via for s, _ in reads if s.surface == "model-config" and s.via), None)
+        where = "the model's config.json" + (f" (or {via})" if via else "")
+        return f"# before: in {where}, {fails}\n{body}\n# after: {passes}\n{body}"
     return None
 
 
