@@ -757,3 +757,34 @@ def test_leaving_out_a_setting_with_a_default_is_no_fix_for_a_test_that_it_is_se
     assert explanation.solutions == [
         "Change `--guidance-scale` (value) so that float(value) is at least 0.0 (default 1.0)."
     ]
+
+
+# (guard, setting, example fix): a request field or config.json key is shown where a user
+# changes it, even with no value the code names; never as `cfg.x = ...`
+ON_THEIR_SURFACE = [
+    (
+        "self.stop is not None",
+        STOP.model_copy(update={"expr": "self.stop"}),
+        '# before: the request body\n{"stop": <value>}\n# after: without "stop"\n{}',
+    ),
+    (
+        "self.stop not in ALLOWED",
+        STOP.model_copy(update={"expr": "self.stop"}),
+        '# before: the request body, stop is not in ALLOWED\n{"stop": <value>}\n'
+        '# after: stop is in ALLOWED\n{"stop": <value>}',
+    ),
+    (
+        "self.weight_bits not in SUPPORTED_BITS",
+        HEADS.model_copy(
+            update={"expr": "self.weight_bits", "field": "quantization_config.bits", "via": None}
+        ),
+        '# before: in "quantization_config" of the model\'s config.json, weight_bits is not in '
+        'SUPPORTED_BITS\n{"bits": <value>}\n# after: weight_bits is in SUPPORTED_BITS\n'
+        '{"bits": <value>}',
+    ),
+]
+
+
+@pytest.mark.parametrize(("guard", "field", "fix"), ON_THEIR_SURFACE)
+def test_a_field_with_no_value_named_is_shown_on_its_surface(guard, field, fix):
+    assert explain_site(site(guard, [field]), (), "engine serve MODEL").exampleFix == fix

@@ -70,7 +70,9 @@ from pipeline.explainers.offline.snippets import (
 # surface, with what must hold, and its example fix shows where they are changed.
 # 7: a check that the function's own arguments decide (or values it computes from them)
 # names the call that passes, as its caller writes it.
-PROMPT_VERSION = "offline-7"
+# 8: a request field or config.json key with no value the code names is shown on its own
+# surface with what must hold (never as `cfg.x = ...`).
+PROMPT_VERSION = "offline-8"
 # What the sites outside validators (kind `none`, the `all` scope) are explained with on top
 # of it: bumped whenever the text said of them changes.
 OUTSIDE_VERSION = "outside-1"

@@ -217,6 +217,9 @@ def example_fix(
         if check.setting.surface in OTHER_SURFACES:
             what, value = needs(check.condition, check.setting, check.wanted)
             fix = surface_change(check.setting, what, value, check.offending, command)
+            # no value the code names: the setting on its own surface, what must hold beside
+            # it (never `cfg.x = ...`, which is not where a user changes it)
+            fix = fix or reading_change(check.condition, ((check.setting, None),), command)
             if fix is not None:
                 return fix
             continue
