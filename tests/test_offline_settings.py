@@ -788,3 +788,29 @@ ON_THEIR_SURFACE = [
 @pytest.mark.parametrize(("guard", "field", "fix"), ON_THEIR_SURFACE)
 def test_a_field_with_no_value_named_is_shown_on_its_surface(guard, field, fix):
     assert explain_site(site(guard, [field]), (), "engine serve MODEL").exampleFix == fix
+
+
+def test_a_value_computed_from_a_parameter_that_is_a_setting_names_that_setting():
+    # `needed` comes from `max_len`, which the callers pass `--max-model-len`: the setting to
+    # change, not the call
+    max_len = setting("max_model_len", cls="ModelConfig", type_="int", expr="max_len")
+    checked = site("needed > budget", [max_len]).model_copy(
+        update={
+            "qualname": "check_fit",
+            "validatorKind": "name",
+            "functionSource": textwrap.dedent("""
+                def check_fit(max_len, budget):
+                    needed = max_len * 2
+                    if needed > budget:
+                        raise ValueError("does not fit")
+            """),
+        }
+    )
+    explanation = explain_site(checked, (), "engine serve MODEL")
+    assert explanation.solutions == [
+        "Change `--max-model-len` (max_len) so that needed is at most budget."
+    ]
+    assert explanation.exampleFix == (
+        "# before: needed is greater than budget\nengine serve MODEL --max-model-len <value>\n"
+        "# after: needed is at most budget\nengine serve MODEL --max-model-len <value>"
+    )

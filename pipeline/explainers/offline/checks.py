@@ -474,6 +474,33 @@ def through_loops(checks: list[Check], function: FunctionFacts) -> list[Check]:
     return found
 
 
+def through_computed(
+    checks: list[Check], function: FunctionFacts, settings: Sequence[Setting]
+) -> list[Check]:
+    """A test of a value the function computes from a parameter that is a setting
+    (`needed > available` after `needed = estimate(max_model_len)`, where the site's settings
+    say `max_model_len` is `--max-model-len`) reads that setting: the check gets it, when it
+    reads no setting of its own."""
+    computed = dict(function.computed)
+    # every setting a parameter may be (its callers pass different ones: alternatives)
+    usable = [s for s in settings if s.surface != "internal" and "." not in s.expr]
+    found = []
+    for check in checks:
+        if not (check.reads or check.setting or check.flag or check.loop):
+            names = value_names(check.condition.node) & set(computed)
+            params = dict.fromkeys(p for name in sorted(names) for p in computed[name])
+            reads = tuple(
+                (s, None if s.flags else carrier_of(s, list(settings)))
+                for p in params
+                for s in usable
+                if s.expr == p
+            )
+            if reads:
+                check = replace(check, reads=reads)
+        found.append(check)
+    return found
+
+
 # what walks a collection's own items (not `range(n)`, whose items are indices)
 _ITEM_VIEWS = frozenset({"items", "values", "keys"})
 _ITEM_WRAPPERS = frozenset({"enumerate", "sorted", "reversed", "list", "tuple", "set"})

@@ -37,6 +37,7 @@ from pipeline.explainers.offline.checks import (
     read_function,
     shell_word,
     subject_text,
+    through_computed,
     through_loops,
     value_names,
 )
@@ -72,7 +73,8 @@ from pipeline.explainers.offline.snippets import (
 # names the call that passes, as its caller writes it.
 # 8: a request field or config.json key with no value the code names is shown on its own
 # surface with what must hold (never as `cfg.x = ...`).
-PROMPT_VERSION = "offline-8"
+# 9: a value the function computes from a parameter that is a setting names that setting.
+PROMPT_VERSION = "offline-9"
 # What the sites outside validators (kind `none`, the `all` scope) are explained with on top
 # of it: bumped whenever the text said of them changes.
 OUTSIDE_VERSION = "outside-1"
@@ -126,6 +128,7 @@ def explain_site(
     checks = through_loops(
         [check_of(c, evidence, values, function, site.settings) for c in conditions], function
     )
+    checks = through_computed(checks, function, site.settings)
     # a test one of whose `or` parts always holds is no fix; the others are
     fixable = [
         check
