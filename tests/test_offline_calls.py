@@ -60,6 +60,12 @@ INPUTS = [
     ("def check(*sizes):\n    if sizes[0] < 0: raise ValueError", "sizes[0] < 0", None),
     ("def check(self):\n    if self.depth < 0: raise ValueError", "self.depth < 0", None),
     ("def check():\n    if LIMIT < 0: raise ValueError", "LIMIT < 0", None),
+    (
+        "@model_validator(mode='before')\ndef check(cls, data):\n"
+        "    if 'x' in data: raise ValueError",
+        "'x' in data",
+        None,  # pydantic calls it with what the model is built from
+    ),
 ]
 
 

@@ -11,6 +11,7 @@ called, with arguments that make the test false. One rule, `call_inputs`:
 | `item in seen` (`item` a loop's, no argument) | none: not decided by a call          |
 | `rest[0] < 0` (`*rest` cannot be named)       | none                                 |
 | `self.x < 0`, `LIMIT < 0`                     | none: no argument (a setting's test) |
+| `"x" in data` in a pydantic `model_validator` | none: pydantic calls it, not a caller |
 
 The callee is written as a caller writes it: `Owner(...)` for a constructor, `Owner.f(...)`
 for a class or static method, `manager.f(...)` on an instance (of `LoRAManager`), `f(...)` for
@@ -24,12 +25,16 @@ from pipeline.explainers.offline.checks import Check, FunctionFacts, value_names
 from pipeline.explainers.offline.conditions import join_words
 
 _ON_CLASS = {"classmethod", "staticmethod"}
+# pydantic calls these with what the model is built from: no caller writes the call
+_PYDANTIC = {"field_validator", "model_validator", "validator", "root_validator"}
 
 
 def call_inputs(check: Check, function: FunctionFacts) -> tuple[str, ...] | None:
     """The arguments a caller passes that decide the check (see the table); None when a call
     does not decide it."""
     if check.setting is not None or check.flag is not None or check.reads or check.settable:
+        return None
+    if any(name in _PYDANTIC for name, _ in function.decorators):
         return None
     names = value_names(check.condition.node) & function.variables
     if not names:

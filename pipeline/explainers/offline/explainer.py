@@ -74,7 +74,8 @@ from pipeline.explainers.offline.snippets import (
 # 8: a request field or config.json key with no value the code names is shown on its own
 # surface with what must hold (never as `cfg.x = ...`).
 # 9: a value the function computes from a parameter that is a setting names that setting.
-PROMPT_VERSION = "offline-9"
+# 10: a pydantic validator's arguments get no call (pydantic calls it, not a caller).
+PROMPT_VERSION = "offline-10"
 # What the sites outside validators (kind `none`, the `all` scope) are explained with on top
 # of it: bumped whenever the text said of them changes.
 OUTSIDE_VERSION = "outside-1"
