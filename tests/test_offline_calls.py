@@ -52,10 +52,15 @@ INPUTS = [
         "n > LIMIT",
         ("shape", "split"),
     ),
-    (
+    (  # a loop's item comes from what it walks, which the caller passes
         "def check(seen, items):\n    for item in items:\n        if item in seen: raise ValueError",
         "item in seen",
-        None,  # `item` is the loop's: no call decides it alone
+        ("seen", "items"),
+    ),
+    (  # ... unless no argument gives it
+        "def check(self, seen):\n    for item in self.items:\n        if item in seen: raise ValueError",
+        "item in seen",
+        None,
     ),
     ("def check(*sizes):\n    if sizes[0] < 0: raise ValueError", "sizes[0] < 0", None),
     ("def check(self):\n    if self.depth < 0: raise ValueError", "self.depth < 0", None),
@@ -156,7 +161,7 @@ FIXES = [
         "is greater than budget\n# after\n"
         "check_fit(tokens=..., budget=...)  # so that needed is at most budget",
     ),
-    (  # a loop's item: no call decides it, the comment stays
+    (  # a loop's item: the arguments it comes from
         "check_unique",
         "name in seen",
         """
@@ -164,6 +169,20 @@ FIXES = [
             for name in names:
                 if name in seen:
                     raise ValueError("duplicate")
+        """,
+        "# before\ncheck_unique(names=..., seen=...)  # name comes from names; name is in seen\n"
+        "# after\ncheck_unique(names=..., seen=...)  # so that name is not in seen",
+    ),
+    (  # an item of the object's own state: no call decides it, the comment stays
+        "Registry.check_unique",
+        "name in seen",
+        """
+        def check_unique(self):
+            seen = set()
+            for name in self.names:
+                if name in seen:
+                    raise ValueError("duplicate")
+                seen.add(name)
         """,
         "# the error needs: name is in seen\n# fix: make sure name is not in seen",
     ),

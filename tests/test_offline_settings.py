@@ -693,7 +693,12 @@ def test_an_index_loop_hands_on_no_setting():
             }
         )
     )
-    assert explanation.solutions[0] == "Make sure items[i] is None."
+    # the index names no setting; the arguments decide it
+    assert explanation.solutions[0] == (
+        "Call CacheConfig with `batch_size` and `items` such that items[i] is None (i comes "
+        "from batch_size in __post_init__): they are arguments of __post_init__, so the code "
+        "that calls it decides; follow the traceback to that call."
+    )
 
 
 TOP_K = setting("top_k", cls="SamplingParams", type_="int", flags=[]).model_copy(

@@ -8,17 +8,20 @@ called, with arguments that make the test false. One rule, `call_inputs`:
 | `x % y != 0`, `os.path.isdir(x)`              | `x`, `y` / `x`                       |
 | `n > LIMIT` after `n = len(x) * y`            | `x`, `y` (n is computed from them)   |
 | `x > MAX` (`MAX` a module constant)           | `x`                                  |
-| `item in seen` (`item` a loop's, no argument) | none: not decided by a call          |
+| `item in seen` in `for item in items:`        | `seen`, `items` (item comes from it) |
+| `item in seen` in `for item in self.items:`   | none: no argument gives `item`       |
 | `rest[0] < 0` (`*rest` cannot be named)       | none                                 |
 | `self.x < 0`, `LIMIT < 0`                     | none: no argument (a setting's test) |
 | `"x" in data` in a pydantic `model_validator` | none: pydantic calls it, not a caller |
 
-The callee is written as a caller writes it: `Owner(...)` for a constructor, `Owner.f(...)`
+The callee is written as a caller writes it: `Owner(...)` for a constructor (`__init__`,
+`__post_init__`), `Owner.f(...)`
 for a class or static method, `manager.f(...)` on an instance (of `LoRAManager`), `f(...)` for
 a function."""
 
 from __future__ import annotations
 
+import ast
 import re
 
 from pipeline.explainers.offline.checks import Check, FunctionFacts, value_names
@@ -59,7 +62,7 @@ def callee(function: FunctionFacts) -> str:
     """The function as its caller writes the call (see the table)."""
     if function.owner is None:
         return function.name
-    if function.name == "__init__":
+    if function.name in ("__init__", "__post_init__"):  # what building the object passes
         return function.owner
     if any(name in _ON_CLASS for name, _ in function.decorators):
         return f"{function.owner}.{function.name}"
@@ -79,11 +82,19 @@ def call_line(function: FunctionFacts, arguments: list[tuple[str, str]], note: s
 
 
 def computed_note(check: Check, function: FunctionFacts) -> str:
-    """`n is computed from x and y`: the locals the test reads, with their arguments."""
+    """`n is computed from x and y`, `item comes from items` (a loop's): the locals the test
+    reads, with their arguments."""
     computed = dict(function.computed)
-    names = sorted(value_names(check.condition.node) & set(computed))
+    node = check.condition.node
+    # names the test binds itself (`any(t < 0 for t in x)`) need no note
+    bound = {
+        n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    names = sorted((value_names(node) & set(computed)) - bound) if node is not None else []
     return "; ".join(
-        f"{name} is computed from {join_words(list(computed[name]))}" for name in names
+        f"{name} {'comes' if name in function.iterated else 'is computed'} from "
+        f"{join_words(list(computed[name]))}"
+        for name in names
     )
 
 

@@ -55,9 +55,10 @@ class FunctionFacts:
     # its `for` headers as the guards write them (`x in xs`, by ast.dump): no fix changes one
     loops: frozenset[str] = frozenset()
     keywords: tuple[str, ...] = ()  # the parameters a caller can pass by name, in order
-    # each local it assigns, with the parameters its value is computed from (through other
-    # locals too), for a test of a value the function computes itself
+    # each local it assigns (or a loop walks), with the parameters its value is computed
+    # from (through other locals too), for a test of a value the function computes itself
     computed: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    iterated: frozenset[str] = frozenset()  # the locals a loop or comprehension binds
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ def _read_source(qualname: str, source: str) -> FunctionFacts:
     loops: set[str] = set()
     keywords: list[str] = []
     computed: dict[str, tuple[str, ...]] = {}
+    iterated: set[str] = set()
     try:
         tree = ast.parse(textwrap.dedent(source))
     except (SyntaxError, ValueError):
@@ -143,6 +145,13 @@ def _read_source(qualname: str, source: str) -> FunctionFacts:
             if isinstance(n, ast.For | ast.AsyncFor | ast.comprehension)
         }
         computed = _computed_from(func, params - set(RECEIVERS))
+        iterated = {
+            name.id
+            for n in ast.walk(func)
+            if isinstance(n, ast.For | ast.AsyncFor | ast.comprehension)
+            for name in ast.walk(n.target)
+            if isinstance(name, ast.Name)
+        }
     return FunctionFacts(
         owner=owner,
         name=parts[-1],
@@ -154,18 +163,22 @@ def _read_source(qualname: str, source: str) -> FunctionFacts:
         loops=frozenset(loops),
         keywords=tuple(k for k in keywords if k not in RECEIVERS),
         computed=tuple(sorted(computed.items())),
+        iterated=frozenset(iterated),
     )
 
 
 def _computed_from(func: ast.FunctionDef | ast.AsyncFunctionDef, params: set[str]) -> dict:
-    """Each local an assignment gives a value, with the parameters that value reads, directly
-    or through other locals (`threads = cluster_n * 32` -> `cluster_n`)."""
+    """Each local an assignment or a loop gives a value, with the parameters that value reads,
+    directly or through other locals (`threads = cluster_n * 32` -> `cluster_n`; `for part in
+    content` -> `content`)."""
     reads: dict[str, set[str]] = {}
     for node in ast.walk(func):
         if isinstance(node, ast.Assign):
             targets, value = node.targets, node.value
-        elif isinstance(node, ast.AnnAssign | ast.AugAssign) and node.value is not None:
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr) and node.value:
             targets, value = [node.target], node.value
+        elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+            targets, value = [node.target], node.iter  # an item of what it walks
         else:
             continue
         names = value_names(value)
@@ -487,7 +500,8 @@ def through_computed(
     found = []
     for check in checks:
         if not (check.reads or check.setting or check.flag or check.loop):
-            names = value_names(check.condition.node) & set(computed)
+            # a loop's item (an index of `range(n)`) is no value of the setting
+            names = (value_names(check.condition.node) & set(computed)) - function.iterated
             params = dict.fromkeys(p for name in sorted(names) for p in computed[name])
             reads = tuple(
                 (s, None if s.flags else carrier_of(s, list(settings)))

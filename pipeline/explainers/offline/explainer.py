@@ -75,7 +75,9 @@ from pipeline.explainers.offline.snippets import (
 # surface with what must hold (never as `cfg.x = ...`).
 # 9: a value the function computes from a parameter that is a setting names that setting.
 # 10: a pydantic validator's arguments get no call (pydantic calls it, not a caller).
-PROMPT_VERSION = "offline-10"
+# 11: a loop's item comes from what the loop walks: the arguments that give it decide a
+# check on it (`for name in names`); a constructor's `__post_init__` is called as `Owner(...)`.
+PROMPT_VERSION = "offline-11"
 # What the sites outside validators (kind `none`, the `all` scope) are explained with on top
 # of it: bumped whenever the text said of them changes.
 OUTSIDE_VERSION = "outside-1"
