@@ -116,8 +116,11 @@ def test_a_loop_header_and_a_temporary_never_become_fixes():
     )
     solutions = explain_site(checked).solutions
     assert not any("enumerate(content)" in s or "Make sure kind" in s for s in solutions)
+    # `kind` is computed from `content`, the argument: the call is the fix, not `kind`
     assert solutions == [
-        "Read the code around the raise in validate_content to see which input leads to it."
+        "Call validate_content with `content` such that kind is in ('text', 'image') (kind is "
+        "computed from content in validate_content): it is an argument of validate_content, so "
+        "the code that calls it decides; follow the traceback to that call."
     ]
 
 

@@ -344,8 +344,8 @@ def test_the_prompt_gives_the_settings_read_and_allows_their_flags(fake_llm):
 def test_the_command_is_part_of_the_prompt_version():
     plain = LLMExplainer("m", None, "k", 1)
     with_command = LLMExplainer("m", None, "k", 1, command="vllm serve MODEL")
-    assert plain.prompt_version == "explain-v4"
-    assert with_command.prompt_version == "explain-v4; command: vllm serve MODEL"
+    assert plain.prompt_version == "explain-v5"
+    assert with_command.prompt_version == "explain-v5; command: vllm serve MODEL"
 
 
 def test_a_site_without_settings_sends_no_settings_facts():

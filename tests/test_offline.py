@@ -282,7 +282,11 @@ def test_reached_helper_with_a_local_value_claims_no_setting_for_it():
         "Raised by ParallelSettings._check_world, a helper that a validator of "
         "ParallelSettings calls, when world is greater than device_count."
     )
-    assert explanation.solutions == ["Make sure world is at most device_count."]
+    # the message names the flags: a pointer to them follows what the code says
+    assert explanation.solutions == [
+        "Make sure world is at most device_count.",
+        "Review the values of --tensor-parallel and --pipeline-parallel, which the message names.",
+    ]
     assert explanation.exampleFix == (
         "# the error needs: world is greater than device_count\n"
         "# fix: make sure world is at most device_count"
@@ -318,7 +322,13 @@ def test_module_check_function_with_a_chained_comparison():
         "Raised by check_port, a check function, when 0 < port < 65536 is false. In the "
         "message, {port} is filled in at run time."
     )
-    assert explanation.solutions == ["Make sure 0 < port < 65536 is true."]
+    # the port is the function's argument: the call that passes is the fix
+    assert explanation.solutions == [
+        "Call check_port with `port` such that 0 < port < 65536 is true (for example "
+        "`port=1`): it is an argument of check_port, so the code that calls it decides; "
+        "follow the traceback to that call."
+    ]
+    assert explanation.exampleFix == ("# before\ncheck_port(port=0)\n# after\ncheck_port(port=1)")
     assert explanation.validationCode == (
         "# port: the argument of check_port\n"
         "if not 0 < port < 65536:\n"

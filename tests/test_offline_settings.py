@@ -596,7 +596,10 @@ READ_INSIDE = [
         ],
         'Change `"layer_types"` and `"num_heads"` in the model\'s config.json (or '
         "`--hf-overrides`) so that len(hf_config.layer_types) equals hf_config.num_heads.",
-        None,
+        "# before: in the model's config.json (or --hf-overrides), len(hf_config.layer_types) "
+        'differs from hf_config.num_heads\n{"layer_types": <value>, "num_heads": <value>}\n'
+        "# after: len(hf_config.layer_types) equals hf_config.num_heads\n"
+        '{"layer_types": <value>, "num_heads": <value>}',
     ),
     (
         "a request field, by its JSON name",
@@ -690,7 +693,12 @@ def test_an_index_loop_hands_on_no_setting():
             }
         )
     )
-    assert explanation.solutions[0] == "Make sure items[i] is None."
+    # the index names no setting; the arguments decide it
+    assert explanation.solutions[0] == (
+        "Call CacheConfig with `batch_size` and `items` such that items[i] is None (i comes "
+        "from batch_size in __post_init__): they are arguments of __post_init__, so the code "
+        "that calls it decides; follow the traceback to that call."
+    )
 
 
 TOP_K = setting("top_k", cls="SamplingParams", type_="int", flags=[]).model_copy(
@@ -738,3 +746,76 @@ WHOLE_TEST = [
 @pytest.mark.parametrize(("guard", "settings", "solutions"), WHOLE_TEST)
 def test_a_value_proposed_passes_the_whole_test(guard, settings, solutions):
     assert explain_site(site(guard, settings)).solutions == solutions
+
+
+def test_leaving_out_a_setting_with_a_default_is_no_fix_for_a_test_that_it_is_set():
+    # an early return skips the check unless `value is not None or not allow_none`: leaving
+    # `--guidance-scale` out keeps its default 1.0, which is not None, so that part still holds
+    scale = setting("guidance_scale", cls="SamplingParams", type_="float", default="1.0")
+    checked = site("float(value) < 0.0", [scale.model_copy(update={"expr": "value"})])
+    checked = checked.model_copy(
+        update={"guards": ["value is not None or not allow_none", "float(value) < 0.0"]}
+    )
+    explanation = explain_site(checked, (), "engine serve MODEL")
+    assert not any(s.startswith("Remove") for s in explanation.solutions)
+    assert "(without --guidance-scale)" not in explanation.exampleFix
+    assert explanation.solutions == [
+        "Change `--guidance-scale` (value) so that float(value) is at least 0.0 (default 1.0)."
+    ]
+
+
+# (guard, setting, example fix): a request field or config.json key is shown where a user
+# changes it, even with no value the code names; never as `cfg.x = ...`
+ON_THEIR_SURFACE = [
+    (
+        "self.stop is not None",
+        STOP.model_copy(update={"expr": "self.stop"}),
+        '# before: the request body\n{"stop": <value>}\n# after: without "stop"\n{}',
+    ),
+    (
+        "self.stop not in ALLOWED",
+        STOP.model_copy(update={"expr": "self.stop"}),
+        '# before: the request body, stop is not in ALLOWED\n{"stop": <value>}\n'
+        '# after: stop is in ALLOWED\n{"stop": <value>}',
+    ),
+    (
+        "self.weight_bits not in SUPPORTED_BITS",
+        HEADS.model_copy(
+            update={"expr": "self.weight_bits", "field": "quantization_config.bits", "via": None}
+        ),
+        '# before: in "quantization_config" of the model\'s config.json, weight_bits is not in '
+        'SUPPORTED_BITS\n{"bits": <value>}\n# after: weight_bits is in SUPPORTED_BITS\n'
+        '{"bits": <value>}',
+    ),
+]
+
+
+@pytest.mark.parametrize(("guard", "field", "fix"), ON_THEIR_SURFACE)
+def test_a_field_with_no_value_named_is_shown_on_its_surface(guard, field, fix):
+    assert explain_site(site(guard, [field]), (), "engine serve MODEL").exampleFix == fix
+
+
+def test_a_value_computed_from_a_parameter_that_is_a_setting_names_that_setting():
+    # `needed` comes from `max_len`, which the callers pass `--max-model-len`: the setting to
+    # change, not the call
+    max_len = setting("max_model_len", cls="ModelConfig", type_="int", expr="max_len")
+    checked = site("needed > budget", [max_len]).model_copy(
+        update={
+            "qualname": "check_fit",
+            "validatorKind": "name",
+            "functionSource": textwrap.dedent("""
+                def check_fit(max_len, budget):
+                    needed = max_len * 2
+                    if needed > budget:
+                        raise ValueError("does not fit")
+            """),
+        }
+    )
+    explanation = explain_site(checked, (), "engine serve MODEL")
+    assert explanation.solutions == [
+        "Change `--max-model-len` (max_len) so that needed is at most budget."
+    ]
+    assert explanation.exampleFix == (
+        "# before: needed is greater than budget\nengine serve MODEL --max-model-len <value>\n"
+        "# after: needed is at most budget\nengine serve MODEL --max-model-len <value>"
+    )

@@ -127,7 +127,7 @@ class LLMExplainer(Explainer):
         response_format: FormatChoice = "auto",
         max_output_tokens: int = MAX_OUTPUT_TOKENS,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
-        prompt: str = "explain_v4",
+        prompt: str = "explain_v5",
         command: str | None = None,
     ) -> None:
         self.model = model

@@ -54,6 +54,11 @@ class FunctionFacts:
     aliases: tuple[tuple[str, str], ...] = ()  # a field validator's value parameter -> field
     # its `for` headers as the guards write them (`x in xs`, by ast.dump): no fix changes one
     loops: frozenset[str] = frozenset()
+    keywords: tuple[str, ...] = ()  # the parameters a caller can pass by name, in order
+    # each local it assigns (or a loop walks), with the parameters its value is computed
+    # from (through other locals too), for a test of a value the function computes itself
+    computed: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    iterated: frozenset[str] = frozenset()  # the locals a loop or comprehension binds
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,9 @@ def _read_source(qualname: str, source: str) -> FunctionFacts:
     params: set[str] = set()
     aliases: dict[str, str] = {}
     loops: set[str] = set()
+    keywords: list[str] = []
+    computed: dict[str, tuple[str, ...]] = {}
+    iterated: set[str] = set()
     try:
         tree = ast.parse(textwrap.dedent(source))
     except (SyntaxError, ValueError):
@@ -125,6 +133,7 @@ def _read_source(qualname: str, source: str) -> FunctionFacts:
         every = [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]
         every += [a for a in (func.args.vararg, func.args.kwarg) if a is not None]
         params = {a.arg for a in every}
+        keywords = [a.arg for a in [*func.args.args, *func.args.kwonlyargs]]
         aliases = _value_alias(decorators, [a.arg for a in func.args.args])
         stored = {
             n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
@@ -135,6 +144,14 @@ def _read_source(qualname: str, source: str) -> FunctionFacts:
             for n in ast.walk(func)
             if isinstance(n, ast.For | ast.AsyncFor | ast.comprehension)
         }
+        computed = _computed_from(func, params - set(RECEIVERS))
+        iterated = {
+            name.id
+            for n in ast.walk(func)
+            if isinstance(n, ast.For | ast.AsyncFor | ast.comprehension)
+            for name in ast.walk(n.target)
+            if isinstance(name, ast.Name)
+        }
     return FunctionFacts(
         owner=owner,
         name=parts[-1],
@@ -144,7 +161,42 @@ def _read_source(qualname: str, source: str) -> FunctionFacts:
         flags=flags,
         aliases=tuple(aliases.items()),
         loops=frozenset(loops),
+        keywords=tuple(k for k in keywords if k not in RECEIVERS),
+        computed=tuple(sorted(computed.items())),
+        iterated=frozenset(iterated),
     )
+
+
+def _computed_from(func: ast.FunctionDef | ast.AsyncFunctionDef, params: set[str]) -> dict:
+    """Each local an assignment or a loop gives a value, with the parameters that value reads,
+    directly or through other locals (`threads = cluster_n * 32` -> `cluster_n`; `for part in
+    content` -> `content`)."""
+    reads: dict[str, set[str]] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr) and node.value:
+            targets, value = [node.target], node.value
+        elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+            targets, value = [node.target], node.iter  # an item of what it walks
+        else:
+            continue
+        names = value_names(value)
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name) and name.id not in params:
+                    reads.setdefault(name.id, set()).update(names)
+    found = {local: read & params for local, read in reads.items()}
+    for _ in range(len(found)):  # through other locals, until nothing grows
+        grew = False
+        for local, read in reads.items():
+            more = set().union(*(found.get(n, set()) for n in read if n != local))
+            if not more <= found[local]:
+                found[local] |= more
+                grew = True
+        if not grew:
+            break
+    return {local: tuple(sorted(read)) for local, read in found.items() if read}
 
 
 def _value_alias(
@@ -234,7 +286,7 @@ def _flag_of(
         return None
     candidates = [names[-1]]
     if on_self and len(names) == 1 and owner:
-        stem = re.sub(r"_?config$", "", _snake(owner))
+        stem = re.sub(r"_?config$", "", snake_name(owner))
         candidates += [f"{stem}_{names[-1]}"] if stem else []
     if len(names) >= 2:
         stem = re.sub(r"_?config$", "", names[-2])
@@ -246,7 +298,7 @@ def _flag_of(
     return None
 
 
-def _snake(name: str) -> str:
+def snake_name(name: str) -> str:
     """`KVTransferConfig` -> `kv_transfer_config`."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
 
@@ -431,6 +483,34 @@ def through_loops(checks: list[Check], function: FunctionFacts) -> list[Check]:
             via = [walked[n] for n in sorted(value_names(node)) if n in walked]
             if via:
                 check = replace(check, reads=via[0][0], loop=via[0][1])
+        found.append(check)
+    return found
+
+
+def through_computed(
+    checks: list[Check], function: FunctionFacts, settings: Sequence[Setting]
+) -> list[Check]:
+    """A test of a value the function computes from a parameter that is a setting
+    (`needed > available` after `needed = estimate(max_model_len)`, where the site's settings
+    say `max_model_len` is `--max-model-len`) reads that setting: the check gets it, when it
+    reads no setting of its own."""
+    computed = dict(function.computed)
+    # every setting a parameter may be (its callers pass different ones: alternatives)
+    usable = [s for s in settings if s.surface != "internal" and "." not in s.expr]
+    found = []
+    for check in checks:
+        if not (check.reads or check.setting or check.flag or check.loop):
+            # a loop's item (an index of `range(n)`) is no value of the setting
+            names = (value_names(check.condition.node) & set(computed)) - function.iterated
+            params = dict.fromkeys(p for name in sorted(names) for p in computed[name])
+            reads = tuple(
+                (s, None if s.flags else carrier_of(s, list(settings)))
+                for p in params
+                for s in usable
+                if s.expr == p
+            )
+            if reads:
+                check = replace(check, reads=reads)
         found.append(check)
     return found
 

@@ -20,6 +20,7 @@ from pipeline.explainers.base import (
 )
 from pipeline.explainers.flags import find_flags, flag_values
 from pipeline.explainers.offline.advised import advice_fix, advice_solution, checked_advice
+from pipeline.explainers.offline.calls import call_inputs, call_solution
 from pipeline.explainers.offline.checks import (
     Check,
     FunctionFacts,
@@ -36,6 +37,7 @@ from pipeline.explainers.offline.checks import (
     read_function,
     shell_word,
     subject_text,
+    through_computed,
     through_loops,
     value_names,
 )
@@ -53,6 +55,7 @@ from pipeline.explainers.offline.settings import holds_with, primary_flag, readi
 from pipeline.explainers.offline.settings import solution as setting_solution
 from pipeline.explainers.offline.snippets import (
     BUILD_KINDS,
+    call_change,
     example_fix,
     try_catch,
     type_guard,
@@ -66,7 +69,15 @@ from pipeline.explainers.offline.snippets import (
 # flags, no value that keeps the failing test true, the surfaces, the message's advice.
 # 6: a check that reads settings inside its test (`len(self.ids) != 1`) names them on their
 # surface, with what must hold, and its example fix shows where they are changed.
-PROMPT_VERSION = "offline-6"
+# 7: a check that the function's own arguments decide (or values it computes from them)
+# names the call that passes, as its caller writes it.
+# 8: a request field or config.json key with no value the code names is shown on its own
+# surface with what must hold (never as `cfg.x = ...`).
+# 9: a value the function computes from a parameter that is a setting names that setting.
+# 10: a pydantic validator's arguments get no call (pydantic calls it, not a caller).
+# 11: a loop's item comes from what the loop walks: the arguments that give it decide a
+# check on it (`for name in names`); a constructor's `__post_init__` is called as `Owner(...)`.
+PROMPT_VERSION = "offline-11"
 # What the sites outside validators (kind `none`, the `all` scope) are explained with on top
 # of it: bumped whenever the text said of them changes.
 OUTSIDE_VERSION = "outside-1"
@@ -120,10 +131,20 @@ def explain_site(
     checks = through_loops(
         [check_of(c, evidence, values, function, site.settings) for c in conditions], function
     )
+    checks = through_computed(checks, function, site.settings)
+    # a test one of whose `or` parts always holds is no fix; the others are
+    fixable = [
+        check
+        for check in checks
+        if not any(
+            _kept_by_default(part)
+            for part in _or_parts(check, evidence, values, function, site.settings)
+        )
+    ]
     parts = {
         id(check): _disjuncts(check, evidence, values, function, site.settings)
         or _alternatives(check, evidence, values, function, site.settings)
-        for check in checks
+        for check in fixable
     }
     others = [
         s
@@ -140,7 +161,7 @@ def explain_site(
         commonSituations=_situations(site, checks),
         solutions=_internal_solutions(site, internal)
         if internal
-        else _solutions(site, checks, values, function, parts, advice),
+        else _solutions(site, fixable, values, function, parts, advice),
         exampleFix=_internal_fix(internal)
         if internal
         else (
@@ -150,10 +171,11 @@ def explain_site(
                 else None
             )
             or example_fix(
-                checks,
+                fixable or checks[-1:],  # none fixable: the comment on the innermost test
                 values,
                 command,
-                [part for check in reversed(checks) for part in parts[id(check)]],
+                [part for check in reversed(fixable) for part in parts[id(check)]],
+                function,
             )
         ),
         handlingStrategy="fail-fast" if _outside(site) else "validation",
@@ -407,15 +429,14 @@ def _solution(check: Check) -> str | None:
     return f"Make sure {cond.phrase(negate=True)}."
 
 
-def _disjuncts(
+def _or_parts(
     check: Check,
     evidence: list[str],
     values: dict[str, list[str]],
     function: FunctionFacts,
     settings: Sequence[Setting],
 ) -> list[Check]:
-    """The parts of an `a or b` check whose subject is a setting: to pass, each must not
-    hold, so each is a fix to name (`not isinstance(self.fps, int) or self.fps <= 0`)."""
+    """The parts of an `a or b` check whose subject is a setting (type tests left out)."""
     cond, node = check.condition, check.condition.node
     if check.setting is not None or not (
         isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or)
@@ -436,6 +457,19 @@ def _disjuncts(
         sub = check_of(part, evidence, values, function, settings)
         if sub.setting is not None:
             found.append(sub)
+    return found
+
+
+def _disjuncts(
+    check: Check,
+    evidence: list[str],
+    values: dict[str, list[str]],
+    function: FunctionFacts,
+    settings: Sequence[Setting],
+) -> list[Check]:
+    """The parts of an `a or b` check whose subject is a setting: to pass, each must not
+    hold, so each is a fix to name (`not isinstance(self.fps, int) or self.fps <= 0`)."""
+    found = _or_parts(check, evidence, values, function, settings)
     # a value one part proposes must not make another part of it hold (`x < 1 or x == -1`:
     # not 0)
     return [
@@ -449,6 +483,16 @@ def _disjuncts(
             for other in found
         )
     ]
+
+
+def _kept_by_default(check: Check) -> bool:
+    """`value is not None` of a setting whose default is a value: leaving it out keeps that
+    default, so the part still holds, and so does the whole `a or b` it is a part of
+    (`value is not None or not allow_none`, an early return's test: no fix there)."""
+    compare, setting = check.condition.compare, check.setting
+    if compare is None or compare[1] is not ops.IS_NOT or setting is None:
+        return False
+    return check.condition.show(compare[2]) == "None" and setting.default not in (None, "None")
 
 
 def _alternatives(
@@ -518,9 +562,14 @@ def _solutions(
     for check in reversed(checks):  # innermost first: the test that singles out this error
         if is_precondition(check, checks) or is_loop_header(check, function):
             continue
-        if is_temporary(check, function):
-            continue  # a value the function computes itself: no fix to name
         said = [s for part in (parts or {}).get(id(check), []) if (s := _solution(part))]
+        call = None if said else call_change(check, function)
+        if call is not None:  # arguments (or what is computed from them) decide it
+            inputs = call_inputs(check, function)
+            solutions.append(call_solution(check, function, inputs or (), call[2]))
+            continue
+        if is_temporary(check, function):
+            continue  # a value the function computes itself from nothing a caller passes
         if said:
             solutions += said
         elif (solution := _solution(check)) is not None:
@@ -531,10 +580,19 @@ def _solutions(
         if flag not in mapped:  # a value the message asks for, for a flag no guard tests
             solutions += [f"Set {flag} {shell_word(v)}, as the message suggests." for v in wanted]
     solutions = _advice_first(solutions, advice)
-    if not solutions:
-        flags = find_flags(site.errorMessage)
-        if flags:
-            solutions.append(f"Review the values of {join_words(flags)}, which the message names.")
+    # flags the message names that no solution types: the message's own pointer to them
+    unsaid = [
+        f
+        for f in find_flags(site.errorMessage)
+        if not any(
+            re.search(rf"--(no-)?{re.escape(f.removeprefix('--no-').lstrip('-'))}(?![\w-])", s)
+            for s in solutions
+        )
+    ]
+    found = bool(solutions)
+    if unsaid:
+        solutions.append(f"Review the values of {join_words(unsaid)}, which the message names.")
+    if not found:
         solutions.append(
             f"Read the code around the raise in {site.qualname} to see which input leads to it."
         )

@@ -472,7 +472,8 @@ def reading_change(
 ) -> str | None:
     """Before/after of the first setting a check reads that a fix can show without a value
     the code names: its flag (never a switch) or variable with a placeholder on the command
-    line, its constructor argument; what must hold said beside it."""
+    line, its constructor argument, else the request fields or config.json keys it reads;
+    what must hold said beside it."""
     if len(reads) == 1 and (what := env_switch(condition, reads[0][0])) is not None:
         return surface_change(reads[0][0], what, None, None, command)
     each = f" for every {loop}" if loop else ""
@@ -495,6 +496,16 @@ def reading_change(
             body = f'{{"{key}": {PLACEHOLDER}}}'
             where = where.replace("`", "")
             return f"# before: in {where}, {fails}\n{body}\n# after: {passes}\n{body}"
+    fields = list(dict.fromkeys(s.field for s, _ in reads if s.surface == "request"))
+    if fields:  # the request body, each field with a value the code does not name
+        body = "{" + ", ".join(f'"{field}": {PLACEHOLDER}' for field in fields) + "}"
+        return f"# before: the request body, {fails}\n{body}\n# after: {passes}\n{body}"
+    keys = list(dict.fromkeys(s.field for s, _ in reads if s.surface == "model-config"))
+    if keys:  # top-level keys of config.json, each where the model's files set it
+        body = "{" + ", ".join(f'"{key}": {PLACEHOLDER}' for key in keys) + "}"
+        via = next((s.via for s, _ in reads if s.surface == "model-config" and s.via), None)
+        where = "the model's config.json" + (f" (or {via})" if via else "")
+        return f"# before: in {where}, {fails}\n{body}\n# after: {passes}\n{body}"
     return None
 
 
@@ -583,6 +594,9 @@ def surface_change(
             after = f"{setting.field}={shell(exported)} {base}"
         return _before_after(before.strip(), after.strip(), f"# (without {setting.field})")
     if setting.surface == "request":
+        if what == "unset":  # as the solution says: the field left out of the body
+            before = f'{{"{setting.field}": {PLACEHOLDER}}}'
+            return f'# before: the request body\n{before}\n# after: without "{setting.field}"\n{{}}'
         shown = _json_value(what, value)
         if shown is None:
             return None

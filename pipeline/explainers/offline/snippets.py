@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 
 from extractors import ops
 from extractors.patterns import shown_message
 from extractors.syntax.names import dotted_parts
 from pipeline.dataset.models import Site
 from pipeline.explainers.grounding import syntax_error
+from pipeline.explainers.offline.calls import call_inputs, call_line, computed_note
 from pipeline.explainers.offline.checks import (
     OTHER_VALUE,
     Check,
@@ -19,10 +21,13 @@ from pipeline.explainers.offline.checks import (
     constant,
     flag_change_values,
     fragments,
+    inside,
+    is_loop_header,
     is_precondition,
     ordered_unique,
     py_literal,
     shell_word,
+    value_names,
 )
 from pipeline.explainers.offline.conditions import (
     RECEIVERS,
@@ -36,6 +41,7 @@ from pipeline.explainers.offline.settings import (
     OTHER_SURFACES,
     command_change,
     constructor_change,
+    holds_with,
     needs,
     primary_flag,
     reading_change,
@@ -130,6 +136,59 @@ def _python_change(check: Check) -> tuple[str, str] | None:
     return None
 
 
+def call_change(check: Check, function: FunctionFacts) -> tuple[str, str, str | None] | None:
+    """(before, after) calls of the function for a check its arguments decide (calls.py),
+    and the passing argument when the code names it (`x=0`); None for any other check."""
+    inputs = call_inputs(check, function)
+    if inputs is None:
+        return None
+    cond = check.condition
+    if len(inputs) == 1 and cond.subject is not None and dotted_parts(cond.subject) == [*inputs]:
+        change = _bounds_change(cond) or _python_change(replace(check, settable=True))
+        sides = [_argument(side, inputs[0], function) for side in change or ()]
+        if sides and None not in sides:
+            (before, before_note), (after, after_note) = sides  # type: ignore[misc]
+            lines = [call_line(function, [(inputs[0], before)], before_note)]
+            lines.append(call_line(function, [(inputs[0], after)], after_note))
+            example = f"{inputs[0]}={after}" if after != "..." else None
+            return lines[0], lines[1], example
+    arguments = [(name, "...") for name in inputs]
+    failing = "; ".join(filter(None, [computed_note(check, function), cond.phrase()]))
+    return (
+        call_line(function, arguments, failing),
+        call_line(function, arguments, f"so that {cond.phrase(negate=True)}"),
+        None,
+    )
+
+
+def _bounds_change(cond: Condition) -> tuple[str, str] | None:
+    """`x = 0`, `x = 1` for `not 0 < x < 65536`: a value below the bounds, one inside."""
+    if cond.bounds is None or cond.subject is None:
+        return None
+    _, low, low_in, _, _ = cond.bounds
+    target, below, within = (
+        cond.show(cond.subject),
+        str(low - 1 if low_in else low),
+        inside(cond.bounds),
+    )
+    if within is None or holds_with(cond, below) is not True or holds_with(cond, within):
+        return None
+    return f"{target} = {below}", f"{target} = {within}"
+
+
+def _argument(assignment: str, name: str, function: FunctionFacts) -> tuple[str, str] | None:
+    """(value, note) of `name = value  # note`; None when the value reads the function's own
+    variables (`x = expected`: no caller has `expected`)."""
+    code, _, note = assignment.removeprefix(f"{name} = ").partition("  # ")
+    try:
+        tree = ast.parse(code, mode="eval")
+    except SyntaxError:
+        return None
+    if value_names(tree) & function.variables:
+        return None
+    return code, note
+
+
 def _as_code(cond: Condition, node: ast.expr, aliased: bool = True) -> str:
     """A sub-expression as code on `cfg`; `aliased` also writes `v` as its field's name."""
     code = rewrite_receiver(source_segment(cond.origin, node), "cfg.")
@@ -145,10 +204,12 @@ def example_fix(
     values: dict[str, list[str]],
     command: str | None = None,
     alternatives: list[Check] | None = None,
+    function: FunctionFacts | None = None,
 ) -> str:
     """Before/after: command lines (started with the target's `command`) when a flag is
-    known, else constructor calls or assignments; a comment when nothing can be changed.
-    `alternatives` are the setting parts of `a or b` checks, tried after the checks."""
+    known, else constructor calls or assignments, else calls of the `function` whose
+    arguments decide a check; a comment when nothing can be changed. `alternatives` are the
+    setting parts of `a or b` checks, tried after the checks."""
     candidates = [c for c in reversed(checks) if not is_precondition(c, checks)]
     for check in [*candidates, *(alternatives or [])]:  # innermost first
         if check.setting is None:
@@ -156,6 +217,9 @@ def example_fix(
         if check.setting.surface in OTHER_SURFACES:
             what, value = needs(check.condition, check.setting, check.wanted)
             fix = surface_change(check.setting, what, value, check.offending, command)
+            # no value the code names: the setting on its own surface, what must hold beside
+            # it (never `cfg.x = ...`, which is not where a user changes it)
+            fix = fix or reading_change(check.condition, ((check.setting, None),), command)
             if fix is not None:
                 return fix
             continue
@@ -210,6 +274,14 @@ def example_fix(
             fix = reading_change(check.condition, check.reads, command, check.loop)
             if fix is not None:
                 return fix
+    for check in reversed(checks):  # arguments a caller passes: the call that passes
+        if function is None or is_precondition(check, checks):
+            continue
+        if is_loop_header(check, function):
+            continue
+        call = call_change(check, function)
+        if call is not None:
+            return f"# before\n{call[0]}\n# after\n{call[1]}"
     if checks:
         last = checks[-1].condition
         return f"# the error needs: {last.phrase()}\n# fix: make sure {last.phrase(negate=True)}"
