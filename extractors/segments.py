@@ -131,10 +131,12 @@ class SegmentTable:
         error_classes: tuple[str, ...],
         memo: Memo,
         token: str,
+        segments: list[Segment] | None = None,
     ) -> None:
         self._memo = memo
         self._error_classes = error_classes
-        self.segments = split_segments(lines)
+        # the file's `split_segments`, when the caller has them
+        self.segments = split_segments(lines) if segments is None else segments
         self._keys = [_key(token, segment) for segment in self.segments]
         entries = [memo.get(key) for key in self._keys]
         missing = [index for index, entry in enumerate(entries) if entry is None]
