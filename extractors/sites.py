@@ -39,7 +39,7 @@ from extractors.settings import file_settings, links_flags
 from extractors.settings_model import FileSettings
 from extractors.syntax.cst_tree import raised_class, statements_in
 from extractors.syntax.text import split_lines as line_split
-from extractors.text_reach import may_give_results
+from extractors.text_reach import read_reach
 from extractors.validators import find_validators
 
 # sourceCode shows this many lines either side of the raise
@@ -147,7 +147,8 @@ def _extract(
         return []
     lines = split_lines(source)
     segments = split_segments(lines)
-    if not may_give_results(source, segments, rules, classes, hints.raises):
+    reach = read_reach(source, segments, rules, classes, hints.raises)
+    if not reach.gives:
         return []  # its validators reach no raise and call nothing it imports
 
     def parse_whole() -> ast.Module:
@@ -161,7 +162,13 @@ def _extract(
         functions = function_table(parse_whole(), rules.error_classes)
     else:
         table = SegmentTable(
-            lines, parse_whole, rules.error_classes, memo, memo_token(rules), segments
+            lines,
+            parse_whole,
+            rules.error_classes,
+            memo,
+            memo_token(rules),
+            segments,
+            only=reach.segments,
         )
         functions = table.functions
     kinds = find_validators(

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from extractors.classes import FileClasses, Hierarchy, init_holders
 from extractors.facts import Rules
@@ -35,6 +36,7 @@ from extractors.segments import Segment
 
 _DEF = re.compile(r"def\s+(\w+)")
 _WORD = re.compile(r"\w+")
+_CLASS = re.compile(r"class\s+(\w+)")
 # a comment or a string that ends (triple-quoted ones first): what a bracket or a quote in
 # it says does not count
 _COMMENT_OR_STRING = re.compile(
@@ -53,6 +55,49 @@ _COMMENT_OR_STRING = re.compile(
 _CALLED = re.compile(r"(\w+)(?:\s|\\\n|#[^\n]*\n)*[(.]")
 
 
+@dataclass(frozen=True)
+class TextReach:
+    """What a file's text says its parse can give: `gives` False when neither a site nor a
+    call out; when only call outs (no reached def holds a raise), `segments` are the indexes
+    of those whose functions can matter (the reached ones, and the setup methods member
+    types are read from); None: every segment."""
+
+    gives: bool
+    segments: frozenset[int] | None = None
+
+
+def read_reach(
+    source: str,
+    segments: Sequence[Segment],
+    rules: Rules,
+    classes: FileClasses,
+    raises: re.Pattern[str],
+) -> TextReach:
+    """What the file's parse may give under `rules`; `segments` are the file's
+    (`split_segments`), `raises` finds a raise of a configured class. May say yes wrongly,
+    never no wrongly."""
+    if rules.scope == "all":  # a raise in any function is a site
+        return TextReach(True)
+    texts = [segment.text for segment in segments]
+    # Joining segments only makes more reached: a raise reached on the segments as cut
+    # stands, and the strings and brackets are read only when there is none (most files
+    # have one).
+    found = _Reached(source, texts, rules, classes, raises)
+    if found.raises:
+        return TextReach(True)
+    units, members = _units(texts)
+    if len(units) < len(texts):
+        found = _Reached(source, units, rules, classes, raises)
+        if found.raises:
+            return TextReach(True)
+    if not found.calls:
+        return TextReach(False)
+    if _repeated_class_name(source):
+        return TextReach(True)  # which one a name means depends on the order of all defs
+    wanted = found.reached | found.setup()
+    return TextReach(True, frozenset(index for unit in wanted for index in members[unit]))
+
+
 def may_give_results(
     source: str,
     segments: Sequence[Segment],
@@ -60,42 +105,56 @@ def may_give_results(
     classes: FileClasses,
     raises: re.Pattern[str],
 ) -> bool:
-    """Whether the file's parse may give a site or a call out under `rules`; `segments` are
-    the file's (`split_segments`), `raises` finds a raise of a configured class. May say yes
-    wrongly, never no wrongly."""
-    if rules.scope == "all":  # a raise in any function is a site
-        return True
-    texts = [segment.text for segment in segments]
-    # Joining segments only makes more reached: a yes on the segments as cut stands, and
-    # the strings and brackets are read only to confirm a no (most files say yes).
-    if _may_give(source, texts, rules, classes, raises):
-        return True
-    units = _units(texts)
-    return len(units) < len(texts) and _may_give(source, units, rules, classes, raises)
+    """Whether the file's parse may give a site or a call out (`read_reach`)."""
+    return read_reach(source, segments, rules, classes, raises).gives
 
 
-def _may_give(
-    source: str, units: list[str], rules: Rules, classes: FileClasses, raises: re.Pattern[str]
-) -> bool:
-    names = [set(_DEF.findall(unit)) for unit in units]
-    seeds = _Seeds(rules, classes)
-    todo = [index for index, unit in enumerate(units) if seeds.counts(unit, names[index])]
-    reached = set(todo)
-    words: set[str] = set()
-    while todo:
-        index = todo.pop()
-        if raises.search(units[index]):
-            return True
-        found = set(_WORD.findall(units[index])) - words
-        words |= found
-        for other, defined in enumerate(names):
-            if other not in reached and not defined.isdisjoint(found):
-                reached.add(other)
-                todo.append(other)
-    if not rules.follow_calls or not reached:
-        return False
-    called = {name for index in reached for name in _CALLED.findall(units[index])}
-    return not called.isdisjoint(imported(source).keys())
+class _Reached:
+    """The units the validators' text reaches, whether one holds a raise, and whether
+    they call a name the file imports."""
+
+    def __init__(
+        self,
+        source: str,
+        units: list[str],
+        rules: Rules,
+        classes: FileClasses,
+        raises: re.Pattern[str],
+    ) -> None:
+        self._units = units
+        self._rules = rules
+        self.names = [set(_DEF.findall(unit)) for unit in units]
+        seeds = _Seeds(rules, classes)
+        todo = [index for index, unit in enumerate(units) if seeds.counts(unit, self.names[index])]
+        self.reached = set(todo)
+        self.raises = False
+        words: set[str] = set()
+        while todo:
+            index = todo.pop()
+            if raises.search(units[index]):
+                self.raises = True
+                return
+            found = set(_WORD.findall(units[index])) - words
+            words |= found
+            for other, defined in enumerate(self.names):
+                if other not in self.reached and not defined.isdisjoint(found):
+                    self.reached.add(other)
+                    todo.append(other)
+        self.calls = False
+        if rules.follow_calls and self.reached:
+            called = {name for index in self.reached for name in _CALLED.findall(units[index])}
+            self.calls = not called.isdisjoint(imported(source).keys())
+
+    def setup(self) -> set[int]:
+        """The units that define a setup method (the member types of `self.member.x(...)`
+        are read from them)."""
+        setup = set(self._rules.init_methods) | set(self._rules.method_names)
+        return {index for index, defined in enumerate(self.names) if not defined.isdisjoint(setup)}
+
+
+def _repeated_class_name(source: str) -> bool:
+    names = _CLASS.findall(source)
+    return len(set(names)) < len(names)
 
 
 class _Seeds:
@@ -126,18 +185,22 @@ class _Seeds:
         return self._config_init
 
 
-def _units(texts: list[str]) -> list[str]:
+def _units(texts: list[str]) -> tuple[list[str], list[list[int]]]:
     """The segments' texts, each joined to the one before while that one may leave a
-    string or a bracket open (a line inside a string may look like a def)."""
+    string or a bracket open (a line inside a string may look like a def), and the indexes
+    of the segments each unit holds."""
     units: list[str] = []
+    members: list[list[int]] = []
     closed = True
-    for text in texts:
+    for index, text in enumerate(texts):
         if closed or not units:
             units.append(text)
+            members.append([index])
         else:
             units[-1] += text
+            members[-1].append(index)
         closed = _closed(units[-1])
-    return units
+    return units, members
 
 
 def _closed(text: str) -> bool:

@@ -12,7 +12,7 @@ from extractors.classes import rules_for_file, scan_file
 from extractors.facts import Rules
 from extractors.segments import split_segments
 from extractors.sites import extract_file, split_lines
-from extractors.text_reach import may_give_results
+from extractors.text_reach import TextReach, may_give_results, read_reach
 
 
 def source(text: str) -> str:
@@ -167,6 +167,29 @@ CASES = [
         False,
     ),
     (
+        "a method reached through a member, whose class the __init__ of its owner names",
+        """
+        from .disk import check_free_space
+
+
+        class Disk:
+            def reserve(self, size):
+                return check_free_space(size)
+
+
+        class Pool:
+            def __init__(self, disk: Disk):
+                self.disk = disk
+
+            def validate_size(self, size):
+                return self.disk.reserve(size)
+
+            def load(self, path):
+                raise ValueError(f"cannot load {path}")
+        """,
+        True,
+    ),
+    (
         "a raise at module level",
         """
         import sys
@@ -219,11 +242,17 @@ def test_may_give_results(case, text, expected):
     assert decide(source(text)) is expected
 
 
+class DictMemo(dict):
+    def put(self, key: str, value: str) -> None:
+        self[key] = value
+
+
 @pytest.mark.parametrize(("case", "text", "expected"), CASES, ids=[c[0] for c in CASES])
 def test_extraction_is_the_same_with_the_decision_as_without(monkeypatch, case, text, expected):
     text = source(text)
-    decided = extract_file("pkg/mod.py", text, Rules())
-    monkeypatch.setattr(sites, "may_give_results", lambda *args: True)
+    # with a memo, a file that can give only call outs has only its reached segments parsed
+    decided = extract_file("pkg/mod.py", text, Rules(), DictMemo())
+    monkeypatch.setattr(sites, "read_reach", lambda *args: TextReach(True))
     parsed = extract_file("pkg/mod.py", text, Rules())
     assert decided == parsed
     # the table's cases are exact: a yes is a site or a call out
@@ -234,3 +263,17 @@ def test_every_function_counts_with_the_all_scope():
     text = source(CASES[2][1])
     assert decide(text) is False
     assert decide(text, Rules(scope="all")) is True
+
+
+def test_a_file_that_can_give_only_call_outs_has_only_its_reached_segments_parsed():
+    text = source(CASES[10][1])
+    classes = scan_file(text)
+    rules = rules_for_file(Rules(), classes)
+    segments = split_segments(split_lines(text))
+    reach = read_reach(text, segments, rules, classes, sites._hints(rules).raises)
+    assert reach.gives
+    # Disk.reserve, Pool.__init__ (the member's type) and Pool.validate_size; not Pool.load
+    kept = sorted(segments[index].text.split("(")[0].strip() for index in reach.segments)
+    assert kept == ["def __init__", "def reserve", "def validate_size"]
+    extraction = extract_file("pkg/mod.py", text, Rules(), DictMemo())
+    assert extraction.calls_out == [".disk:check_free_space"]
