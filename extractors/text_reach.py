@@ -143,7 +143,7 @@ class _Reached:
         self.calls = False
         if rules.follow_calls and self.reached:
             called = {name for index in self.reached for name in _CALLED.findall(units[index])}
-            self.calls = not called.isdisjoint(imported(source).keys())
+            self.calls = not called.isdisjoint(imported(source, called).keys())
 
     def setup(self) -> set[int]:
         """The units that define a setup method (the member types of `self.member.x(...)`
