@@ -32,6 +32,8 @@ _INDENT = re.compile(r"[ \t]+(?=[^ \t#])")
 _WHOLE_FILE_ABOVE = 0.8
 # a member is parsed alone inside a class of this name, which is then renamed
 _PLACEHOLDER = "_"
+# the memo entry of a segment left out of the table
+_LEFT_OUT = "left out"
 
 
 @dataclass(frozen=True)
@@ -131,12 +133,20 @@ class SegmentTable:
         error_classes: tuple[str, ...],
         memo: Memo,
         token: str,
+        segments: list[Segment] | None = None,
+        only: frozenset[int] | None = None,
     ) -> None:
         self._memo = memo
         self._error_classes = error_classes
-        self.segments = split_segments(lines)
+        # the file's `split_segments`, when the caller has them
+        self.segments = split_segments(lines) if segments is None else segments
         self._keys = [_key(token, segment) for segment in self.segments]
-        entries = [memo.get(key) for key in self._keys]
+        # with `only`, the other segments' functions cannot matter: they are left out,
+        # unless a segment does not parse alone and the whole file is parsed
+        entries = [
+            memo.get(key) if only is None or index in only else _LEFT_OUT
+            for index, key in enumerate(self._keys)
+        ]
         missing = [index for index, entry in enumerate(entries) if entry is None]
         self._parts: list[list[Function]] = [[] for _ in self.segments]
         self._dirty: set[int] = set()
@@ -148,7 +158,7 @@ class SegmentTable:
             self._from_whole_file(parse_file(), missing)
         else:
             for index, entry in enumerate(entries):
-                if entry is not None:
+                if entry is not None and entry is not _LEFT_OUT:
                     self._parts[index] = self._from_entry(index, entry)
             for index, part in parsed.items():
                 self._parts[index] = part

@@ -34,11 +34,12 @@ from extractors.imports import calls_through_imports
 from extractors.keys import function_key, memo_token
 from extractors.limits import depth_problem, size_problem
 from extractors.messages import Message, message_of_args
-from extractors.segments import SegmentTable
+from extractors.segments import SegmentTable, split_segments
 from extractors.settings import file_settings, links_flags
 from extractors.settings_model import FileSettings
 from extractors.syntax.cst_tree import raised_class, statements_in
 from extractors.syntax.text import split_lines as line_split
+from extractors.text_reach import read_reach
 from extractors.validators import find_validators
 
 # sourceCode shows this many lines either side of the raise
@@ -145,6 +146,10 @@ def _extract(
     if not hints.may_have_sites(source, classes, rules):
         return []
     lines = split_lines(source)
+    segments = split_segments(lines)
+    reach = read_reach(source, segments, rules, classes, hints.raises)
+    if not reach.gives:
+        return []  # its validators reach no raise and call nothing it imports
 
     def parse_whole() -> ast.Module:
         tree = parse(source)
@@ -156,7 +161,15 @@ def _extract(
         table = None
         functions = function_table(parse_whole(), rules.error_classes)
     else:
-        table = SegmentTable(lines, parse_whole, rules.error_classes, memo, memo_token(rules))
+        table = SegmentTable(
+            lines,
+            parse_whole,
+            rules.error_classes,
+            memo,
+            memo_token(rules),
+            segments,
+            only=reach.segments,
+        )
         functions = table.functions
     kinds = find_validators(
         functions,

@@ -263,9 +263,11 @@ def test_calls_missing_from_an_entry_are_parsed_and_stored():
         """
     )
     memo = DictMemo()
-    # here nothing calls normalize: it is no validator and its calls are never read
-    alone = helper + "\n\ndef validate(cfg):\n    pass\n"
-    assert extract_file("a.py", alone, Rules(), memo).sites == []
+    # here nothing calls normalize: it is no validator and its calls are never read (the
+    # whole file is parsed all the same: its validator raises)
+    alone = helper + "\n\ndef validate(cfg):\n    if not cfg:\n        raise ValueError('empty')\n"
+    first = extract_file("a.py", alone, Rules(), memo)
+    assert [site.qualname for site in first.sites] == ["validate"]
     normalize_key = memo.puts[0]
     assert json.loads(memo.entries[normalize_key])[0][-1] is None
 
