@@ -9,6 +9,9 @@ time and the CPU time (user + system of vmine and its workers). Then N of the ve
 reproducers (default 40, chosen by a fixed seed; 0 for none, -1 for all) are each run alone in
 a new interpreter of that environment: each must raise exactly the recorded message.
 
+Every reproducer that runs the target's own command line (`reproducerKind: command-line`) is
+run alone as well, besides the sample.
+
 Goals (issue 21): at least 75% of the sites verified, in at most 5 minutes on 2 cores, and no
 verified site whose reproducer, run alone, fails to raise its message.
 """
@@ -132,6 +135,8 @@ def main() -> int:
         )
     if summary.get("byFixCommand"):
         print(f"fix command lines (parser {summary.get('parser')}): {summary['byFixCommand']}")
+    print(f"verified from the command line (the target's own configuration path): "
+          f"{summary.get('commandLines', 0)}")  # fmt: skip
     print(f"time: {step.seconds:.0f} s wall, {step.cpu:.0f} s CPU (vmine and its workers)")
     reasons = Counter(
         (line.get("raisedClass") or "", (line.get("message") or "")[:60])
@@ -148,6 +153,12 @@ def main() -> int:
             if args.alone < 0
             else random.Random(21).sample(proofs, min(args.alone, len(proofs)))
         )
+        # every command-line reproducer too (they are few), besides the sample
+        chosen += [
+            line
+            for line in proofs
+            if line.get("reproducerKind") == "command-line" and line not in chosen
+        ]
         failures = []
         for line in chosen:
             entry = index[line["id"]]

@@ -765,7 +765,9 @@ def verify_command(dataset: Path, ci: bool, **options) -> None:
     EXECUTES THE TARGET'S CODE, in worker processes with a time limit and a memory cap, the
     network refused and no GPU. A site whose installed raise line differs from the record is
     `stale`; a dataset of another release is refused. Outcomes: verified (this line, the
-    message matched by messagePattern; with a reproducer), mismatch, raised-elsewhere,
+    message matched by messagePattern; with a reproducer: the target's own parser and
+    configuration path on a command line with a tiny model folder where that raises it,
+    else the validator called directly), mismatch, raised-elsewhere,
     other-exception, no-raise, not-importable, not-callable, stale. A verified site's
     exampleFix is applied to its reproducer (fix: verified, fails, untested), and every
     exampleFix command line is parsed by the target's own parser (fixCommand: accepted,

@@ -107,6 +107,70 @@ PLATFORM = textwrap.dedent(
 
 FILES = {"acme/__init__.py": "", "acme/config.py": CONFIG, "acme/platform.py": PLATFORM}
 
+# acme's command line (`acme serve --model FOLDER --port N`): a parser builder, the class that
+# takes the parsed namespace, and its method that builds the configuration, reading the model
+# folder's config.json (what only a command-line run reaches with a real folder).
+LAUNCH = textwrap.dedent(
+    """
+    import argparse
+    import dataclasses
+    import json
+    import os
+
+    from acme.config import ModelConfig, ServerSettings
+
+
+    class ContextSettings:
+        def __init__(self, model: str, max_model_len: int | None = None):
+            with open(os.path.join(model, "config.json")) as file:
+                limits = json.load(file)
+            derived = limits["max_position_embeddings"]
+            if max_model_len is not None and max_model_len > derived:
+                raise ValueError(
+                    f"max_model_len ({max_model_len}) is above the model's maximum ({derived})"
+                )
+            self.max_model_len = max_model_len or derived
+
+
+    @dataclasses.dataclass
+    class LaunchArgs:
+        model: str = "acme/base"
+        port: int = 8000
+        mode: str = "safe"
+        enforce_eager: bool = False
+        workers: int = 1
+        max_model_len: int | None = None
+
+        @staticmethod
+        def add_cli_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+            parser.add_argument("--model", default="acme/base")
+            parser.add_argument("--port", type=int, default=8000)
+            parser.add_argument("--mode", choices=["fast", "safe"], default="safe")
+            parser.add_argument("--enforce-eager", action="store_true")
+            parser.add_argument("--workers", type=int, default=1)
+            parser.add_argument("--max-model-len", type=int, default=None)
+            return parser
+
+        @classmethod
+        def from_cli_args(cls, args: argparse.Namespace) -> "LaunchArgs":
+            names = [field.name for field in dataclasses.fields(cls)]
+            return cls(**{name: getattr(args, name) for name in names if hasattr(args, name)})
+
+        def create_context(self) -> ContextSettings:
+            return ContextSettings(self.model, self.max_model_len)
+
+        def create_config(self):
+            context = self.create_context()
+            with open(os.path.join(self.model, "config.json")) as file:
+                sizes = json.load(file)
+            model = ModelConfig(sizes["hidden_size"], sizes["num_attention_heads"])
+            server = ServerSettings(port=self.port, mode=self.mode, workers=self.workers)
+            return context, model, server
+    """
+).lstrip()
+
+WITH_LAUNCH = {**FILES, "acme/launch.py": LAUNCH}
+
 
 def mined_fixture(tmp_path: Path, files: dict[str, str] = FILES) -> tuple[Path, Path]:
     """The fixture (or other `files` of `acme`) mined (offline) into a dataset, and a folder

@@ -42,6 +42,11 @@ class Verification(BaseModel):
     message: str | None = None  # what it raised, or why it did not run (cut to 500)
     missing: str | None = None  # the module that did not import
     reproducer: str | None = None  # a verified site's program, which raises the message
+    # What the reproducer runs: `command-line` (the target's own parser and configuration
+    # path, given `commandLine` and a tiny model folder) or `call` (the validator called
+    # directly, with solved inputs); None when the site was not verified.
+    reproducerKind: Literal["command-line", "call"] | None = None
+    commandLine: str | None = None  # the arguments a user passes to see the message
     attempts: int = 0
     # A verified site's exampleFix applied to its reproducer: `verified` (this raise no
     # longer fires), `fails` (it still does), `untested` (the fix changes no setting that
@@ -78,6 +83,7 @@ class VerificationSummary(BaseModel):
     chosenFixes: int = 0  # verified sites whose chosenFix stops the raise their fix did not
     byFixRetry: dict[str, int] = Field(default_factory=dict)  # the models' second fixes
     byFixCommand: dict[str, int] = Field(default_factory=dict)  # the fixes' command lines
+    commandLines: int = 0  # verified sites whose reproducer is a command line
     parser: str | None = None  # the parser builder the command lines were parsed with
     seconds: float = 0.0
 

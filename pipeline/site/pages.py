@@ -172,6 +172,14 @@ def verification_note(verification: Verification | None) -> tuple[str, str | Non
     if verification is None:
         return None
     release = verification.release
+    if verification.outcome == "verified" and verification.reproducerKind == "command-line":
+        return (
+            f"Verified on {release} from the command line `{verification.commandLine}` "
+            "(with a tiny model folder, no weights): this program runs the target's own "
+            "parser and configuration path and raises exactly this message "
+            f"(run it with that environment's python).{_fix_note(verification)}",
+            verification.reproducer,
+        )
     if verification.outcome == "verified":
         return (
             f"Verified on {release}: this program raises exactly this message "

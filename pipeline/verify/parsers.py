@@ -87,9 +87,8 @@ def command_line(after: str) -> list[str] | None:
     return None
 
 
-_PROGRAM = """import argparse, inspect, json
-import {module} as mod
-builder = mod.{path}
+# Builds the target's parser as the target does, into `parser`.
+_BUILD = """builder = {alias}.{path}
 builder = getattr(builder, "__func__", builder)
 parser = None
 if {takes_parser}:
@@ -103,7 +102,19 @@ if {takes_parser}:
 else:
     returned = builder()
 parser = returned if isinstance(returned, argparse.ArgumentParser) else parser
-def refuse(message):
+"""
+
+
+def build_parser(builder: Builder, alias: str) -> str:
+    """Lines that build the target's parser into `parser` (argparse and inspect imported,
+    the builder's module imported as `alias`)."""
+    path = ".".join([*builder.classes, builder.name])
+    return _BUILD.format(alias=alias, path=path, takes_parser=builder.takes_parser)
+
+
+_PROGRAM = """import argparse, inspect, json
+import {module} as mod
+{build}def refuse(message):
     raise SystemExit(json.dumps({{"rejected": str(message)}}))
 parser.error = refuse
 # a flag this parser does not have is another parser's (it would be read as an abbreviation)
@@ -124,9 +135,8 @@ def parse_program(builder: Builder, argv: list[str], flags: list[str]) -> str:
     """A program that builds the target's parser, parses `argv`, and exits with what the
     parser made of each of `flags` (SystemExit's message, JSON); with nothing parsed when one
     of `flags` is not the parser's own (`foreign`)."""
-    path = ".".join([*builder.classes, builder.name])
     return _PROGRAM.format(
-        module=builder.module, path=path, takes_parser=builder.takes_parser, argv=argv, flags=flags
+        module=builder.module, build=build_parser(builder, "mod"), argv=argv, flags=flags
     )
 
 

@@ -28,6 +28,15 @@ from pipeline.dataset.reader import Dataset, load_dataset
 from pipeline.dataset.verification import OUTCOMES, Verification, VerificationSummary
 from pipeline.dataset.writer import write_verification
 from pipeline.explainers.offline.candidates import fix_candidates
+from pipeline.verify.commandline import (
+    CommandLine,
+    arguments,
+    changed,
+    command_arguments,
+    command_text,
+    find_entry,
+    program,
+)
 from pipeline.verify.fixes import (
     after_half,
     as_compared,
@@ -62,6 +71,7 @@ if TYPE_CHECKING:  # the model's client (openai) is imported only by a run that 
 
 _RELEASE = re.compile(r"^pypi:(?P<name>[^=]+)==(?P<version>.+)$")
 MAX_RUNS = 12  # runs per site at most
+COMMAND_LINES = 2  # command lines per site at most (each a different way through its guards)
 
 
 class VerifyError(Exception):
@@ -115,6 +125,7 @@ def verify_dataset(
                 message=f"{entry.filePath} is not installed",
             )
         by_line = {(entry.filePath, entry.lineNumber): entry for entry in dataset.entries}
+        builder, line = _command_line(dataset, sites)
         done = [len(verifications)]
         lock = threading.Lock()
         pool: list[Worker] = list(workers)
@@ -125,7 +136,7 @@ def verify_dataset(
                 worker = pool.pop()
             try:
                 with turns:  # ast is not thread-safe in CPython 3.11.7 (turns.py)
-                    result = verify_site(site, dataset, by_line, worker, options, release)
+                    result = verify_site(site, dataset, by_line, worker, options, release, line)
             finally:
                 with pool_lock:
                     pool.append(worker)
@@ -139,7 +150,6 @@ def verify_dataset(
         with ThreadPoolExecutor(max_workers=len(workers)) as executor:
             for result in executor.map(one, ordered):
                 verifications[result.id] = result
-        builder = _builder(dataset, sites)
         if builder is not None:
             for entry in dataset.entries:
                 checked = _command_check(entry, dataset, builder, workers[0], options)
@@ -225,8 +235,11 @@ def verify_site(
     worker: Worker,
     options: VerifyOptions,
     release: str,
+    line: CommandLine | None = None,
 ) -> Verification:
-    """The best outcome of the runs of one site's reproducers."""
+    """The best outcome of the runs of one site's reproducers: the target's own command line
+    first, when the site's settings have flags and the target has a configuration path that
+    takes them (commandline.py), else the validator called directly."""
     entry = site.entry
     function = function_at(site.text, entry.qualname, entry.lineNumber)
     if function is None:
@@ -236,6 +249,24 @@ def verify_site(
             release=release,
             message=f"no function {entry.qualname} holds line {entry.lineNumber}",
         )
+    if line is not None and any(setting.flags for setting in entry.settings):
+        found = _by_command_line(site, function, line, dataset, by_line, worker, options, release)
+        if found is not None:
+            return found
+    return _by_call(site, function, dataset, by_line, worker, options, release)
+
+
+def _by_call(
+    site: _Site,
+    function,
+    dataset: Dataset,
+    by_line: Mapping[tuple[str, int], IndexEntry],
+    worker: Worker,
+    options: VerifyOptions,
+    release: str,
+) -> Verification:
+    """The validator called directly, with inputs solved from its guards."""
+    entry = site.entry
     header = f"vmine verify: {entry.filePath}:{entry.lineNumber} ({release})"
     best: Verification | None = None
     runs = 0
@@ -269,7 +300,17 @@ def verify_site(
             if best is None or result.better_than(best):
                 best = result
             if result.outcome == "verified":
-                return _with_fix(result, site, worker, options, release, dataset)
+                result = result.model_copy(update={"reproducerKind": "call"})
+                return _with_fix(
+                    result,
+                    site,
+                    dataset,
+                    options,
+                    release,
+                    lambda fix, found=result: _fix_result(
+                        fix, found, site, worker, options, release
+                    ),
+                )
             if result.outcome == "not-importable":
                 return result
             before = _earlier_site(result, site, entry, by_line, answer.get("frames") or [])
@@ -279,6 +320,104 @@ def verify_site(
     if best is None:
         return Verification(id=entry.id, outcome="no-raise", release=release)
     return best.model_copy(update={"attempts": runs})
+
+
+def _by_command_line(
+    site: _Site,
+    function,
+    line: CommandLine,
+    dataset: Dataset,
+    by_line: Mapping[tuple[str, int], IndexEntry],
+    worker: Worker,
+    options: VerifyOptions,
+    release: str,
+) -> Verification | None:
+    """The site verified from the target's own command line (the flags of a way through its
+    guards, a tiny model folder); None when no such run raises its message at its line."""
+    entry = site.entry
+    header = f"vmine verify: {entry.filePath}:{entry.lineNumber} ({release}), from the command line"
+    tried: set[tuple[str, ...]] = set()
+    for way in solutions([*entry.guards, *entry.priorChecks], function.locals):
+        words = arguments(way, entry.settings)
+        argv = command_arguments(line.entry, words)
+        if not words or tuple(argv) in tried or len(tried) >= COMMAND_LINES:
+            continue
+        tried.add(tuple(argv))
+        result, code = _command_run(line, argv, header, site, worker, options, release)
+        if result.outcome != "verified":
+            continue
+        result = result.model_copy(
+            update={
+                "reproducerKind": "command-line",
+                "commandLine": command_text(argv),
+                "reproducer": code,
+                "attempts": len(tried),
+            }
+        )
+
+        def trial(fix: str, words=words) -> tuple[str, str | None]:
+            return _command_fix(fix, words, line, header, site, worker, options, release)
+
+        record = dataset.records[entry.id]
+        if trial(record.exampleFix)[0] == "untested":
+            # no flag of the fix to put on the command line: the direct call's fix check
+            called = _by_call(site, function, dataset, by_line, worker, options, release)
+            kept = ("fix", "fixMessage", "chosenFix", "fixRetry")
+            if called.outcome == "verified":
+                return result.model_copy(update={key: getattr(called, key) for key in kept})
+            return result.model_copy(update={"fix": "untested"})
+        return _with_fix(result, site, dataset, options, release, trial)
+    return None
+
+
+def _command_run(
+    line: CommandLine,
+    argv: list[str],
+    header: str,
+    site: _Site,
+    worker: Worker,
+    options: VerifyOptions,
+    release: str,
+) -> tuple[Verification, str]:
+    """One run of the target's configuration path on `argv`: its outcome, and the program."""
+    code = program(line, argv, header)
+    answer = worker.ask(
+        {
+            "op": "run",
+            "module": line.entry.module,
+            "code": code,
+            "timeout": options.timeout,
+            "memory": options.memory,
+        }  # fmt: skip
+    )
+    code = with_absent(code, answer.get("absent"), line.entry.module)
+    return judged(site.entry, answer, site.installed, release, code, 1), code
+
+
+def _command_fix(
+    example_fix: str,
+    words: dict[str, list[str]],
+    line: CommandLine,
+    header: str,
+    site: _Site,
+    worker: Worker,
+    options: VerifyOptions,
+    release: str,
+) -> tuple[str, str | None]:
+    """Whether `example_fix`'s flags, put on the verified command line, stop the raise:
+    (`verified`, None), (`fails`, what it raised) or (`untested`, None: the fix sets no flag
+    of the site's settings, or the parser refused the line)."""
+    changes = fix_changes(example_fix, site.entry.settings)
+    fixed = changed(words, changes, site.entry.settings) if changes else None
+    if fixed is None:
+        return "untested", None
+    argv = command_arguments(line.entry, fixed)
+    after, _ = _command_run(line, argv, header, site, worker, options, release)
+    if after.outcome in ("verified", "mismatch"):
+        return "fails", after.message
+    if after.raisedClass == "SystemExit":
+        return "untested", None
+    return "verified", None
 
 
 def with_absent(code: str, absent: list[str] | None, module: str) -> str:
@@ -296,17 +435,17 @@ def with_absent(code: str, absent: list[str] | None, module: str) -> str:
 def _with_fix(
     result: Verification,
     site: _Site,
-    worker: Worker,
+    dataset: Dataset,
     options: VerifyOptions,
     release: str,
-    dataset: Dataset,
+    trial: Callable[[str], tuple[str, str | None]],
 ) -> Verification:
-    """A verified site's exampleFix applied to its reproducer: this raise must not fire.
-    When it still fires (or the fix changes nothing that can be applied), the offline
+    """A verified site's exampleFix applied to its reproducer (`trial`): this raise must not
+    fire. When it still fires (or the fix changes nothing that can be applied), the offline
     explainer's other fixes for the site are tried in its order, and the first that stops
     the raise is kept (`chosenFix`)."""
     record = dataset.records[site.entry.id]
-    fix, message = _fix_result(record.exampleFix, result, site, worker, options, release)
+    fix, message = trial(record.exampleFix)
     found = result.model_copy(update={"fix": fix, "fixMessage": message})
     mined = _mined_site(site, dataset)
     if fix == "verified" or not result.reproducer or mined is None:
@@ -315,14 +454,14 @@ def _with_fix(
         # the model that wrote the fix is told what running it showed, once
         with worker.turns.waiting():
             again = options.model.fix_again(mined, record, release, message or "")
-        retried = _fix_result(again, result, site, worker, options, release)[0] if again else None
+        retried = trial(again)[0] if again else None
         found = found.model_copy(update={"fixRetry": retried})
         if retried == "verified":
             return found.model_copy(update={"chosenFix": again})
     for candidate in fix_candidates(mined, command_words(record.exampleFix)):
         if candidate == record.exampleFix:
             continue  # the record's own (the offline explainer's first, when it wrote it)
-        if _fix_result(candidate, result, site, worker, options, release)[0] == "verified":
+        if trial(candidate)[0] == "verified":
             return found.model_copy(update={"chosenFix": candidate})
     return found
 
@@ -393,14 +532,39 @@ def _mined_site(site: _Site, dataset: Dataset) -> Site | None:
     )
 
 
-def _builder(dataset: Dataset, sites: list[_Site]) -> Builder | None:
-    """The installed function that builds the parser of the dataset's flags (parsers.py),
-    read from the packages the sites are in."""
+def _command_line(
+    dataset: Dataset, sites: list[_Site]
+) -> tuple[Builder | None, CommandLine | None]:
+    """The installed function that builds the parser of the dataset's flags (parsers.py), and
+    the configuration path it feeds (commandline.py), read from the packages the sites are
+    in."""
     flags = {
         flag for entry in dataset.entries for setting in entry.settings for flag in setting.flags
     }
     if not flags:
-        return None
+        return None, None
+    files = _package_files(sites)
+    builder = find_builder(
+        {name: text for name, text in files.items() if "add_argument" in text}, flags
+    )
+    if builder is None:
+        return None, None
+    classes = {
+        setting.cls.rsplit(".", 1)[-1]
+        for entry in dataset.entries
+        for setting in entry.settings
+        if setting.cls
+    }
+    # the entry point uses the parser's builder: files that name it and define a classmethod
+    beside = {
+        name: text for name, text in files.items() if builder.name in text and "classmethod" in text
+    }
+    entry = find_entry(beside, builder, classes)
+    return builder, CommandLine(builder, entry) if entry is not None else None
+
+
+def _package_files(sites: list[_Site]) -> dict[str, str]:
+    """The texts of the installed packages' modules, by module name."""
     packages: set[Path] = set()
     for site in sites:
         parts = site.module.split(".")
@@ -414,11 +578,10 @@ def _builder(dataset: Dataset, sites: list[_Site]) -> Builder | None:
                 text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 continue
-            if "add_argument" in text:
-                parts = path.relative_to(package.parent).with_suffix("").parts
-                names = parts[:-1] if parts[-1] == "__init__" else parts
-                files[".".join(names)] = text
-    return find_builder(files, flags)
+            parts = path.relative_to(package.parent).with_suffix("").parts
+            names = parts[:-1] if parts[-1] == "__init__" else parts
+            files[".".join(names)] = text
+    return files
 
 
 def _command_check(
@@ -547,6 +710,7 @@ def _summary(
         byFixCommand={
             said: commands[said] for said in ("accepted", "differs", "rejected") if commands[said]
         },
+        commandLines=sum(1 for item in verifications if item.reproducerKind == "command-line"),
         seconds=round(seconds, 1),
     )
 
