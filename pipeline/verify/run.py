@@ -304,6 +304,7 @@ def _by_call(
                 return _with_fix(
                     result,
                     site,
+                    worker,
                     dataset,
                     options,
                     release,
@@ -366,7 +367,7 @@ def _by_command_line(
             if called.outcome == "verified":
                 return result.model_copy(update={key: getattr(called, key) for key in kept})
             return result.model_copy(update={"fix": "untested"})
-        return _with_fix(result, site, dataset, options, release, trial)
+        return _with_fix(result, site, worker, dataset, options, release, trial)
     return None
 
 
@@ -435,6 +436,7 @@ def with_absent(code: str, absent: list[str] | None, module: str) -> str:
 def _with_fix(
     result: Verification,
     site: _Site,
+    worker: Worker,
     dataset: Dataset,
     options: VerifyOptions,
     release: str,
