@@ -14,7 +14,7 @@ from collections import Counter
 from extractors.config_classes import type_ref
 from extractors.patterns import runtime_parts
 from extractors.settings_model import Binding, FunctionScope, Reference
-from extractors.syntax.names import dotted, last_name
+from extractors.syntax.names import dotted, getattr_parts, last_name, read_attribute
 from extractors.syntax.walk import ast_walk
 
 _FIELD_VALIDATORS = frozenset({"field_validator", "validator"})
@@ -35,6 +35,11 @@ def _chains(node: ast.AST) -> list[Reference]:
             inner.add(id(sub.value))
         elif isinstance(sub, ast.Call):
             callees.add(id(sub.func))
+            fetched = getattr_parts(sub)  # `getattr(cfg, "x", d)` reads `cfg.x`
+            if fetched is not None and id(sub) not in inner:
+                inner.add(id(sub.args[0]))
+                root, *attrs = fetched
+                found.append((sub.lineno, sub.col_offset, Reference(root=root, attrs=attrs)))
         if id(sub) in inner or not isinstance(sub, ast.Attribute | ast.Name):
             continue
         if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
@@ -140,10 +145,10 @@ def scope_of(func: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionScope:
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
             and isinstance(node.targets[0], ast.Name)
-            and isinstance(node.value, ast.Attribute)
-            and (name := dotted(node.value)) is not None
+            and isinstance(node.value, ast.Attribute | ast.Call)
+            and (parts := read_attribute(node.value)) is not None
         ):
-            chains[node.targets[0].id] = name
+            chains[node.targets[0].id] = ".".join(parts)  # `x = getattr(cfg, "x", d)` too
     params = {p.arg for p in [*positional, *func.args.kwonlyargs]}
     for target, name in chains.items():
         if stores[target] == 1 and target not in params:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 # 6: callers of a function defined in another's body (`m.<locals>.check`); an `__init__`
 # attribute reassigned only to constants after its parameter keeps the parameter's type.
 # 7: a class's `from_config` keys (the dict key each `__init__` parameter is read from).
-SETTINGS_VERSION = "7"
+SETTINGS_VERSION = "8"
 
 # why a class counts: its decorator, its base, or only that it has annotated attributes
 ClassKind = Literal["dataclass", "config", "pydantic", "enum", "annotated", "plain"]

@@ -604,7 +604,10 @@ REFERENCES = [
     ("len(self.items) > cfg.limit", ["self.items", "cfg.limit"]),
     ("self.layers[0].size < 1", ["self.layers"]),
     ("mode == 'x'", ["mode"]),
-    ("getattr(self.hf_config, 'n', None)", ["self.hf_config"]),
+    # a getattr with a name reads the attribute it fetches
+    ("getattr(self.hf_config, 'n', None)", ["self.hf_config.n"]),
+    ('getattr(args, "grpc_port", None) is not None', ["args.grpc_port"]),
+    ("getattr(self, name) > 1", ["self", "name"]),
     ("self.check()", ["self"]),
 ]
 
@@ -662,6 +665,22 @@ def test_scope_of_a_method_with_parameters_and_locals():
         "cfg": Binding(chain=Reference(root="self", attrs=("cache_config",))),
         "model": Binding(chain=Reference(root="vllm_config", attrs=("model_config",))),
     }
+
+
+def test_scope_binds_a_local_fetched_by_getattr():
+    scope = function_scope(
+        textwrap.dedent("""
+        def verify(model_config: "ModelConfig"):
+            hf_config = model_config.hf_config
+            pooling = getattr(hf_config, "pooling", None)
+            layer = getattr(model_config, name)
+            size = len(hf_config.sizes)
+        """)
+    )
+    assert scope.bindings["pooling"] == Binding(
+        chain=Reference(root="hf_config", attrs=("pooling",))
+    )
+    assert "layer" not in scope.bindings and "size" not in scope.bindings
 
 
 def test_scope_of_a_field_validator_binds_its_value():

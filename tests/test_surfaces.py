@@ -12,6 +12,7 @@ from extractors.callers import lines_calling
 from extractors.environment import environment_of
 from extractors.settings_model import EnvVar
 from pipeline.explainers.offline import explain_site
+from pipeline.explainers.offline.conditions import fetched_as_read
 from tests.test_offline_settings import site
 from tests.test_settings_join import resolve_tree
 
@@ -147,6 +148,33 @@ SURFACES = [
         ],
     ),
     (
+        "a key of config.json fetched by getattr, and a local that holds one",
+        {
+            "pkg/cli.py": PARSER,
+            "pkg/models.py": """
+            class AcmeMoeConfig:
+                @staticmethod
+                def verify_and_update_model_config(model_config: "ModelConfig") -> None:
+                    hf_config = model_config.hf_config
+                    if getattr(hf_config, "router_score_function", None) != "sigmoid":
+                        raise ValueError("Acme requires router_score_function='sigmoid'")
+                    pooling = getattr(hf_config, "pooling", None)
+                    if pooling is None:
+                        raise ValueError("Acme needs a pooling field in its config")
+            """,
+        },
+        "pkg/models.py",
+        [
+            (
+                "hf_config.router_score_function",
+                "model-config",
+                "router_score_function",
+                "--hf-overrides",
+            ),
+            ("pooling", "model-config", "pooling", "--hf-overrides"),
+        ],
+    ),
+    (
         "an attribute of a PretrainedConfig subclass",
         {
             "pkg/configs.py": """
@@ -199,7 +227,7 @@ SURFACES = [
     ("case", "files", "site_file", "expected"), SURFACES, ids=[c[0] for c in SURFACES]
 )
 def test_surface(case, files, site_file, expected):
-    (found,) = resolve_tree(files, site_file, full=True)
+    found = [s for settings in resolve_tree(files, site_file, full=True) for s in settings]
     assert [(s.expr, s.surface, s.field, s.via) for s in found] == expected
 
 
@@ -254,6 +282,15 @@ FIXES = [
         None,
     ),
     (
+        # a getattr reads as the attribute it fetches
+        'getattr(hf_config, "router_score_function", None) != "sigmoid"',
+        dict(surface="model-config", field="router_score_function", via="--hf-overrides"),
+        'Set `"router_score_function": "sigmoid"` in the model\'s config.json, or pass '
+        '`--hf-overrides \'{"router_score_function": "sigmoid"}\'`.',
+        "# before\nvllm serve MODEL\n# after\nvllm serve MODEL --hf-overrides "
+        '\'{"router_score_function": "sigmoid"}\'',
+    ),
+    (
         'self.hf_config.model_type == "llama"',
         dict(surface="model-config", field="model_type", via="--hf-overrides"),
         # no value the code names: what must hold of it
@@ -275,7 +312,7 @@ FIXES = [
 def test_a_setting_elsewhere_than_a_flag_says_what_to_change(guard, fields, solution, fix):
     from pipeline.dataset.models import Setting
 
-    expr = guard.removeprefix("not ").split(" ")[0]
+    expr = fetched_as_read(guard).removeprefix("not ").split(" ")[0]
     setting = Setting(
         **{
             "expr": expr,

@@ -17,6 +17,37 @@ def dotted_parts(node: ast.AST) -> list[str] | None:
     return parts[::-1]
 
 
+def read_attribute(node: ast.AST) -> list[str] | None:
+    """The chain an attribute read names, with `getattr` read as the attribute it fetches
+    (a default changes only what a missing attribute gives):
+
+    | read | chain |
+    |---|---|
+    | `cfg.x` | `['cfg', 'x']` |
+    | `getattr(hf_config, "pooling", None)` | `['hf_config', 'pooling']` |
+    | `getattr(self.model_config, "x")` | `['self', 'model_config', 'x']` |
+    | `getattr(self, name)`, `getattr(x, "not a name")` | None |
+    | `getattr(f(), "x")` | None |
+    """
+    if isinstance(node, ast.Call):
+        return getattr_parts(node)
+    return dotted_parts(node)
+
+
+def getattr_parts(node: ast.Call) -> list[str] | None:
+    """`getattr(a.b, "c"[, default])` -> ['a', 'b', 'c'] (see `read_attribute`)."""
+    func, args = node.func, node.args
+    if not (isinstance(func, ast.Name) and func.id == "getattr") or node.keywords:
+        return None
+    if len(args) not in (2, 3) or not isinstance(args[1], ast.Constant):
+        return None
+    name = args[1].value
+    if not isinstance(name, str) or not name.isidentifier():
+        return None
+    base = read_attribute(args[0])
+    return [*base, name] if base is not None else None
+
+
 def dotted(node: ast.AST) -> str | None:
     """`a.b.c` -> "a.b.c"; None for anything but a dotted name."""
     parts = dotted_parts(node)

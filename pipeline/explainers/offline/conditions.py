@@ -9,7 +9,7 @@ import tokenize
 from dataclasses import dataclass, field, replace
 
 from extractors import ops
-from extractors.syntax.names import dotted_parts
+from extractors.syntax.names import dotted_parts, getattr_parts
 
 RECEIVERS = ("self", "cls")
 
@@ -225,11 +225,45 @@ def source_segment(origin: str, node: ast.AST) -> str:
     return text[node.col_offset : node.end_col_offset].decode()  # type: ignore[attr-defined]
 
 
+def fetched_as_read(code: str) -> str:
+    """`getattr(hf_config, "pooling", None) is None` -> `hf_config.pooling is None`: a
+    `getattr` with a name (`extractors.syntax.names.read_attribute`) is the attribute it
+    fetches, as the settings join reads it; other code, and a call over several lines, is
+    left as written."""
+    if "getattr" not in code:
+        return code
+    origin = f"(\n{code}\n)"
+    try:
+        tree = ast.parse(origin, mode="eval")
+    except (SyntaxError, ValueError, RecursionError):
+        return code
+    spans: list[tuple[int, int, int, str]] = []  # (line, start, end, text), outermost only
+    stack: list[ast.AST] = [tree.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Call) and node.lineno == node.end_lineno:
+            parts = getattr_parts(node)
+            if parts is not None:
+                base = source_segment(origin, node.args[0])
+                read = f"{fetched_as_read(base)}.{parts[-1]}"
+                spans.append((node.lineno, node.col_offset, node.end_col_offset, read))  # type: ignore[arg-type]
+                continue
+        stack.extend(ast.iter_child_nodes(node))
+    if not spans:
+        return code
+    lines = [line.encode() for line in origin.split("\n")]
+    for line, start, end, read in sorted(spans, reverse=True):
+        text = lines[line - 1]
+        lines[line - 1] = text[:start] + read.encode() + text[end:]
+    return b"\n".join(lines[1:-1]).decode()
+
+
 def parse_guards(guards: list[str], aliases: dict[str, str] | None = None) -> list[Condition]:
-    """Guards -> conditions, top-level `and`s split, outermost first."""
+    """Guards -> conditions, top-level `and`s split, outermost first; a `getattr` with a
+    name reads as its attribute (`fetched_as_read`)."""
     renames = tuple(sorted((aliases or {}).items()))
     conditions: list[Condition] = []
-    for guard in guards:
+    for guard in map(fetched_as_read, guards):
         origin = f"(\n{guard}\n)"
         try:
             tree = ast.parse(origin, mode="eval")

@@ -77,7 +77,8 @@ from pipeline.explainers.offline.snippets import (
 # 10: a pydantic validator's arguments get no call (pydantic calls it, not a caller).
 # 11: a loop's item comes from what the loop walks: the arguments that give it decide a
 # check on it (`for name in names`); a constructor's `__post_init__` is called as `Owner(...)`.
-PROMPT_VERSION = "offline-11"
+# 12: a `getattr(cfg, "x", d)` in a guard reads as `cfg.x`, the setting the join resolves it to.
+PROMPT_VERSION = "offline-12"
 # What the sites outside validators (kind `none`, the `all` scope) are explained with on top
 # of it: bumped whenever the text said of them changes.
 OUTSIDE_VERSION = "outside-1"
