@@ -82,10 +82,14 @@ def resolution(sites: list[dict]) -> tuple[int, int, int]:
 
 
 def tree_facts(store: Path) -> tuple[set[str], set[str]]:
-    """Every long option an `add_argument` call of the tree defines, and every environment
-    variable a file defines or reads (the run's settings facts)."""
+    """Every long option an `add_argument` call of the tree defines (one per field of the
+    class a loop of such calls walks, `--{name}`), and every environment variable a file
+    defines or reads (the run's settings facts)."""
     flags: set[str] = set()
     variables: set[str] = set()
+    loops: list[dict] = []  # a loop adding one flag per field of a class (vLLM's FrontendArgs)
+    fields: dict[str, set[str]] = {}  # a class's fields, by its name
+    bases: dict[str, set[str]] = {}  # a class's bases' last names, by its name
     with sqlite3.connect(store) as db:
         rows = db.execute(
             "SELECT settings FROM blob_settings WHERE token = ? AND settings IS NOT NULL",
@@ -95,7 +99,20 @@ def tree_facts(store: Path) -> tuple[set[str], set[str]]:
         facts = json.loads(text)
         for flag in facts.get("flags", []):
             flags.update(option for option in flag["options"] if option.startswith("--"))
+            if flag.get("eachField") and flag.get("sets"):
+                loops.append(flag)
+        for cls in facts.get("classes", []):
+            fields.setdefault(cls["name"], set()).update(f["name"] for f in cls["fields"])
+            bases.setdefault(cls["name"], set()).update(b.rsplit(".", 1)[-1] for b in cls["bases"])
         variables.update(var["name"] for var in facts.get("environ", []))
+    for flag in loops:
+        # the class named and its subclasses, as the join's FlagIndex reads such a loop
+        named = {flag["sets"]["cls"].rsplit(".", 1)[-1]}
+        while grown := {c for c, b in bases.items() if b & named} - named:
+            named |= grown
+        for name in (f for cls in named for f in fields.get(cls, ())):
+            dashed = name.replace("_", "-") if flag["eachField"] == "dashed" else name
+            flags.add("--" + dashed)
     return flags, variables
 
 
