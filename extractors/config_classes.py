@@ -19,6 +19,7 @@ from extractors.settings_model import (
     ClassKind,
     ConfigClass,
     ConfigField,
+    Derived,
     Import,
     Property,
     TypeRef,
@@ -26,7 +27,7 @@ from extractors.settings_model import (
 )
 from extractors.syntax.annotations import members, subscript_head, subscript_items
 from extractors.syntax.code_line import code_on_one_line
-from extractors.syntax.names import dotted, last_name
+from extractors.syntax.names import dotted, dotted_parts, last_name
 from extractors.syntax.walk import own_statements
 
 # an Enum's members are the values a setting of its type accepts
@@ -232,7 +233,13 @@ def classes_of(
         if isinstance(stmt, ast.ClassDef):
             qualname = prefix + stmt.name
             facts = class_facts(stmt, lines, qualname, rules)
-            if facts.kind != "plain" or facts.bases or facts.properties or facts.attributes:
+            if (
+                facts.kind != "plain"
+                or facts.bases
+                or facts.properties
+                or facts.attributes
+                or facts.derived
+            ):
                 found.append(facts)
             found += classes_of(stmt.body, lines, qualname + ".", rules)
     return found
@@ -270,6 +277,7 @@ def class_facts(node: ast.ClassDef, lines: list[str], qualname: str, rules: Rule
         fields=fields,
         properties=properties_of(node.body),
         attributes=init_attributes(node.body),
+        derived=derived_attributes(node.body),
         from_keys=from_config_keys(node.body),
         members=members_of(node.body) if enum else None,
         line=node.lineno,
@@ -510,6 +518,61 @@ def init_attributes(body: list[ast.stmt]) -> dict[str, TypeRef]:
         name: refs[0]
         for name, refs in assigned.items()
         if refs[0] is not None and refs[0].names and all(r == refs[0] for r in refs)
+    }
+
+
+def derived_attributes(body: list[ast.stmt]) -> dict[str, Derived]:
+    """The public attributes `__init__` sets from an attribute chain, each assigned once:
+
+    | `__init__(self, vllm_config: VllmConfig, n)` sets | derived |
+    |---|---|
+    | `self.model_config = vllm_config.model_config` | `model_config`: VllmConfig, `[model_config]` |
+    | `self.cfg = c = vllm_config.cache_config` | `cfg`: VllmConfig, `[cache_config]` |
+    | `self.max_len = self.model_config.max_model_len` | `max_len`: itself, `[model_config, max_model_len]` |
+    | `self.size = n.size` (`n` not annotated), `self._x = vllm_config.x` | nothing |
+    | `self.mode = vllm_config.mode` twice, or also `self.mode = "a"` | nothing |
+    """
+    init = next((s for s in body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    if init is None:
+        return {}
+    params = init.args.posonlyargs + init.args.args + init.args.kwonlyargs
+    if not params:
+        return {}
+    receiver = params[0].arg
+    typed: dict[str, str] = {}
+    for param in params[1:]:
+        ref = type_ref(param.annotation) if param.annotation is not None else None
+        if ref is not None and len(ref.names) == 1 and not ref.literals:
+            typed[param.arg] = ref.names[0]
+    found: dict[str, Derived | None] = {}
+    for stmt in own_statements(init.body):
+        targets = (
+            stmt.targets
+            if isinstance(stmt, ast.Assign)
+            else [stmt.target]
+            if isinstance(stmt, ast.AnnAssign | ast.AugAssign)
+            else []
+        )
+        for target in targets:
+            if not (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == receiver
+            ):
+                continue
+            parts = dotted_parts(stmt.value) if isinstance(stmt, ast.Assign) else None
+            derived = None
+            if parts is not None and len(parts) > 1:
+                if parts[0] == receiver:
+                    derived = Derived(attrs=parts[1:])
+                elif parts[0] in typed:
+                    derived = Derived(cls=typed[parts[0]], attrs=parts[1:])
+            # a second assignment of any kind leaves the attribute out
+            found[target.attr] = None if target.attr in found else derived
+    return {
+        name: derived
+        for name, derived in found.items()
+        if derived is not None and not name.startswith("_")
     }
 
 

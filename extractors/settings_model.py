@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 # 6: callers of a function defined in another's body (`m.<locals>.check`); an `__init__`
 # attribute reassigned only to constants after its parameter keeps the parameter's type.
 # 7: a class's `from_config` keys (the dict key each `__init__` parameter is read from).
-SETTINGS_VERSION = "8"
+SETTINGS_VERSION = "9"
 
 # why a class counts: its decorator, its base, or only that it has annotated attributes
 ClassKind = Literal["dataclass", "config", "pydantic", "enum", "annotated", "plain"]
@@ -67,6 +67,16 @@ class Property(_Fact):
     returns: list[str]  # the chains as written, `self` included, in source order
 
 
+class Derived(_Fact):
+    """An attribute `__init__` sets from an attribute chain: `self.model_config =
+    vllm_config.model_config` (`vllm_config: VllmConfig`) is cls `VllmConfig`, attrs
+    `["model_config"]`; `self.max_len = self.model_config.max_model_len` is cls None (the
+    object itself), attrs `["model_config", "max_model_len"]`."""
+
+    cls: str | None = None  # the parameter's annotation, as written
+    attrs: list[str]
+
+
 class ConfigClass(_Fact):
     """A class that holds settings (or leads to them through its bases and attributes)."""
 
@@ -78,6 +88,8 @@ class ConfigClass(_Fact):
     properties: list[Property] = Field(default_factory=list)
     # instance attributes `__init__` sets from an annotated parameter (`self.args = args`)
     attributes: dict[str, TypeRef] = Field(default_factory=dict)
+    # public attributes `__init__` sets, once, from a chain of a typed parameter or of itself
+    derived: dict[str, Derived] = Field(default_factory=dict)
     # `__init__` parameter -> the key of the dict its `from_config` classmethod reads it from
     from_keys: dict[str, str] = Field(default_factory=dict)
     members: list[str] | None = None  # an Enum's values (or names, when values are not literal)

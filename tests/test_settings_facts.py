@@ -12,6 +12,7 @@ from extractors.references import function_scope, part_expressions, references
 from extractors.settings import file_settings, outline_of
 from extractors.settings_model import (
     Binding,
+    Derived,
     FieldRef,
     Import,
     Reference,
@@ -737,3 +738,22 @@ FIRST_SENTENCES = [
 @pytest.mark.parametrize(("text", "sentence"), FIRST_SENTENCES, ids=[c[0] for c in FIRST_SENTENCES])
 def test_first_sentence(text, sentence):
     assert first_sentence(text) == sentence
+
+
+def test_derived_attributes_of_init():
+    (cls,) = facts("""
+        class Processor:
+            def __init__(self, vllm_config: VllmConfig, n, size: int | None = None):
+                self.vllm_config = vllm_config
+                self.model_config = model_config = vllm_config.model_config
+                self.max_len = self.model_config.max_model_len
+                self.width = n.width
+                self._private = vllm_config.cache_config
+                self.mode = vllm_config.mode
+                if size:
+                    self.mode = "fixed"
+        """).classes
+    assert cls.derived == {
+        "model_config": Derived(cls="VllmConfig", attrs=["model_config"]),
+        "max_len": Derived(attrs=["model_config", "max_model_len"]),
+    }

@@ -650,3 +650,46 @@ def test_a_quantization_argument_is_the_key_its_from_config_reads():
         'Change `"bits"` in `"quantization_config"` of the model\'s config.json so that '
         "weight_bits is in TYPE_MAP."
     )
+
+
+def test_an_attribute_init_sets_from_a_typed_chain_is_walked_from_where_it_starts():
+    files = {
+        "pkg/config.py": """
+        from dataclasses import dataclass
+
+        @dataclass
+        class DraftConfig:
+            sample_method: str = "greedy"
+
+        @dataclass
+        class EngineConfig:
+            max_len: int = 2048
+            draft_config: DraftConfig | None = None
+
+            @staticmethod
+            def add_cli_args(parser):
+                parser.add_argument("--max-len", default=EngineConfig.max_len)
+        """,
+        "pkg/runner.py": """
+        from pkg.config import EngineConfig
+
+        class Runner:
+            def __init__(self, engine_config: EngineConfig, width):
+                self.draft_config = engine_config.draft_config
+                self.limit = self.draft_config
+                self.max_len = engine_config.max_len
+                self.width = width.size
+
+            def _check(self, n):
+                if self.draft_config.sample_method == "random" and n > self.max_len:
+                    raise ValueError("too long for a random draft")
+                if self.width > 2:
+                    raise ValueError("too wide")
+        """,
+    }
+    derived, unresolved = resolve_tree(files, "pkg/runner.py", full=True)
+    assert [(s.expr, s.cls, s.field, s.flags) for s in derived] == [
+        ("self.draft_config.sample_method", "DraftConfig", "sample_method", []),
+        ("self.max_len", "EngineConfig", "max_len", ["--max-len"]),
+    ]
+    assert unresolved == []  # `self.width = width.size`: no type says what `width` is

@@ -19,7 +19,9 @@ order of `RESOLVERS` (the first that claims a chain answers for it):
 | `constructor_argument` | a plain parameter of a public class's `__init__` | that constructor's argument (surfaces.py) |
 
 A walk from a class follows annotations field by field (`X | None` unwrapped, `__init__`
-attributes, bases), and one property that returns a chain of `self`; the last attribute
+attributes, bases), one property that returns a chain of `self`, and an attribute `__init__`
+sets from a chain (`self.model_config = vllm_config.model_config`, from `VllmConfig`; or of
+`self`), walked on from where the chain starts; the last attribute
 must be a field a user passes. A new surface is a new `Resolver` in the table, not a new
 branch of the walk. A site whose chains reach nothing may be internal: `internal_reason`
 decides it from its guards (tensors handed in, private state) and says why.
@@ -176,6 +178,20 @@ class ChainWalk:
                     member.owner, [*inner, *attrs[1:]], expr, prefix, depth + 1, True
                 )
             return found
+        if member.derived is not None:
+            start = member.owner
+            if member.derived.cls is not None:  # the class the parameter is annotated with
+                start = self.names.class_of(member.owner.path, TypeRef(names=[member.derived.cls]))
+            if start is None:
+                return []
+            return self.walk(
+                start,
+                [*member.derived.attrs, *attrs[1:]],
+                expr,
+                prefix,
+                depth + 1,
+                through_property,
+            )
         item = member.field
         if len(attrs) == 1:
             if item is None and member.attribute is not None and not attrs[0].startswith("_"):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from extractors.settings_model import (
     ConfigClass,
     ConfigField,
+    Derived,
     FileSettings,
     Import,
     Outline,
@@ -60,6 +61,7 @@ class Member:
     field: ConfigField | None = None
     property: Property | None = None
     attribute: TypeRef | None = None
+    derived: Derived | None = None  # `self.model_config = vllm_config.model_config`
 
 
 class TreeNames:
@@ -170,7 +172,8 @@ class TreeNames:
         if known is not None and known[0] is cls.facts:
             return known[1]
         facts = cls.facts
-        members = {name: Member(cls, attribute=ref) for name, ref in facts.attributes.items()}
+        members = {name: Member(cls, derived=d) for name, d in facts.derived.items()}
+        members.update((name, Member(cls, attribute=ref)) for name, ref in facts.attributes.items())
         members.update(
             (prop.name, Member(cls, property=prop)) for prop in reversed(facts.properties)
         )
