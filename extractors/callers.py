@@ -6,6 +6,7 @@ file), for the join to walk from the caller (`chains.caller_argument`).
 |---|---|
 | `f`, a top-level function that raises | `f(...)` in the file's functions and methods |
 | `C.m`, a method (of a top-level class) that raises | `self.m(...)` / `cls.m(...)` in the methods of `C` (the caller's first parameter) |
+| `C.m`, a staticmethod of a top-level class, that raises | `C.m(...)` in the file's functions and methods |
 | `g.<locals>.f`, a function defined in the body of one of those, that raises | `f(...)` in `g` |
 
 An argument is kept when it is a dotted name (`self.model_config.max_model_len`, `args.port`,
@@ -79,13 +80,16 @@ def _callee(
     call: ast.Call, cls: str | None, caller: str = "", nested: frozenset = frozenset()
 ) -> str | None:
     """The qualname a call names: `f(...)` (`caller.<locals>.f` when the caller defines it),
-    or `C.m` for `self.m(...)` in a method of C."""
+    `C.m` for `self.m(...)` in a method of C, and for `C.m(...)` anywhere."""
     func = call.func
     if isinstance(func, ast.Name):
         own = f"{caller}.<locals>.{func.id}"
         return own if own in nested else func.id
-    if cls is not None and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-        return f"{cls}.{func.attr}"
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        if func.value.id[:1].isupper():  # a class by its name: `SpeculativeConfig.m(...)`
+            return f"{func.value.id}.{func.attr}"
+        if cls is not None:
+            return f"{cls}.{func.attr}"
     return None
 
 
@@ -97,13 +101,16 @@ def _target(
 ) -> tuple[list[str], int]:
     """(the parameters of the callee among `callees` a call reaches, how many of them the call
     leaves out: 1 for a method's receiver); ([], 0) for any other call. A method is reached
-    only through the caller's own receiver."""
+    only through the caller's own receiver, a staticmethod also through its class's name."""
     if callee is None or callee not in callees:
         return [], 0
     params, static = callees[callee]
     if isinstance(call.func, ast.Attribute):
+        named = call.func.value.id  # type: ignore[attr-defined]
+        if static and named == callee.split(".", 1)[0]:
+            return params, 0  # `C.m(...)` of a staticmethod: every argument is passed
         receiver = caller.args.args[0].arg if caller.args.args else None
-        if call.func.value.id != receiver:  # type: ignore[attr-defined]
+        if named != receiver:
             return [], 0
         return params, 0 if static else 1
     return params, 0

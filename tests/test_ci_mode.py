@@ -105,7 +105,7 @@ def test_run_under_github_actions_annotates_and_writes_the_job_summary(clean_env
     root = tmp_path / "out" / "acme" / "engine" / sha
     lines = [
         f"records: 1 written to {root} (literal 1, template 0, partial 0, unresolved 0)",
-        "explainer: offline/offline (offline-12): 0 requests, 0 cache hits, 0 prompt + "
+        "explainer: offline/offline (offline-13): 0 requests, 0 cache hits, 0 prompt + "
         "0 completion tokens",
         "files: 2 in tree, 2 parsed, 0 reused, 1 skipped; sites: 0 failed, 0 pending, "
         "0 with grounding warnings",

@@ -114,7 +114,7 @@ def test_a_validator_record_is_the_same_file_in_both_scopes(repos, tmp_path):
     narrow_set, wide_set = load_dataset(narrow), load_dataset(wide)
     assert (narrow_set.manifest.scope, wide_set.manifest.scope) == ("validators", "all")
     versions = (narrow_set.manifest.llm.promptVersion, wide_set.manifest.llm.promptVersion)
-    assert versions == ("offline-12", "offline-12, offline-12; outside-1")
+    assert versions == ("offline-13", "offline-13, offline-13; outside-1")
     kinds = {entry.validatorKind for entry in narrow_set.entries}
     assert kinds == {"post_init"}
     assert len(wide_set.entries) == 22
@@ -241,8 +241,8 @@ def test_the_offline_explainer_does_not_take_an_outside_site_for_a_setting():
 def test_explainers_key_outside_sites_by_their_own_prompt_version():
     offline, llm = OfflineExplainer(), LLMExplainer("m", "http://127.0.0.1:9/v1", "k")
     site, validator = _outside_site(), make_site()
-    assert offline.prompt_version_for(validator) == "offline-12"
-    assert offline.prompt_version_for(site) == "offline-12; outside-1"
+    assert offline.prompt_version_for(validator) == "offline-13"
+    assert offline.prompt_version_for(site) == "offline-13; outside-1"
     assert llm.prompt_version_for(validator) == "explain-v5"
     assert llm.prompt_version_for(site) == "explain-outside-v1"
     # the same raise, reached from a validator or not, is explained and cached apart

@@ -987,7 +987,7 @@ def test_index_lines_carry_settings_and_an_older_index_still_loads(
         "# after\nengine serve MODEL --enable-prefix-caching --mamba-cache-mode align"
     )
     manifest = json.loads((root / "manifest.json").read_text())
-    assert manifest["llm"]["promptVersion"] == "offline-12; command: engine serve MODEL"
+    assert manifest["llm"]["promptVersion"] == "offline-13; command: engine serve MODEL"
     # a dataset written before settings existed: its index lines have none
     older = "".join(
         json.dumps({k: v for k, v in line.items() if k != "settings"}) + "\n" for line in lines

@@ -282,6 +282,14 @@ FIXES = [
         None,
     ),
     (
+        # a flag whose passing value the code does not name: what must hold of it
+        "self.quantization not in supported_quantization",
+        dict(cls="ModelConfig", field="quantization", flags=["--quantization"], default="None"),
+        "Give `--quantization` a value that passes the check: quantization is in "
+        "supported_quantization (default None).",
+        None,
+    ),
+    (
         # a getattr reads as the attribute it fetches
         'getattr(hf_config, "router_score_function", None) != "sigmoid"',
         dict(surface="model-config", field="router_score_function", via="--hf-overrides"),
@@ -525,6 +533,38 @@ def test_a_parameter_followed_through_two_callers():
     }
     (found,) = resolve_tree(files, "pkg/serve.py", full=True)
     assert [(s.expr, s.field, s.flags) for s in found] == [("number", "port", ["--port"])]
+
+
+def test_a_staticmethod_called_by_its_class_name_gets_what_the_caller_passes():
+    files = {
+        "pkg/spec.py": """
+        from dataclasses import dataclass
+
+        @dataclass
+        class DraftConfig:
+            max_len: int | None = None
+            num_tokens: int = 1
+
+            def __post_init__(self):
+                self.max_len = DraftConfig._clamp(self.max_len, 4096)
+                Other._count(self.num_tokens)
+
+            @staticmethod
+            def _clamp(wanted, limit):
+                if wanted is not None and wanted > limit:
+                    raise ValueError("draft longer than the model")
+                return wanted
+
+        class Other:
+            @staticmethod
+            def _count(n):
+                if n < 1:
+                    raise ValueError("need a token")
+        """,
+    }
+    clamp, count = resolve_tree(files, "pkg/spec.py", full=True)
+    assert [(s.expr, s.cls, s.field) for s in clamp] == [("wanted", "DraftConfig", "max_len")]
+    assert [(s.expr, s.cls, s.field) for s in count] == [("n", "DraftConfig", "num_tokens")]
 
 
 def test_a_check_defined_in_a_method_gets_what_the_method_passes_it():

@@ -174,7 +174,7 @@ class Explainer(Protocol):
 
     provider: str  # 'offline' | 'openai'
     model: str  # 'offline' for the offline explainer
-    prompt_version: str  # 'offline-12', 'explain-v5', ... (part of the cache key)
+    prompt_version: str  # 'offline-13', 'explain-v5', ... (part of the cache key)
     # Whether an explanation depends on the whole function (the offline explainer counts its
     # other checks), not only on what the site means: it decides the cache key.
     reads_whole_function: bool

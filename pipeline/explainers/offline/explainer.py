@@ -78,7 +78,8 @@ from pipeline.explainers.offline.snippets import (
 # 11: a loop's item comes from what the loop walks: the arguments that give it decide a
 # check on it (`for name in names`); a constructor's `__post_init__` is called as `Owner(...)`.
 # 12: a `getattr(cfg, "x", d)` in a guard reads as `cfg.x`, the setting the join resolves it to.
-PROMPT_VERSION = "offline-12"
+# 13: a flag whose passing value the code does not name says what must hold of it.
+PROMPT_VERSION = "offline-13"
 # What the sites outside validators (kind `none`, the `all` scope) are explained with on top
 # of it: bumped whenever the text said of them changes.
 OUTSIDE_VERSION = "outside-1"

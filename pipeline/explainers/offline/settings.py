@@ -342,7 +342,11 @@ def solution(
             return f"Pass `{flag}`{about}."
         if what == "set":
             return f"Pass `{flag} {shell(value) if value else PLACEHOLDER}`{about}."
-        return f"Give `{flag}` a value that passes the check{about}."
+        # no value the code names: what must hold of it (`lookup/filled.py` fills in a
+        # value a pasted message reports, after the same words)
+        return (
+            f"Give `{flag}` a value that passes the check: {condition.phrase(negate=True)}{about}."
+        )
     elsewhere = surface_solution(setting, what, value, bounded)
     if elsewhere is not None or setting.surface in OTHER_SURFACES:
         return elsewhere
