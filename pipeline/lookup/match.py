@@ -33,7 +33,7 @@ from pipeline.lookup.classes import WRAPPERS, class_agrees
 from pipeline.lookup.fragments import Folded, covered_in_order, fold, fullmatch, holds_in_order
 from pipeline.lookup.index import IndexedDataset, IndexedPattern
 from pipeline.lookup.tracebacks import Candidate, candidates
-from pipeline.lookup.wording import Wording, compare, words
+from pipeline.lookup.wording import Wording, compare, opens_with_comparison, words
 
 if TYPE_CHECKING:
     from pipeline.dataset.models import IndexEntry
@@ -529,7 +529,9 @@ def _leading(shown: IndexedPattern, kind: str = "pattern") -> bool:
 def on_word_edges(pattern: str, message: str) -> bool:
     """Whether each hole of a fully matching pattern starts and ends where the record says a
     word does: where the record writes a space between its text and a run-time part
-    (`Unknown mode {m}`), the paste has one too (`Unknown modes: x` is another message)."""
+    (`Unknown mode {m}`), the paste has one too (`Unknown modes: x` is another message); and
+    no hole's value starts with a comparison (`length must be {n}` against `length must be
+    >= 4` is another check: wording.opens_with_comparison)."""
     raw = pattern_fragments(pattern)
     folded = Folded.of(message)
     holes = fullmatch(tuple(fold(f) for f in raw or ()), folded.text) if raw else None
@@ -539,6 +541,8 @@ def on_word_edges(pattern: str, message: str) -> bool:
         if start >= end:
             continue  # an empty value: no word to bound
         first, last = folded.positions[start], folded.positions[end - 1]
+        if opens_with_comparison(message[first : last + 1]):
+            return False
         if raw[number][-1:].isspace() and not message[first - 1 : first].isspace():
             return False
         if raw[number + 1][:1].isspace() and not message[last + 1 : last + 2].isspace():
