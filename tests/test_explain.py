@@ -1133,3 +1133,41 @@ def test_a_comparison_in_the_paste_is_no_value_of_the_record(
     root = write_fixture_dataset(tmp_path, [*CASES, *cases])
     found = lookup(paste, [index_dataset(root)])
     assert (found.matches[0].entry.id, found.matches[0].kind) == expected
+
+
+# Two functions check one setting in the same words: one writes the brackets of its list,
+# the other renders them with `{list(...)}`.
+MODES_BRACKETED = _site(
+    "eeee000000000010",
+    "serve/config/modes.py",
+    "normalize_mode",
+    "mode must be one of [{*MODES}{*ALIASES}], got {mode!r}",
+    "mode must be one of \\[(.*?)(.*?)\\], got (.*?)",
+)
+MODES_LISTED = _site(
+    "eeee000000000011",
+    "serve/config/modes.py",
+    "ServeConfig._validate",
+    "mode must be one of {list(MODES)}, got {self.mode!r}",
+    "mode must be one of (.*?), got (.*?)",
+)
+
+
+@pytest.mark.parametrize(
+    ("paste", "kinds"),
+    [
+        # what either renders: the brackets are no evidence for the one that writes them
+        ("mode must be one of ['eager', 'graph'], got 'fast'", ["ambiguous", "ambiguous"]),
+        # no brackets: only the listed one renders this
+        ("mode must be one of eager, graph, got 'fast'", ["pattern"]),
+    ],
+)
+def test_two_functions_that_say_the_same_words_are_ambiguous(
+    tmp_path: Path, paste: str, kinds: list[str]
+) -> None:
+    root = write_fixture_dataset(tmp_path, [*CASES, MODES_BRACKETED, MODES_LISTED])
+    found = lookup(paste, [index_dataset(root)])
+    assert [m.kind for m in found.matches][: len(kinds)] == kinds
+    assert found.matches[0].entry.id == (
+        "eeee000000000010" if len(kinds) == 2 else "eeee000000000011"
+    )
