@@ -15,6 +15,7 @@ from pipeline.lookup.cleaning import strip_line_prefixes
 from pipeline.lookup.index import index_dataset
 from pipeline.lookup.match import doubt, lookup, on_word_edges
 from pipeline.lookup.tracebacks import Candidate, candidates
+from pipeline.lookup.wording import opens_with_comparison
 from tests.datasets import CASES, SHA, Case, write_fixture_dataset
 
 # --- finding the messages in pasted text --------------------------------------------------
@@ -718,6 +719,13 @@ WORD_EDGE_CASES = [
     ("a unit the record glues on", "got (.*?)MB", "got 512MB", True),
     ("wrapped by a terminal", "Unknown mode (.*?), use auto", "Unknown mo\nde x, use auto", True),
     ("an empty value", "got (.*?)\\.", "got .", True),
+    (
+        "a value that starts with a comparison",
+        "length must be (.*?), got",
+        "length must be >= 4, got",
+        False,
+    ),
+    ("a comparison inside the value", "expected (.*?), got", "expected x >= 4, got", True),
 ]
 
 
@@ -728,6 +736,22 @@ WORD_EDGE_CASES = [
 )
 def test_holes_start_and_end_on_word_edges(pattern: str, message: str, expected: bool) -> None:
     assert on_word_edges(pattern, message) is expected
+
+
+COMPARISON_CASES = [
+    (">= 4", True),
+    ("!= 'auto'", True),
+    ("  < 0.5", True),
+    ("<class 'int'>", False),  # a repr: its `<` is glued to it
+    ("x >= 4", False),  # a value that holds an expression
+    (">=4", False),
+    ("4", False),
+]
+
+
+@pytest.mark.parametrize(("value", "expected"), COMPARISON_CASES)
+def test_a_value_never_starts_with_a_comparison(value: str, expected: bool) -> None:
+    assert opens_with_comparison(value) is expected
 
 
 # --- start-up: explain loads only what it uses ----------------------------------------------
@@ -1069,3 +1093,81 @@ def test_a_rewording_of_words_another_function_nearly_says_is_ambiguous(
     root = write_fixture_dataset(tmp_path, [*CASES, *cases])
     found = lookup(ROPE_PASTE, [index_dataset(root)])
     assert (found.matches[0].entry.id, found.matches[0].kind) == ("eeee000000000006", kind)
+
+
+# Two checks of one helper family, told apart by a comparison alone.
+LENGTH = _site(
+    "eeee000000000008",
+    "serve/plan/shapes.py",
+    "_require_length",
+    "plan: {name} length must be {expected} slots for each request of the batch, got {actual}",
+    "plan: (.*?) length must be (.*?) slots for each request of the batch, got (.*?)",
+)
+MIN_LENGTH = _site(
+    "eeee000000000009",
+    "serve/plan/shapes.py",
+    "_require_min_length",
+    "plan: {name} length must be >= {minimum} slots for each request of the batch, got {actual}",
+    "plan: (.*?) length must be >= (.*?) slots for each request of the batch, got (.*?)",
+)
+
+
+PLAN = "plan: block_table length must be {} slots for each request of the batch, got 2"
+
+
+@pytest.mark.parametrize(
+    ("cases", "paste", "expected"),
+    [
+        ([LENGTH, MIN_LENGTH], PLAN.format(">= 4"), ("eeee000000000009", "pattern")),
+        ([LENGTH, MIN_LENGTH], PLAN.format("4"), ("eeee000000000008", "pattern")),
+        # the check that compares is not in the datasets: `must be {expected}` is no match,
+        # by its pattern or by its words (all of them explained but the comparison's)
+        ([LENGTH], PLAN.format(">= 4"), ("eeee000000000008", "approximate")),
+        ([LENGTH], PLAN.format(">= None"), ("eeee000000000008", "approximate")),
+        ([LENGTH], PLAN.format("4").replace(" each", ""), ("eeee000000000008", "reworded")),
+    ],
+)
+def test_a_comparison_in_the_paste_is_no_value_of_the_record(
+    tmp_path: Path, cases: list[Case], paste: str, expected: tuple[str, str]
+) -> None:
+    root = write_fixture_dataset(tmp_path, [*CASES, *cases])
+    found = lookup(paste, [index_dataset(root)])
+    assert (found.matches[0].entry.id, found.matches[0].kind) == expected
+
+
+# Two functions check one setting in the same words: one writes the brackets of its list,
+# the other renders them with `{list(...)}`.
+MODES_BRACKETED = _site(
+    "eeee000000000010",
+    "serve/config/modes.py",
+    "normalize_mode",
+    "mode must be one of [{*MODES}{*ALIASES}], got {mode!r}",
+    "mode must be one of \\[(.*?)(.*?)\\], got (.*?)",
+)
+MODES_LISTED = _site(
+    "eeee000000000011",
+    "serve/config/modes.py",
+    "ServeConfig._validate",
+    "mode must be one of {list(MODES)}, got {self.mode!r}",
+    "mode must be one of (.*?), got (.*?)",
+)
+
+
+@pytest.mark.parametrize(
+    ("paste", "kinds"),
+    [
+        # what either renders: the brackets are no evidence for the one that writes them
+        ("mode must be one of ['eager', 'graph'], got 'fast'", ["ambiguous", "ambiguous"]),
+        # no brackets: only the listed one renders this
+        ("mode must be one of eager, graph, got 'fast'", ["pattern"]),
+    ],
+)
+def test_two_functions_that_say_the_same_words_are_ambiguous(
+    tmp_path: Path, paste: str, kinds: list[str]
+) -> None:
+    root = write_fixture_dataset(tmp_path, [*CASES, MODES_BRACKETED, MODES_LISTED])
+    found = lookup(paste, [index_dataset(root)])
+    assert [m.kind for m in found.matches][: len(kinds)] == kinds
+    assert found.matches[0].entry.id == (
+        "eeee000000000010" if len(kinds) == 2 else "eeee000000000011"
+    )

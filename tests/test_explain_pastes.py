@@ -385,7 +385,7 @@ SCORES = {
     "wrapped at spaces by an issue template": 0.905,
     "Markdown code fence": 0.971,
     "older release, the clause the record appends is missing": 0.717,
-    "message cut short": 0.864,
+    "message cut short": 0.875,
     "parts with a value": 0.970,
     "vLLM's worker error quoting the message": 0.905,
     "the openai client's body quoting a worker error": 0.973,

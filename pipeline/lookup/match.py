@@ -25,6 +25,7 @@ record (repo and id) in several datasets, one per release, is one match that lis
 from __future__ import annotations
 
 import heapq
+import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -33,7 +34,7 @@ from pipeline.lookup.classes import WRAPPERS, class_agrees
 from pipeline.lookup.fragments import Folded, covered_in_order, fold, fullmatch, holds_in_order
 from pipeline.lookup.index import IndexedDataset, IndexedPattern
 from pipeline.lookup.tracebacks import Candidate, candidates
-from pipeline.lookup.wording import Wording, compare, words
+from pipeline.lookup.wording import Wording, compare, opens_with_comparison, words
 
 if TYPE_CHECKING:
     from pipeline.dataset.models import IndexEntry
@@ -76,6 +77,7 @@ SURE = frozenset({"exact", "pattern", "parts", "reworded"})
 ALSO_RAISED_SHOWN = 3
 # Functions raising the same text are counted up to this many (a hostile dataset has more).
 MAX_FUNCTIONS = 64
+_WORD = re.compile(r"\w")
 
 
 def doubt(literal: int, message: int, agrees: bool, leading: bool = False) -> str | None:
@@ -294,6 +296,7 @@ def settled(matches: list[Match], records: Records) -> Settled:
     | one function's record                              | any              | as they are               |
     | A and B raise the same text (equal kind and score) | none             | A, B `ambiguous` (exit 1) |
     | A and B raise the same text                        | B                | B first, a match          |
+    | A (`[{*levels}]`) and B (`{list(levels)}`): B's pattern reads A's words, its parts take only punctuation | none | A, B `ambiguous` (exit 1) |
     | A (`pattern`), B (lower score)                     | B, deeper than A | B first, a match          |
     | A `{name} must be set`, whose words C raises too   | none             | A `ambiguous` (exit 1)    |
     | A `{name} must be set`, whose words C raises too   | A                | as they are               |
@@ -344,17 +347,32 @@ def _by_traceback(matches: list[Match], records: Records) -> Settled | None:
 
 
 def _shared(matches: list[Match], records: Records) -> Settled | None:
-    """Several functions whose records match equally well (the same text or pattern)."""
+    """Several functions whose records match equally well (the same text or pattern), or
+    whose patterns say the same words (`_same_words`)."""
     head = matches[0]
     best = (_TIER[head.kind], round(head.score, 6))
-    tied = [m for m in matches if m.kind in SURE and (_TIER[m.kind], round(m.score, 6)) == best]
+    said = fold(literal_text(head.pattern.message))
+    tied, worded = [], False
+    for m in matches:
+        if m.kind not in SURE:
+            continue
+        if (_TIER[m.kind], round(m.score, 6)) == best:
+            tied.append(m)
+        elif _same_words(said, head, m):
+            tied.append(m)
+            worded = True
     functions = _functions(tied)
     if functions < 2:
         return None
     taken = {id(m) for m in tied}
     ambiguous = [replace(m, kind="ambiguous", doubt="shared") for m in tied]
+    same = (
+        "these same words (one writes as text what another fills in)"
+        if worded
+        else "this same text"
+    )
     return [*ambiguous, *(m for m in matches if id(m) not in taken)], (
-        f"No sure match: {functions} functions raise this same text, and the paste does not "
+        f"No sure match: {functions} functions raise {same}, and the paste does not "
         "say which one ran (a traceback's frames would tell them apart)."
     )
 
@@ -400,6 +418,18 @@ def _raised_elsewhere(head: Match, records: Records) -> bool:
     return any(
         path.endswith("/" + str(holders[-1].raw.get("filePath"))) for holders in records.values()
     )
+
+
+def _same_words(said: str, head: Match, other: Match) -> bool:
+    """Whether `other`, a pattern match of another function, writes every word the head
+    writes (`said`: its literal text, folded): its pattern fully matches that text, and what
+    its run-time parts take there holds no word (the `[...]` the head writes around a list
+    that the other's `{list(levels)}` renders). The head's higher score then rests on
+    punctuation alone."""
+    if other.kind != "pattern" or other.function == head.function or not other.pattern.fragments:
+        return False
+    holes = fullmatch(other.pattern.fragments, said)
+    return holes is not None and not any(_WORD.search(said, s, e) for s, e in holes)
 
 
 def _near_twin(head: Match, other: Match) -> bool:
@@ -529,7 +559,9 @@ def _leading(shown: IndexedPattern, kind: str = "pattern") -> bool:
 def on_word_edges(pattern: str, message: str) -> bool:
     """Whether each hole of a fully matching pattern starts and ends where the record says a
     word does: where the record writes a space between its text and a run-time part
-    (`Unknown mode {m}`), the paste has one too (`Unknown modes: x` is another message)."""
+    (`Unknown mode {m}`), the paste has one too (`Unknown modes: x` is another message); and
+    no hole's value starts with a comparison (`length must be {n}` against `length must be
+    >= 4` is another check: wording.opens_with_comparison)."""
     raw = pattern_fragments(pattern)
     folded = Folded.of(message)
     holes = fullmatch(tuple(fold(f) for f in raw or ()), folded.text) if raw else None
@@ -539,6 +571,8 @@ def on_word_edges(pattern: str, message: str) -> bool:
         if start >= end:
             continue  # an empty value: no word to bound
         first, last = folded.positions[start], folded.positions[end - 1]
+        if opens_with_comparison(message[first : last + 1]):
+            return False
         if raw[number][-1:].isspace() and not message[first - 1 : first].isspace():
             return False
         if raw[number + 1][:1].isspace() and not message[last + 1 : last + 2].isspace():

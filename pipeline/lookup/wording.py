@@ -4,7 +4,10 @@ the words that differ, for the one-line note on the page.
 
 Words are aligned in order (difflib over word tokens); a run-time part of the record (`{expr}`)
 absorbs the few words of its value. Flags and identifiers (`--max-model-len`, `block_size`,
-`fp8`) weigh double: two messages that differ in one of them are two different errors."""
+`fp8`) weigh double: two messages that differ in one of them are two different errors. A
+comparison written between spaces (`must be >= 4`) is a word that tells two checks apart the
+same way (`must be >= {n}` and `must be {n}`), and a value never holds one
+(`opens_with_comparison`)."""
 
 from __future__ import annotations
 
@@ -15,7 +18,9 @@ from functools import cached_property
 
 from extractors.patterns import runtime_parts
 
-_TOKEN = re.compile(r"-{0,2}\w[\w.\-/]*")
+# A comparison operator with a space after it (`>= 4`, not `<{x}>`) is a word too.
+_COMPARISON = r"(?<!\S)(?:[<>!=]=|[<>])(?=\s)"
+_TOKEN = re.compile(r"-{0,2}\w[\w.\-/]*|" + _COMPARISON)
 _HOLE = "\x00"  # a run-time part in the record's token list; no word is ever this
 _IDENTIFIER = re.compile(r"[_\d]|^-|.[./]|.[A-Z]")
 # A value fills a hole with this many words at most; the rest of the paste there is unexplained.
@@ -33,6 +38,10 @@ class Word:
     @property
     def identifier(self) -> bool:
         return self.weight > 1
+
+    @property
+    def comparison(self) -> bool:
+        return self.text[:1] in "<>!="
 
 
 def words(text: str) -> list[Word]:
@@ -77,7 +86,7 @@ class Wording:
     extra: float
     lacks: tuple[str, ...]  # phrases of the record that the paste does not have
     adds: tuple[str, ...]  # phrases of the paste that the record does not have
-    identifiers_agree: bool  # every flag or identifier of the paste is in the record
+    identifiers_agree: bool  # every flag, identifier or comparison of the paste is in the record
     substituted: bool  # a word of the paste stands where the record has another (no typo)
     starts_together: bool  # the record has no words before the paste's first one
     # a run-time part of the record and words beside it fall inside the paste with nothing
@@ -156,7 +165,7 @@ def compare(paste: list[Word], record: list[Word]) -> Wording | None:
             continue
         if ours:
             adds.append(" ".join(w.text for w in ours))
-            agree = agree and not any(w.identifier for w in ours)
+            agree = agree and not any(w.identifier or w.comparison for w in ours)
             substituted = substituted or bool(theirs_words)
         if theirs_words:
             missing += sum(w.weight for w in theirs_words)
@@ -176,6 +185,26 @@ def compare(paste: list[Word], record: list[Word]) -> Wording | None:
     )
 
 
+def opens_with_comparison(value: str) -> bool:
+    """Whether a run-time part's value, as the paste has it, starts with a comparison: the
+    paste then says more than the record there (`must be >= 4` against `must be {n}`).
+
+    | value            | comparison |
+    |------------------|------------|
+    | `>= 4`           | yes        |
+    | `!= 'auto'`      | yes        |
+    | `  < 0.5`        | yes        |
+    | `<class 'int'>`  | no: a repr, the `<` glued to it |
+    | `x >= 4`         | no: a value that holds an expression |
+    | `>=4`            | no: one token, as a version pin writes it |
+    | `4`              | no         |
+
+    tests/test_explain.py holds this table."""
+    value = value.lstrip()
+    found = words(value[:8])
+    return bool(found) and found[0].comparison and value.startswith(found[0].text)
+
+
 def _spare(theirs: list[Word]) -> int:
     """How many of the paste's words a run-time part may take: a few when the part is all the
     record has there, else only the word next to it (the rest stand against the record's)."""
@@ -187,6 +216,8 @@ def _value_words(ours: list[Word], limit: int) -> list[Word]:
     is a few identifiers, numbers or quoted words, and at most one plain word."""
     explained, plain = [], 0
     for word in ours[: min(HOLE_WORDS, limit)]:
+        if word.comparison:
+            break  # the message's own word: `>= 4` is no value of `must be {n}`
         if not word.identifier:
             plain += 1
             if plain > 1:
