@@ -408,21 +408,23 @@ def extract_source(
     `settings=False` leaves each site's settings out."""
     cache_dir = resolve_cache_dir(cache_dir)
     # The extractor (libcst: 0.3 s) is imported while the source is opened, which mostly
-    # waits on git or pip; the worker pool forks with it in.
-    warm = threading.Thread(target=import_module, args=("extractors.sites",), daemon=True)
-    warm.start()
-    try:
-        snapshot = open_source(
-            source,
-            rev,
-            repo_name=repo_name,
-            cache_dir=cache_dir,
-            console=console,
-            tag=tag,
-            path_prefix=path_prefix,
-        )
-    finally:
-        warm.join()
+    # waits on git or pip; the worker pool forks with it in. The collector stays off
+    # meanwhile: an import makes thousands of objects and no garbage (a sixth of its time).
+    with paused_gc():
+        warm = threading.Thread(target=import_module, args=("extractors.sites",), daemon=True)
+        warm.start()
+        try:
+            snapshot = open_source(
+                source,
+                rev,
+                repo_name=repo_name,
+                cache_dir=cache_dir,
+                console=console,
+                tag=tag,
+                path_prefix=path_prefix,
+            )
+        finally:
+            warm.join()
     snapshot.require_repo()  # before the store file is created
     rules = rules or Rules()
     if scope is not None:

@@ -81,8 +81,8 @@ class FileResult:
 
 @contextmanager
 def paused_gc() -> Iterator[None]:
-    """The cyclic collector off while a file is parsed (or, in the parent, while a snapshot
-    is extracted), then one collection of what it left. Parse trees, facts and sites are big,
+    """The cyclic collector off while a file is parsed (or, in the parent, while the
+    extractor is imported and a snapshot extracted), then one collection of what it left. Parse trees, facts and sites are big,
     short-lived and free of cycles: the collector walked them again at every allocation
     threshold, for nothing (a third of a worker's time; 0.4 s of the parent's on vLLM)."""
     enabled = gc.isenabled()
