@@ -37,7 +37,7 @@ from extractors.messages import Message, message_of_args
 from extractors.segments import SegmentTable, split_segments
 from extractors.settings import file_settings, links_flags
 from extractors.settings_model import FileSettings
-from extractors.syntax.cst_tree import raised_class, statements_in
+from extractors.syntax.cst_tree import parse_module, raised_class, statements_in
 from extractors.syntax.text import split_lines as line_split
 from extractors.text_reach import read_reach
 from extractors.validators import find_validators
@@ -372,7 +372,7 @@ def parse_function(lines: list[str], fn: Function, source: str) -> _Snippet:
     function = None
     if _check_depth(fn, snippet, offset):
         try:
-            module = cst.parse_module(snippet)
+            module = parse_module(snippet)
             function = _first_def(module)
         except cst.ParserSyntaxError:
             pass
@@ -381,7 +381,7 @@ def parse_function(lines: list[str], fn: Function, source: str) -> _Snippet:
         problem = depth_problem(parse(source))
         if problem is not None:
             raise Skip(problem)
-        wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+        wrapper = MetadataWrapper(parse_module(source), unsafe_skip_copy=True)
         function = _def_at(wrapper, fn.def_line)
         if function is None:
             raise Skip(f"libcst found no function at line {fn.def_line}")

@@ -566,8 +566,9 @@ def extract_command(
     Skipped files are listed on stderr, followed by a summary
     line. Exit codes: 0 done, 1 some files were skipped (with --strict: nothing is written),
     2 usage or input error, 130 interrupted (files analysed so far stay cached)."""
+    from pipeline.cache_dir import resolve_cache_dir
     from pipeline.console import Console
-    from pipeline.mine.extract import run_extract
+    from pipeline.mine.opening import open_importing
 
     console = Console.detect(ci or None)
     with _user_errors(
@@ -576,15 +577,26 @@ def extract_command(
         interrupted="interrupted: analyses finished so far are cached; rerun to resume",
     ):
         rules = _rules(rule_options)
+        cache_dir = resolve_cache_dir(cache_dir)
+        # the source opens while the extract stage imports (pipeline/mine/opening.py)
+        snapshot = open_importing(
+            source,
+            rev,
+            cache_dir=cache_dir,
+            repo_name=repo_name,
+            tag=tag,
+            path_prefix=path_prefix,
+            console=console,
+        )
+        from pipeline.mine.extract import run_extract
+
         code, text = run_extract(
             source,
             rev,
             output=output,
             strict=strict,
             console=console,
-            repo_name=repo_name,
-            tag=tag,
-            path_prefix=path_prefix,
+            snapshot=snapshot,
             cache_dir=cache_dir,
             use_cache=not no_cache,
             include=list(include),

@@ -13,13 +13,11 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-import extractors.keys
-from extractors.facts import Rules
 from extractors.meaning import raise_line, raise_meaning
 from extractors.patterns import literal_text
-from extractors.settings_model import SETTINGS_VERSION
 
 if TYPE_CHECKING:
+    from extractors.facts import Rules
     from pipeline.dataset.models import Site
 
 SLUG_MAX = 50
@@ -51,12 +49,18 @@ def analysis_token(rules: Rules) -> str:
     """The per-blob cache key's second half: changes whenever the extractor or a rule does
     (the token the extractor's own memo keys carry, and the functions other files'
     validators call)."""
-    return extractors.keys.analysis_token(rules)
+    # imported here, as SETTINGS_VERSION below: the source stage hashes with this module
+    # before the models (pydantic) are loaded
+    from extractors import keys as extractor_keys
+
+    return extractor_keys.analysis_token(rules)
 
 
 def settings_token(rules: Rules) -> str:
     """The per-blob settings cache key's second half: changes whenever the settings facts of
     an unchanged file can (of the rules, only what makes a configuration class counts)."""
+    from extractors.settings_model import SETTINGS_VERSION
+
     return _sha256(
         dumps_key("settings", SETTINGS_VERSION, rules.config_decorators, rules.config_bases)
     )

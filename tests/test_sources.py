@@ -77,6 +77,36 @@ def test_bare_repository_is_a_local_source(upstream: Upstream, tmp_path: Path) -
     assert snap.sha == upstream.c1
 
 
+_OPENED = """\
+import sys
+from pathlib import Path
+from pipeline.mine.opening import open_importing
+before = {name.split(".")[0] for name in sys.modules}
+snap = open_importing(sys.argv[1], None, cache_dir=Path(sys.argv[2]))
+after = {name.split(".")[0] for name in sys.modules}
+print(snap.sha, " ".join(sorted(before & {"pydantic", "libcst"})), sep="\\n")
+print(" ".join(sorted(after & {"pydantic", "libcst"})))
+"""
+
+
+def test_a_source_opens_before_the_models_load_and_the_stage_imports_beside_it(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", _OPENED, str(upstream.path), str(tmp_path / "cache")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    sha, before, after = result.stdout.split("\n")[:3]
+    assert sha == upstream.c2
+    assert before == ""  # the source stage loads no models (nor libcst)
+    assert after == "libcst pydantic"  # imported by the other thread while it opened
+
+
 def test_read_blobs_gives_contents_in_the_order_asked(upstream: Upstream, tmp_path: Path) -> None:
     snap = _open(str(upstream.path), "v2", tmp_path / "cache")
     by_path = {f.path: f.blob for f in snap.files}

@@ -67,6 +67,17 @@ def test_the_fast_ast_walks_give_the_stdlib_s_nodes_in_its_order():
         assert ast_children(node) == list(ast.iter_child_nodes(node))
 
 
+def test_the_unchecked_parse_gives_libcst_s_tree_and_leaves_the_check_on():
+    tree = cst_tree.parse_module(AST_SHAPES)
+    assert tree.deep_equals(cst.parse_module(AST_SHAPES))
+    assert tree.code == AST_SHAPES
+    with pytest.raises(cst.ParserSyntaxError):
+        cst_tree.parse_module("def broken(:\n")
+    # a node built by hand is still checked, after a parse and after a failed one
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not a name")
+
+
 # (raise statement, the class it names)
 RAISED = [
     ("raise ValueError", "ValueError"),

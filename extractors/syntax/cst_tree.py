@@ -1,6 +1,6 @@
-"""The syntax toolkit for libcst trees: a node's children, the nodes of one scope, dotted
-names and the raised class; and the block walker, which finds every `raise` (or `return`)
-of a function in source order with the path that leads to it."""
+"""The syntax toolkit for libcst trees: the parse, a node's children, the nodes of one scope,
+dotted names and the raised class; and the block walker, which finds every `raise` (or
+`return`) of a function in source order with the path that leads to it."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import libcst as cst
+from libcst._nodes.base import CSTNode
 
 from extractors.syntax.names import named_class
 from extractors.syntax.walk import scope_nodes
@@ -24,6 +25,23 @@ _LAYOUT = re.compile(
     r"whitespace|^(?:lpar|rpar|comma|semicolon|leading_lines|header|footer"
     r"|lines_after_decorators|newline|lbracket|rbracket|lbrace|rbrace)$"
 )
+
+
+def parse_module(source: str) -> cst.Module:
+    """`cst.parse_module`, without the check every node makes of its own fields as it is
+    built (`CSTNode.__post_init__`): the check is for trees built by hand, a tree libcst's
+    parser builds passes it, and it took a fifth of each parse. The check is off only
+    while this parse runs, in this thread; the extractor parses in one thread."""
+    checked = CSTNode.__post_init__
+    CSTNode.__post_init__ = _unchecked  # type: ignore[method-assign]
+    try:
+        return cst.parse_module(source)
+    finally:
+        CSTNode.__post_init__ = checked  # type: ignore[method-assign]
+
+
+def _unchecked(self: CSTNode) -> None:
+    pass
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:

@@ -18,18 +18,15 @@ from pydantic import (
 )
 
 from extractors.facts import MessageStatus, RaiseSite, ValidatorKind
+from pipeline.dataset.formats import (  # noqa: F401  (the models' formats, read here too)
+    RECORD_ID_RE,
+    REPO_NAME_RE,
+    SHA40_RE,
+    TIMESTAMP_RE,
+)
 from pipeline.dataset.jsonl import json_text
 
 SCHEMA_VERSION = 2
-
-# The formats of the checked string fields; sources, config and the JSON Schema use them too.
-# Use them with `fullmatch`: `$` also matches before a final newline. They are ECMAScript
-# too (the JSON Schema carries them), hence `^...$` and no `\Z`.
-TIMESTAMP_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
-SHA40_RE = re.compile(r"^[0-9a-f]{40}$")
-# owner/name; a name of `.` or `..` would lead a dataset's folder out of the output directory
-REPO_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/(?!\.\.?$)[A-Za-z0-9_.-]+$")
-RECORD_ID_RE = re.compile(r"^[0-9a-f]{16}$")
 
 
 def format_timestamp(moment: datetime) -> str:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from importlib import import_module
 from pathlib import Path
 from typing import Any, get_args
 
@@ -27,12 +25,14 @@ from pipeline.mine.classes import (
     store_classes,
     stored_classes,
 )
+from pipeline.mine.collector import paused_gc
+from pipeline.mine.opening import open_importing
 from pipeline.mine.reach import MAX_ROUNDS, Reach
 from pipeline.mine.settings.tree_facts import TreeFacts
 from pipeline.mine.test_modules import is_test_module
-from pipeline.mine.workers import FILE_TIMEOUT, paused_gc
+from pipeline.mine.workers import FILE_TIMEOUT
 from pipeline.output import write_output
-from pipeline.source import Snapshot, TreeFile, open_source, resolve_cache_dir
+from pipeline.source import Snapshot, TreeFile, resolve_cache_dir
 from pipeline.store import Store, default_store_path
 
 
@@ -401,28 +401,24 @@ def extract_source(
     workers: int | None = None,
     console: Console | None = None,
     settings: bool = True,
+    snapshot: Snapshot | None = None,
 ) -> Extraction:
     """The `extract` command's job: open SOURCE at REV and extract it (SourceError on bad
     input, before any analysis); `tag` (a tag format) and `path_prefix` apply to a `pypi:`
-    SOURCE; `scope`, when given, replaces the rules' scope (which raises are sites);
-    `settings=False` leaves each site's settings out."""
+    SOURCE; `snapshot` is SOURCE at REV when the caller opened it already
+    (pipeline/mine/opening.py); `scope`, when given, replaces the rules' scope (which
+    raises are sites); `settings=False` leaves each site's settings out."""
     cache_dir = resolve_cache_dir(cache_dir)
-    # The extractor (libcst: 0.3 s) is imported while the source is opened, which mostly
-    # waits on git or pip; the worker pool forks with it in.
-    warm = threading.Thread(target=import_module, args=("extractors.sites",), daemon=True)
-    warm.start()
-    try:
-        snapshot = open_source(
+    if snapshot is None:
+        snapshot = open_importing(
             source,
             rev,
-            repo_name=repo_name,
             cache_dir=cache_dir,
-            console=console,
+            repo_name=repo_name,
             tag=tag,
             path_prefix=path_prefix,
+            console=console,
         )
-    finally:
-        warm.join()
     snapshot.require_repo()  # before the store file is created
     rules = rules or Rules()
     if scope is not None:

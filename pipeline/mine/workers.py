@@ -14,8 +14,7 @@ import sqlite3
 import sys
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -24,6 +23,7 @@ from extractors.classes import FileClasses
 from extractors.facts import FileExtraction, Rules
 from extractors.settings_model import FileSettings
 from pipeline.console import ignore_parse_warnings
+from pipeline.mine.collector import paused_gc
 from pipeline.store import MemoReader
 
 # A file that takes longer than this is given up on (the largest real files take seconds).
@@ -77,22 +77,6 @@ class FileResult:
         return self.extraction.skipped is None or not self.extraction.skipped.startswith(
             ("extractor crashed", "took longer than", OUT_OF_MEMORY)
         )
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """The cyclic collector off while a file is parsed (or, in the parent, while a snapshot
-    is extracted), then one collection of what it left. Parse trees, facts and sites are big,
-    short-lived and free of cycles: the collector walked them again at every allocation
-    threshold, for nothing (a third of a worker's time; 0.4 s of the parent's on vLLM)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-        gc.collect(0)
 
 
 def settings_facts_of(data: bytes, rules: Rules) -> FileSettings:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pipeline.cache_dir import default_cache_dir, resolve_cache_dir
 from pipeline.console import Console
-from pipeline.dataset.models import REPO_NAME_RE
+from pipeline.dataset.formats import REPO_NAME_RE
 from pipeline.source.git import (
     local_git_dir,
     make_snapshot,

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pipeline.console import Console
-from pipeline.dataset.models import REPO_NAME_RE, SHA40_RE
+from pipeline.dataset.formats import REPO_NAME_RE, SHA40_RE
 from pipeline.keys import url_digest
 from pipeline.source.snapshot import Snapshot, SourceError, TreeFile
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from email.parser import HeaderParser
 
-from pipeline.dataset.models import REPO_NAME_RE
+from pipeline.dataset.formats import REPO_NAME_RE
 
 # Project-URL labels (normalised as PEP 753 says) that name the code, best first; the
 # Home-page field and a `homepage` label come last.
