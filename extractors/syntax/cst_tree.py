@@ -30,8 +30,10 @@ _LAYOUT = re.compile(
 def parse_module(source: str) -> cst.Module:
     """`cst.parse_module`, without the check every node makes of its own fields as it is
     built (`CSTNode.__post_init__`): the check is for trees built by hand, a tree libcst's
-    parser builds passes it, and it took a fifth of each parse. The check is off only
-    while this parse runs, in this thread; the extractor parses in one thread."""
+    parser builds passes it, and it took a fifth of each parse. The check is off, for the
+    whole process, only while this parse runs: the extractor parses in one thread (two
+    threads parsing at once could leave it off, which skips only the checks of trees
+    built by hand, never changes a parsed tree)."""
     checked = CSTNode.__post_init__
     CSTNode.__post_init__ = _unchecked  # type: ignore[method-assign]
     try:
