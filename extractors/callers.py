@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import ast
 import bisect
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 
 from extractors.config_classes import type_ref
 from extractors.references import NAMESPACE_PARAM
@@ -127,115 +126,6 @@ def _calls_on(node: _Function, wanted: list[int]) -> Iterator[ast.Call]:
             stack.append(child)
 
 
-@dataclass(frozen=True)
-class Span:
-    """What the callers pass knows of a function before walking its calls: its qualname,
-    class, lines (`def` line to last) and parameters."""
-
-    qualname: str
-    cls: str | None
-    start: int
-    end: int
-    params: tuple[str, ...]
-    static: bool
-
-
-def spans_of(tree: ast.Module) -> list[Span]:
-    """The spans of `_functions`, in the file's order."""
-    spans = []
-    for qualname, cls, node in _functions(tree):
-        params, static = _params(node)
-        spans.append(
-            Span(qualname, cls, node.lineno, node.end_lineno or node.lineno, tuple(params), static)
-        )
-    return spans
-
-
-@dataclass(frozen=True)
-class CallPlan:
-    """Where the calls to a file's validators sit: the functions whose arguments are read
-    (`callees`: qualname -> (parameters, static)), the lines that may call one, and the
-    functions holding such a line, in the file's order."""
-
-    callees: dict[str, tuple[list[str], bool]]
-    called_on: list[int]
-    holders: list[str]
-
-
-def plan_calls(spans: list[Span], lines: list[str], raising: set[str] | None) -> CallPlan | None:
-    """The plan of `callers_of` from the spans and the text alone (None: no validator)."""
-    if raising is None:
-        raising = {
-            s.qualname for s in spans if has_word("\n".join(lines[s.start - 1 : s.end]), "raise")
-        }
-    last = {s.qualname: s for s in spans}
-    raising = {q for q in raising if q in last and not q.rsplit(".", 1)[-1].startswith("__")}
-    if not raising:
-        return None
-    source = "\n".join(lines)
-
-    def holding(on: list[int]) -> list[str]:
-        """The functions with one of these lines inside (beyond their `def` line)."""
-        found = []
-        for span in spans:
-            index = bisect.bisect_right(on, span.start)
-            if index < len(on) and on[index] <= span.end:
-                found.append(span.qualname)
-        return found
-
-    def short(qualnames: set[str]) -> set[str]:
-        return {q.rsplit(".", 1)[-1] for q in qualnames}
-
-    on_raising = lines_calling(source, short(raising))
-    passing = {q for q in holding(on_raising) if q not in raising}
-    callees = {q: (list(last[q].params), last[q].static) for q in raising | passing}
-    called_on = lines_calling(source, short(set(callees))) if passing else on_raising
-    return CallPlan(callees, called_on, holding(called_on))
-
-
-def calls_of(
-    tree: ast.Module,
-    holders: list[str],
-    called_on: list[int],
-    callees: dict[str, tuple[list[str], bool]],
-) -> list[tuple[str, Caller]]:
-    """(callee, caller) of each call the `holders` (functions of `tree`, in order) make on
-    the `called_on` lines, in the file's order; at most MAX_CALLERS per callee."""
-    functions = list(_functions(tree))
-    nodes = {q: (cls, n) for q, cls, n in functions}
-    nested = frozenset(q for q in nodes if ".<locals>." in q)
-    count: dict[str, int] = {}
-    found: list[tuple[str, Caller]] = []
-    for qualname in holders:
-        cls, node = nodes[qualname]
-        scope: FunctionScope | None = None
-        # in the file's order (the walk pops the last statements first)
-        calls = sorted(_calls_on(node, called_on), key=lambda c: (c.lineno, c.col_offset))
-        for call in calls:
-            callee = _callee(call, cls, qualname, nested)
-            params, skip = _target(call, callee, node, callees)
-            if not params or callee == qualname or count.get(callee, 0) >= MAX_CALLERS:
-                continue
-            passed = _arguments(call, params, skip)
-            if passed:
-                scope = scope or _scope(node)
-                found.append((callee, Caller(qualname=qualname, args=passed, scope=scope)))
-                count[callee] = count.get(callee, 0) + 1
-    return found
-
-
-def gathered(found: Iterable[tuple[str, Caller]], spans: list[Span]) -> dict[str, list[Caller]]:
-    """The callers by callee, the first MAX_CALLERS of each, sorted in the file's order."""
-    callers: dict[str, list[Caller]] = {}
-    for callee, caller in found:
-        if len(callers.get(callee, ())) < MAX_CALLERS:
-            callers.setdefault(callee, []).append(caller)
-    order = {span.qualname: index for index, span in enumerate(spans)}
-    for each in callers.values():  # the walk pops the last statements first
-        each.sort(key=lambda caller: order[caller.qualname])
-    return callers
-
-
 def callers_of(
     tree: ast.Module, lines: list[str], raising: set[str] | None = None
 ) -> dict[str, list[Caller]]:
@@ -245,11 +135,57 @@ def callers_of(
     `lines`: the file's text by line. For a validator, and a function calling one, the
     entries are the same either way, so a memo that spared the site pass changes nothing.
     The text says on which lines the calls sit, and only the nodes there are walked."""
-    spans = spans_of(tree)
-    plan = plan_calls(spans, lines, raising)
-    if plan is None:
+    functions = list(_functions(tree))
+    if raising is None:
+        raising = {
+            q
+            for q, _, n in functions
+            if has_word("\n".join(lines[n.lineno - 1 : n.end_lineno]), "raise")
+        }
+    nodes = {q: (cls, n) for q, cls, n in functions}
+    nested = frozenset(q for q in nodes if ".<locals>." in q)
+    raising = {q for q in raising if q in nodes and not q.rsplit(".", 1)[-1].startswith("__")}
+    if not raising:
         return {}
-    return gathered(calls_of(tree, plan.holders, plan.called_on, plan.callees), spans)
+    source = "\n".join(lines)
+
+    def holding(on: list[int]) -> list[str]:
+        """The functions with one of these lines inside (beyond their `def` line)."""
+        found = []
+        for qualname, _, node in functions:
+            index = bisect.bisect_right(on, node.lineno)
+            if index < len(on) and on[index] <= node.end_lineno:  # type: ignore[operator]
+                found.append(qualname)
+        return found
+
+    def short(qualnames: set[str]) -> set[str]:
+        return {q.rsplit(".", 1)[-1] for q in qualnames}
+
+    on_raising = lines_calling(source, short(raising))
+    passing = {q for q in holding(on_raising) if q not in raising}
+    callees = {q: _params(nodes[q][1]) for q in raising | passing}
+    called_on = lines_calling(source, short(set(callees))) if passing else on_raising
+    callers: dict[str, list[Caller]] = {}
+    for qualname in holding(called_on):
+        cls, node = nodes[qualname]
+        scope: FunctionScope | None = None
+        # in the file's order (the walk pops the last statements first)
+        calls = sorted(_calls_on(node, called_on), key=lambda c: (c.lineno, c.col_offset))
+        for call in calls:
+            callee = _callee(call, cls, qualname, nested)
+            params, skip = _target(call, callee, node, callees)
+            if not params or callee == qualname or len(callers.get(callee, ())) >= MAX_CALLERS:
+                continue
+            passed = _arguments(call, params, skip)
+            if passed:
+                scope = scope or _scope(node)
+                callers.setdefault(callee, []).append(
+                    Caller(qualname=qualname, args=passed, scope=scope)
+                )
+    order = {q: index for index, (q, _, _) in enumerate(functions)}
+    for found in callers.values():  # the walk pops the last statements first
+        found.sort(key=lambda caller: order[caller.qualname])
+    return callers
 
 
 def _scope(node: _Function) -> FunctionScope:

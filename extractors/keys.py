@@ -12,7 +12,6 @@ import json
 from collections.abc import Sequence
 
 from extractors.facts import EXTRACTOR_VERSION, Rules
-from extractors.settings_model import SETTINGS_VERSION
 
 
 def digest(text: str) -> str:
@@ -49,12 +48,3 @@ def function_key(
 def segment_key(token: str, member: bool, text: str) -> str:
     """The memo key of a segment's function table (`member`: a class member's segment)."""
     return "segment:" + digest(f"{token}\0{'member' if member else 'top'}\0{text}")
-
-
-def settings_part_key(rules: Rules, part: str, text: str, context: str = "") -> str:
-    """The memo key of what a def or class segment gives its file's settings facts (`part`:
-    its classes and function spans, or its calls to the file's validators, which depend on
-    `context` too): the settings version and what makes a configuration class, not the
-    rest of the rules."""
-    ingredients = [SETTINGS_VERSION, *rules.config_decorators, "\0", *rules.config_bases]
-    return f"settings-{part}:" + digest("\0".join([*ingredients, text, context]))

@@ -58,11 +58,6 @@ def split_segments(lines: list[str]) -> list[Segment]:
     return segments
 
 
-def top_level_segments(lines: list[str]) -> list[Segment]:
-    """The file's top-level segments in order, classes left whole."""
-    return [_segment(lines, start, end) for start, end in _runs(lines, 0, len(lines), "")]
-
-
 def _runs(lines: list[str], low: int, high: int, indent: str) -> list[tuple[int, int]]:
     """(first, past-last) line indexes of the runs of lines[low:high] at this indentation."""
     if high <= low:

@@ -30,7 +30,7 @@ _CLASS_NAME = re.compile(rb"class[ \t]+([A-Za-z_]\w*)")
 _LINKS = re.compile(rb"default\s*=\s*[A-Z]\w*\.[a-z_]|\*\*\w+\[\s*[\"']|\*\*\{\s*\*\*")
 
 
-def reads_environ(source: str) -> bool:
+def _reads_environ(source: str) -> bool:
     # every form holds `env` or `Env`: most files are ruled out before the slow search
     return ("env" in source or "Env" in source) and _ENVIRON.search(source) is not None
 
@@ -82,7 +82,7 @@ def file_settings(
     lines = split_lines(source)
     imports, aliases, constants, texts, classes = module_facts(tree, lines, rules)
     flags = flags_of(tree, lines, texts) if "add_argument" in source else []
-    environ = environment_of(tree, lines) if reads_environ(source) else []
+    environ = environment_of(tree, lines) if _reads_environ(source) else []
     scopes = {name: scope_of(node) for name, node in sorted((validators or {}).items())}
     return FileSettings(
         imports=imports,

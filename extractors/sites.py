@@ -35,9 +35,8 @@ from extractors.keys import function_key, memo_token
 from extractors.limits import depth_problem, size_problem
 from extractors.messages import Message, message_of_args
 from extractors.segments import SegmentTable, split_segments
-from extractors.settings import links_flags
+from extractors.settings import file_settings, links_flags
 from extractors.settings_model import FileSettings
-from extractors.settings_segments import segmented_settings
 from extractors.syntax.cst_tree import raised_class, statements_in
 from extractors.syntax.text import split_lines as line_split
 from extractors.text_reach import read_reach
@@ -105,12 +104,9 @@ def analyse_file(
             return extraction, None
         if parsed:
             whole = parsed[0]
-            facts = segmented_settings(
-                whole.source, facts_rules, memo, whole.tree, whole.validators
-            )
+            facts = file_settings(whole.source, whole.tree, whole.validators, facts_rules)
             return extraction, facts
-        # no whole parse to hand: what the memo has of its segments spares one
-        return extraction, segmented_settings(decode(text), facts_rules, memo)
+        return extraction, file_settings(decode(text), rules=facts_rules)
     except Exception:  # facts only add to sites; a file they fail on keeps its sites
         pass
     return extraction, None

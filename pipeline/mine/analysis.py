@@ -150,8 +150,6 @@ class FileAnalysis:
                     if isinstance(work, FactsWork):
                         if result.settings is not None:
                             self.facts[work.blob] = result.settings
-                        if result.memo:  # what it remembered of the file's segments
-                            kept.append(result)
                         continue
                     blob = self._blob_of[work.path]
                     if result.settings is not None:  # the same whatever the rules

@@ -95,18 +95,18 @@ def paused_gc() -> Iterator[None]:
         gc.collect(0)
 
 
-def settings_facts_of(data: bytes, rules: Rules, memo: MemoReader | None = None) -> FileSettings:
-    """A file's settings facts under the configured `rules` (what `memo` has of its segments
-    is not made again); none for a file too big for the extractor, one that is not Python,
-    or one a bug of ours fails on (facts only add to sites)."""
+def settings_facts_of(data: bytes, rules: Rules) -> FileSettings:
+    """A file's settings facts under the configured `rules`; none for a file too big for
+    the extractor, one that is not Python, or one a bug of ours fails on (facts only add to
+    sites)."""
     from extractors.limits import size_problem
-    from extractors.settings_segments import segmented_settings
+    from extractors.settings import file_settings
     from extractors.sites import decode
 
     if size_problem(len(data)) is not None:
         return FileSettings()
     try:
-        return segmented_settings(decode(data), rules, memo)
+        return file_settings(decode(data), rules=rules)
     except Exception:
         return FileSettings()
 
@@ -123,8 +123,7 @@ def analyse(
     for work in items:
         with paused_gc():
             if isinstance(work, FactsWork):
-                facts = settings_facts_of(work.data, facts_rules or Rules(), memo)
-                results.append((None, facts))
+                results.append((None, settings_facts_of(work.data, facts_rules or Rules())))
                 continue
             try:
                 results.append(
