@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ class Step:
     stderr: str
     stdout: str
     cpu: float = 0.0  # user + system seconds of vmine and its worker processes
+    peak_rss: int = 0  # bytes: the largest summed RSS of its process tree (when sampled)
 
     def extract_counts(self) -> dict[str, int]:
         match = _SUMMARY.search(self.stderr)
@@ -35,19 +37,37 @@ class Step:
         return dict(zip(keys, map(int, match.groups()), strict=True))
 
 
-def vmine(*args: str, ok: tuple[int, ...] = (0, 1)) -> Step:
-    """Run `vmine ARGS` as CI would (plain lines, no GitHub annotations)."""
+def vmine(*args: str, ok: tuple[int, ...] = (0, 1), memory: bool = False) -> Step:
+    """Run `vmine ARGS` as CI would (plain lines, no GitHub annotations); with `memory`, its
+    process tree's RSS is sampled every 50 ms for the peak."""
     env = {**os.environ, "CI": "true"}
     env.pop("GITHUB_ACTIONS", None)
     started, before = time.perf_counter(), os.times()
-    done = subprocess.run([str(VMINE), *args], capture_output=True, text=True, env=env)
+    proc = subprocess.Popen(
+        [str(VMINE), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    peak, stop = 0, threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not stop.is_set():
+            peak = max(peak, tree_memory(proc.pid)[0])
+            stop.wait(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    if memory:
+        sampler.start()
+    stdout, stderr = proc.communicate()
     seconds, after = time.perf_counter() - started, os.times()
+    stop.set()
+    if memory:
+        sampler.join()
     cpu = (
         after.children_user - before.children_user + after.children_system - before.children_system
     )
-    if done.returncode not in ok:
-        raise RuntimeError(f"vmine {' '.join(args)} exited {done.returncode}:\n{done.stderr}")
-    return Step(seconds, done.stderr, done.stdout, cpu)
+    if proc.returncode not in ok:
+        raise RuntimeError(f"vmine {' '.join(args)} exited {proc.returncode}:\n{stderr}")
+    return Step(seconds, stderr, stdout, cpu, peak)
 
 
 def run_offline(repo: Path, rev: str, repo_name: str, cache: Path, out: Path) -> dict:
