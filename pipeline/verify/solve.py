@@ -9,6 +9,7 @@ constraints, from the literal it is compared with, the setting's choices, type a
 |                             | another value                                     |
 | `x in ("a", "b")`           | `"a"` (`in NAME`: the first of NAME)              |
 | `x not in ("a", "b")`       | a choice outside them, else a new string          |
+| `x not in get_args(T)`      | a new string (the choices may be what it computes)|
 | `x > 3`, `x <= 3`           | `4`, `3` (between two bounds when both are given) |
 | `x > y` (both read)         | `y = 1`, `x = 2`, unless either is set otherwise  |
 | `x != y` (both read)        | `x` a stand-in (it equals nothing else)           |
@@ -25,7 +26,8 @@ constraints, from the literal it is compared with, the setting's choices, type a
 | `t(a if c else b)`          | `c and t(a)`, or `not c and t(b)` (a local that   |
 |                             | two branches set differently reads so)            |
 | `x is None`, `x is not None`| `None`, its default or a value of its type        |
-| `x`, `not x`                | a true value of its type, a false one             |
+| `x`, `not x`                | a true value of its type, a false one (`[]` for a |
+|                             | list; `x is not None and not x`: a false stand-in)|
 | `isinstance(x, T)`          | a value of T (an instance made without `__init__`)|
 | `x > y`, `y >= z` (read)    | numbers that hold every such order at once        |
 | `(a is None) != (b is None)`| `a` and not `b`, or not `a` and `b` (`==`: both   |
@@ -110,6 +112,15 @@ def solutions(
         grown.sort(key=lambda way: not _consistent(way))
         found = grown[:ALTERNATIVES]
     return found
+
+
+def substituted(text: str, substitutions: Mapping[str, ast.expr]) -> str:
+    """`text` as the solutions read it: each local replaced by what defines it."""
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return text
+    return ast.unparse(_Substitute(dict(substitutions)).visit(tree))
 
 
 def _consistent(solution: Solution) -> bool:
@@ -768,6 +779,10 @@ def value_for(wants: list[Want], setting: Setting | None) -> str | None:
             value = value + 1
         return repr(value)
     excluded = _excluded(wants)
+    if "notin" in kinds and _literal(kinds["notin"]) is None:
+        # outside a collection the code computes (`get_args(Role)`): the setting's choices
+        # and default are likely its members, so a made-up value
+        return OTHER
     if "ne" in kinds or "notin" in kinds:
         for choice in choices:
             if repr(choice) not in excluded:
@@ -792,7 +807,12 @@ def value_for(wants: list[Want], setting: Setting | None) -> str | None:
     if "none" in kinds or "false" in kinds:
         if "none" in kinds:
             return "None"
-        return _falsy(type_text)
+        falsy = _falsy(type_text)
+        if falsy == "None" and "notnone" in kinds:
+            # false but not None (`value is not None and not value`): an empty container of
+            # its type, else a stand-in (false)
+            return _empty(type_text) or STAND
+        return falsy
     if "notnone" in kinds or "true" in kinds:
         default = setting.default if setting else None
         if "true" not in kinds and default not in (None, "None"):
@@ -887,6 +907,14 @@ def _truthy(type_text: str) -> str:
     if type_text.startswith("dict"):
         return "{'x': Stand()}"
     return TRUE
+
+
+def _empty(type_text: str) -> str | None:
+    head = type_text.split("|")[0].strip()
+    for container, empty in (("list", "[]"), ("tuple", "()"), ("set", "set()"), ("dict", "{}")):
+        if head == container or head.startswith(container + "["):
+            return empty
+    return None
 
 
 def _falsy(type_text: str) -> str:
