@@ -150,6 +150,24 @@ def test_false_but_not_none_and_outside_a_computed_collection():
     assert value_for(way.wants["self.role"], role) == "'consumer'"  # a literal: another choice
 
 
+def test_a_guarded_read_an_item_and_a_conversion_are_read_through():
+    # `size = params.extra and params.extra.get("size")`: setting the item makes extra true
+    local_values = {"size": ast.parse('p.extra and p.extra.get("size")', mode="eval").body}
+    (way,) = solutions(["size is not None", "size > 0"], local_values)
+    assert {expr: value_for(wants, None) for expr, wants in way.wants.items()} == {
+        "p.extra['size']": "1"
+    }
+    (way,) = solutions(['cfg.get("mode", "fast") == "safe"', "tuple(x.shape) == (1, 2)"])
+    assert {expr: value_for(wants, None) for expr, wants in way.wants.items()} == {
+        "cfg['mode']": "'safe'",
+        "x.shape": "(1, 2)",
+    }
+    # not a guarded read: both parts stay tests
+    local_values = {"both": ast.parse("a and b.c", mode="eval").body}
+    ways = solutions(["not both"], local_values)
+    assert [set(way.wants) for way in ways] == [{"a"}, {"b.c"}]
+
+
 def test_a_local_is_read_through_its_definition():
     (way,) = solutions(["head > 256"], {"head": ast.parse("h // n", mode="eval").body})
     assert {expr: value_for(wants, None) for expr, wants in way.wants.items()} == {

@@ -290,7 +290,8 @@ def _by_model(
     if written is None:
         return None
     entry = site.entry
-    code = f"# vmine verify: {entry.filePath}:{entry.lineNumber} ({release}), the model's program\n{written}"
+    header = f"# vmine verify: {entry.filePath}:{entry.lineNumber} ({release}), the model's program"
+    code = f"{header}\n{written}"
     answer = worker.ask(
         {
             "op": "run",

@@ -26,6 +26,8 @@ constraints, from the literal it is compared with, the setting's choices, type a
 | `t(a if c else b)`          | `c and t(a)`, or `not c and t(b)` (a local that   |
 |                             | two branches set differently reads so)            |
 | `x is None`, `x is not None`| `None`, its default or a value of its type        |
+| `d.get("k")`, `tuple(x)`    | read as `d["k"]`, `x` (an item, a value put as is)|
+| `v = a and a.get("k")`, `v` | `v` reads `a["k"]` (setting it makes `a` true)    |
 | `x`, `not x`                | a true value of its type, a false one (`[]` for a |
 |                             | list; `x is not None and not x`: a false stand-in)|
 | `isinstance(x, T)`          | a value of T (an instance made without `__init__`)|
@@ -150,9 +152,10 @@ class _Substitute(ast.NodeTransformer):
         # a local defined from other locals (`n = a // b`, `a = int(x.shape[1])`) reads them
         self.expanding.add(node.id)
         try:
-            return self.visit(copy.deepcopy(found))
+            value = self.visit(copy.deepcopy(found))
         finally:
             self.expanding.discard(node.id)
+        return _guarded_read(value)
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.expr:
         # `(x := self.a)` tests self.a, and x reads it from then on
@@ -172,7 +175,39 @@ class _Substitute(ast.NodeTransformer):
             and node.args[1].value.isidentifier()
         ):
             return ast.Attribute(node.args[0], node.args[1].value, ast.Load())
+        # d.get("k") and d.get("k", default) read d["k"] (an item the planner can put)
+        if (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and 1 <= len(node.args) <= 2
+            and not node.keywords
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str | int)
+            and not isinstance(node.args[0].value, bool)
+        ):
+            return ast.Subscript(node.func.value, node.args[0], ast.Load())
+        # tuple(x.shape) and list(x) read x (given as that tuple or list)
+        if (
+            isinstance(node.func, ast.Name)
+            and node.func.id in ("tuple", "list")
+            and len(node.args) == 1
+            and not node.keywords
+            and isinstance(node.args[0], ast.Attribute | ast.Subscript | ast.Name)
+        ):
+            return node.args[0]
         return node
+
+
+def _guarded_read(value: ast.expr) -> ast.expr:
+    """A local defined as a guarded read (`a and a.get("k")`, `a and a.b`) reads its last
+    part: setting that part makes the parts before it true."""
+    if not (isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And)):
+        return value
+    *before, last = value.values
+    read = ast.unparse(last)
+    if all(read.startswith((ast.unparse(part) + ".", ast.unparse(part) + "[")) for part in before):
+        return last
+    return value
 
 
 _NEGATED = {
