@@ -168,6 +168,16 @@ def test_a_guarded_read_an_item_and_a_conversion_are_read_through():
     assert [set(way.wants) for way in ways] == [{"a"}, {"b.c"}]
 
 
+def test_a_sequence_that_must_be_a_tuple_is_one():
+    (way,) = solutions(["isinstance(ids, tuple)", "len(ids) > 1"])
+    assert value_for(way.wants["ids"], None) == "(Stand(), Stand())"
+    (way,) = solutions(["len(ids) > 1"])
+    assert value_for(way.wants["ids"], None) == "[Stand(), Stand()]"
+    # compared with strings: a string of that length
+    (way,) = solutions(['op not in {"all", "none"} and len(op) < 2'])
+    assert value_for(way.wants["op"], None) == "'x'"
+
+
 def test_a_local_is_read_through_its_definition():
     (way,) = solutions(["head > 256"], {"head": ast.parse("h // n", mode="eval").body})
     assert {expr: value_for(wants, None) for expr, wants in way.wants.items()} == {

@@ -18,7 +18,9 @@ constraints, from the literal it is compared with, the setting's choices, type a
 | `x % y != 0`, `x % y == 0`  | `x = 3`, `y = 2`; `x = 4`, `y = 2` (weakly); a    |
 |                             | bare `x % y` is `x % y != 0`                      |
 | `x // y == LIMIT`           | `y = 1`, `x = LIMIT`                              |
-| `len(x) > 1`                | a list of two stand-ins                           |
+| `len(x) > 1`                | a list of two stand-ins (a tuple when             |
+|                             | `isinstance(x, tuple)` is wanted too; a string    |
+|                             | `'xx'` when x is compared with strings)           |
 | `len(x) != len(y)`          | `y` one stand-in, `x` two                         |
 | `len([e for x in xs if p])` | `xs` as many items for which p holds (the list    |
 |                             | alone: one item, or none)                         |
@@ -796,9 +798,12 @@ def value_for(wants: list[Want], setting: Setting | None) -> str | None:
         kept = [member for member in members if repr(member) not in excluded]
         return repr(kept[0]) if kept else None
     if "len" in kinds:
-        return "[" + ", ".join([STAND] * int(kinds["len"] or 0)) + "]"
+        size = int(kinds["len"] or 0)
+        if _compared_with_text(wants):  # `op not in {"all", "none"} and len(op) < 2`: a string
+            return repr("x" * size)
+        return _sequence([STAND] * size, kinds.get("isinstance"))
     if "has" in kinds:
-        return f"[{kinds['has']}]"
+        return _sequence([kinds["has"] or STAND], kinds.get("isinstance"))
     low, high = _numbers(wants)
     if low is not None or high is not None:
         if low is not None and high is not None and low > high:
@@ -919,6 +924,24 @@ def _numbers(wants: list[Want]) -> tuple[int | float | None, int | float | None]
             bound = number - step if want.op == "lt" else number
             high = bound if high is None else min(high, bound)
     return low, high
+
+
+def _compared_with_text(wants: list[Want]) -> bool:
+    """Whether a value is compared with strings (`!=`, `in`, `not in` literal strings)."""
+    for want in wants:
+        if want.op in ("eq", "ne", "in", "notin"):
+            value = _literal(want.value)
+            members = value if isinstance(value, tuple | list | set | frozenset) else [value]
+            if members and all(isinstance(member, str) for member in members):
+                return True
+    return False
+
+
+def _sequence(items: list[str], types: str | None) -> str:
+    """A list of `items`, or a tuple when the value must be one (`isinstance(x, tuple)`)."""
+    if types is not None and _instance_of(types) == "()":
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    return "[" + ", ".join(items) + "]"
 
 
 def _instance_of(types: str) -> str:
