@@ -119,6 +119,7 @@ def verify_dataset(
     environ = worker_environment(options.environ)
     turns = Turns()
     workers = [Worker(options.python, environ, turns) for _ in range(max(1, options.jobs))]
+    commands: Worker | None = None
     try:
         release, python, sites, stale, missing = _survey(dataset, workers[0])
         verifications = {entry.id: stale_site(entry, release) for entry in stale}
@@ -131,6 +132,11 @@ def verify_dataset(
             )
         by_line = {(entry.filePath, entry.lineNumber): entry for entry in dataset.entries}
         builder, line = _command_line(dataset, sites)
+        if line is not None:
+            # Command lines run in a worker of their own, shared by the threads: it imports
+            # only the configuration path, so what it runs behaves as in a new interpreter
+            # (the other workers have imported the modules of every site before).
+            commands = Worker(options.python, environ, turns)
         done = [len(verifications)]
         lock = threading.Lock()
         pool: list[Worker] = list(workers)
@@ -141,7 +147,9 @@ def verify_dataset(
                 worker = pool.pop()
             try:
                 with turns:  # ast is not thread-safe in CPython 3.11.7 (turns.py)
-                    result = verify_site(site, dataset, by_line, worker, options, release, line)
+                    result = verify_site(
+                        site, dataset, by_line, worker, options, release, line, commands
+                    )
             finally:
                 with pool_lock:
                     pool.append(worker)
@@ -161,7 +169,7 @@ def verify_dataset(
                 if checked:
                     verifications[entry.id] = verifications[entry.id].model_copy(update=checked)
     finally:
-        for worker in workers:
+        for worker in [*workers, *([commands] if commands else [])]:
             worker.close()
     in_order = [verifications[entry.id] for entry in dataset.entries]
     summary = _summary(dataset, in_order, release, python, time.perf_counter() - started)
@@ -241,10 +249,12 @@ def verify_site(
     options: VerifyOptions,
     release: str,
     line: CommandLine | None = None,
+    commands: Worker | None = None,
 ) -> Verification:
     """The best outcome of the runs of one site's reproducers: the target's own command line
-    first, when the site's settings have flags and the target has a configuration path that
-    takes them (commandline.py), else the validator called directly."""
+    first (run by `commands`, else `worker`), when the site's settings have flags and the
+    target has a configuration path that takes them (commandline.py), else the validator
+    called directly."""
     entry = site.entry
     function = function_at(site.text, entry.qualname, entry.lineNumber)
     if function is None:
@@ -255,7 +265,9 @@ def verify_site(
             message=f"no function {entry.qualname} holds line {entry.lineNumber}",
         )
     if line is not None and any(setting.flags for setting in entry.settings):
-        found = _by_command_line(site, function, line, dataset, by_line, worker, options, release)
+        found = _by_command_line(
+            site, function, line, dataset, by_line, worker, commands or worker, options, release
+        )
         if found is not None:
             return found
     called = _by_call(site, function, dataset, by_line, worker, options, release)
@@ -390,11 +402,13 @@ def _by_command_line(
     dataset: Dataset,
     by_line: Mapping[tuple[str, int], IndexEntry],
     worker: Worker,
+    commands: Worker,
     options: VerifyOptions,
     release: str,
 ) -> Verification | None:
     """The site verified from the target's own command line (the flags of a way through its
-    guards, a tiny model folder); None when no such run raises its message at its line."""
+    guards, a tiny model folder, run by `commands`); None when no such run raises its message
+    at its line."""
     entry = site.entry
     header = f"vmine verify: {entry.filePath}:{entry.lineNumber} ({release}), from the command line"
     tried: set[tuple[str, ...]] = set()
@@ -418,7 +432,7 @@ def _by_command_line(
             if not words or tuple(argv) in tried or len(tried) >= COMMAND_LINES:
                 continue
             tried.add(tuple(argv))
-            result, code = _command_run(line, argv, header, site, worker, options, release)
+            result, code = _command_run(line, argv, header, site, commands, options, release)
             if result.outcome == "verified":
                 result = result.model_copy(
                     update={
@@ -438,6 +452,7 @@ def _by_command_line(
                     dataset,
                     by_line,
                     worker,
+                    commands,
                     options,
                     release,
                 )
@@ -474,6 +489,7 @@ def _command_verified(
     dataset: Dataset,
     by_line: Mapping[tuple[str, int], IndexEntry],
     worker: Worker,
+    commands: Worker,
     options: VerifyOptions,
     release: str,
 ) -> Verification:
@@ -481,7 +497,7 @@ def _command_verified(
     that command line (the direct call's fix check when the fix sets no flag)."""
 
     def trial(fix: str) -> tuple[str, str | None]:
-        return _command_fix(fix, words, line, header, site, worker, options, release)
+        return _command_fix(fix, words, line, header, site, commands, options, release)
 
     record = dataset.records[site.entry.id]
     if trial(record.exampleFix)[0] == "untested":
