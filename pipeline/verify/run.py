@@ -133,9 +133,9 @@ def verify_dataset(
         by_line = {(entry.filePath, entry.lineNumber): entry for entry in dataset.entries}
         builder, line = _command_line(dataset, sites)
         if line is not None:
-            # Command lines run in a worker of their own, shared by the threads: it imports
-            # only the configuration path, so what it runs behaves as in a new interpreter
-            # (the other workers have imported the modules of every site before).
+            # A command line that verifies is run again in a worker of its own, shared by the
+            # threads: it imports only the configuration path, so what it runs behaves as in
+            # a new interpreter (the other workers have imported every site's module before).
             commands = Worker(options.python, environ, turns)
         done = [len(verifications)]
         lock = threading.Lock()
@@ -252,9 +252,9 @@ def verify_site(
     commands: Worker | None = None,
 ) -> Verification:
     """The best outcome of the runs of one site's reproducers: the target's own command line
-    first (run by `commands`, else `worker`), when the site's settings have flags and the
-    target has a configuration path that takes them (commandline.py), else the validator
-    called directly."""
+    first (a run that verifies confirmed by `commands`, else `worker`), when the site's
+    settings have flags and the target has a configuration path that takes them
+    (commandline.py), else the validator called directly."""
     entry = site.entry
     function = function_at(site.text, entry.qualname, entry.lineNumber)
     if function is None:
@@ -407,8 +407,8 @@ def _by_command_line(
     release: str,
 ) -> Verification | None:
     """The site verified from the target's own command line (the flags of a way through its
-    guards, a tiny model folder, run by `commands`); None when no such run raises its message
-    at its line."""
+    guards, a tiny model folder; a run that verifies is confirmed by `commands`); None when no
+    such run raises its message at its line."""
     entry = site.entry
     header = f"vmine verify: {entry.filePath}:{entry.lineNumber} ({release}), from the command line"
     tried: set[tuple[str, ...]] = set()
@@ -432,7 +432,11 @@ def _by_command_line(
             if not words or tuple(argv) in tried or len(tried) >= COMMAND_LINES:
                 continue
             tried.add(tuple(argv))
-            result, code = _command_run(line, argv, header, site, commands, options, release)
+            result, code = _command_run(line, argv, header, site, worker, options, release)
+            if result.outcome == "verified":
+                # confirmed where only the configuration path was imported before, as in a
+                # new interpreter (the site's worker has imported other sites' modules)
+                result, code = _command_run(line, argv, header, site, commands, options, release)
             if result.outcome == "verified":
                 result = result.model_copy(
                     update={
@@ -497,7 +501,7 @@ def _command_verified(
     that command line (the direct call's fix check when the fix sets no flag)."""
 
     def trial(fix: str) -> tuple[str, str | None]:
-        return _command_fix(fix, words, line, header, site, commands, options, release)
+        return _command_fix(fix, words, line, header, site, worker, options, release)
 
     record = dataset.records[site.entry.id]
     if trial(record.exampleFix)[0] == "untested":
