@@ -119,7 +119,6 @@ def verify_dataset(
     environ = worker_environment(options.environ)
     turns = Turns()
     workers = [Worker(options.python, environ, turns) for _ in range(max(1, options.jobs))]
-    commands: Worker | None = None
     try:
         release, python, sites, stale, missing = _survey(dataset, workers[0])
         verifications = {entry.id: stale_site(entry, release) for entry in stale}
@@ -132,11 +131,6 @@ def verify_dataset(
             )
         by_line = {(entry.filePath, entry.lineNumber): entry for entry in dataset.entries}
         builder, line = _command_line(dataset, sites)
-        if line is not None:
-            # A command line that verifies is run again in a worker of its own, shared by the
-            # threads: it imports only the configuration path, so what it runs behaves as in
-            # a new interpreter (the other workers have imported every site's module before).
-            commands = Worker(options.python, environ, turns)
         done = [len(verifications)]
         lock = threading.Lock()
         pool: list[Worker] = list(workers)
@@ -147,9 +141,7 @@ def verify_dataset(
                 worker = pool.pop()
             try:
                 with turns:  # ast is not thread-safe in CPython 3.11.7 (turns.py)
-                    result = verify_site(
-                        site, dataset, by_line, worker, options, release, line, commands
-                    )
+                    result = verify_site(site, dataset, by_line, worker, options, release, line)
             finally:
                 with pool_lock:
                     pool.append(worker)
@@ -169,7 +161,7 @@ def verify_dataset(
                 if checked:
                     verifications[entry.id] = verifications[entry.id].model_copy(update=checked)
     finally:
-        for worker in [*workers, *([commands] if commands else [])]:
+        for worker in workers:
             worker.close()
     in_order = [verifications[entry.id] for entry in dataset.entries]
     summary = _summary(dataset, in_order, release, python, time.perf_counter() - started)
@@ -249,12 +241,10 @@ def verify_site(
     options: VerifyOptions,
     release: str,
     line: CommandLine | None = None,
-    commands: Worker | None = None,
 ) -> Verification:
     """The best outcome of the runs of one site's reproducers: the target's own command line
-    first (a run that verifies confirmed by `commands`, else `worker`), when the site's
-    settings have flags and the target has a configuration path that takes them
-    (commandline.py), else the validator called directly."""
+    first, when the site's settings have flags and the target has a configuration path that
+    takes them (commandline.py), else the validator called directly."""
     entry = site.entry
     function = function_at(site.text, entry.qualname, entry.lineNumber)
     if function is None:
@@ -265,9 +255,7 @@ def verify_site(
             message=f"no function {entry.qualname} holds line {entry.lineNumber}",
         )
     if line is not None and any(setting.flags for setting in entry.settings):
-        found = _by_command_line(
-            site, function, line, dataset, by_line, worker, commands or worker, options, release
-        )
+        found = _by_command_line(site, function, line, dataset, by_line, worker, options, release)
         if found is not None:
             return found
     called = _by_call(site, function, dataset, by_line, worker, options, release)
@@ -402,13 +390,11 @@ def _by_command_line(
     dataset: Dataset,
     by_line: Mapping[tuple[str, int], IndexEntry],
     worker: Worker,
-    commands: Worker,
     options: VerifyOptions,
     release: str,
 ) -> Verification | None:
     """The site verified from the target's own command line (the flags of a way through its
-    guards, a tiny model folder; a run that verifies is confirmed by `commands`); None when no
-    such run raises its message at its line."""
+    guards, a tiny model folder); None when no such run raises its message at its line."""
     entry = site.entry
     header = f"vmine verify: {entry.filePath}:{entry.lineNumber} ({release}), from the command line"
     tried: set[tuple[str, ...]] = set()
@@ -434,10 +420,6 @@ def _by_command_line(
             tried.add(tuple(argv))
             result, code = _command_run(line, argv, header, site, worker, options, release)
             if result.outcome == "verified":
-                # confirmed where only the configuration path was imported before, as in a
-                # new interpreter (the site's worker has imported other sites' modules)
-                result, code = _command_run(line, argv, header, site, commands, options, release)
-            if result.outcome == "verified":
                 result = result.model_copy(
                     update={
                         "reproducerKind": "command-line",
@@ -456,7 +438,6 @@ def _by_command_line(
                     dataset,
                     by_line,
                     worker,
-                    commands,
                     options,
                     release,
                 )
@@ -493,7 +474,6 @@ def _command_verified(
     dataset: Dataset,
     by_line: Mapping[tuple[str, int], IndexEntry],
     worker: Worker,
-    commands: Worker,
     options: VerifyOptions,
     release: str,
 ) -> Verification:

@@ -76,8 +76,7 @@ class Worker:
     def ask(self, request: dict) -> dict:
         """The probe's answer; a probe that died (the target's code may kill it) is started
         again once and the request answered as a crash."""
-        # the turn is given up before the worker is waited for: threads may share a worker
-        with self.turns.waiting(), self.lock:
+        with self.lock, self.turns.waiting():
             try:
                 assert self.process.stdin is not None and self.process.stdout is not None
                 self.process.stdin.write(json.dumps(request) + "\n")
