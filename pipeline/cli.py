@@ -443,7 +443,8 @@ def _verify_settings(python, jobs, site_timeout, memory, environ):
     is_flag=True,
     help="Then verify the dataset (`vmine verify`: executes the target's code) with the "
     "interpreter of --python; with --llm openai, a fix of the model's that fails is sent back "
-    "to it once with what it raised.",
+    "to it once with what it raised, and the model writes a program for a site the solver "
+    "could not trigger (run, and kept only when it verifies).",
 )
 @_verify_options
 @_ci_option

@@ -7,7 +7,8 @@ schema-invalid JSON, an answer naming a flag the repository lacks, an answer tha
 an injected comment; what weak models and other servers do (a `json_schema` format refused
 with a 400 or a 500, extra keys, fenced code fields, null or a list where a string belongs,
 capitalised enums, code that does not parse, a field 50,000 characters long, an answer cut
-off at the output limit, an exampleFix given by the test: `given_fix`); and what
+off at the output limit, an exampleFix given by the test: `given_fix`, a program in plain
+text given by the test: `given_program`); and what
 broken or hostile servers do (a body trickled a byte at a time, a huge body, a 200 that is
 an HTML page, an answer escaping a lone surrogate and a NUL, a compressed body that inflates
 to hundreds of MB: once gzipped, or gzipped twice). Every request is recorded (arrival
@@ -80,6 +81,7 @@ FaultKind = Literal[
     "no_usage",
     "broken_stream",
     "given_fix",
+    "given_program",
 ]
 FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 
@@ -122,6 +124,7 @@ class Fault:
     trickle_seconds: float = 0.5  # between two bytes of a trickled answer, or two chunks
     huge_bytes: int = 64 * 1024 * 1024  # the size of a huge answer, or of a bomb inflated
     example_fix: str = ""  # the exampleFix of a `given_fix` answer (a fix that may not work)
+    program: str = ""  # the program a `given_program` answer holds, in plain text
 
     def matches(self, number: int, facts: dict[str, Any], body: dict[str, Any]) -> bool:
         if self.times <= 0:
@@ -454,6 +457,8 @@ class FakeLLM:
         if kind == "given_fix":
             explanation["exampleFix"] = fault.example_fix
         content = json.dumps(explanation)
+        if kind == "given_program":  # a plain-text answer, as to verify's request
+            content = f"This should raise it:\n\n```python\n{fault.program}\n```\n"
         if kind == "surrogate":  # json.dumps escapes the backslashes: undo it for these
             content = content.replace(json.dumps(SURROGATE_TEXT)[1:-1], SURROGATE_TEXT)
         finish = "stop"

@@ -13,6 +13,7 @@ import pytest
 
 from pipeline.dataset.models import Setting
 from pipeline.dataset.reader import load_dataset
+from pipeline.site.pages import verification_note
 from pipeline.verify.commandline import (
     BEYOND,
     MODEL_FOLDER,
@@ -109,7 +110,7 @@ def test_the_entry_point_is_found_beside_the_parser(files, builder, expected):
 def _setting(expr: str, flag: str, **more) -> Setting:
     fields = {"type": None, "default": None, "choices": None, "doc": None, **more}
     return Setting.model_validate(
-        {"expr": expr, "class": "Args", "field": expr, "flags": [flag], **fields}
+        {"expr": expr, "class": "Args", "field": expr.rsplit(".", 1)[-1], "flags": [flag], **fields}
     )
 
 
@@ -150,6 +151,17 @@ def test_a_way_through_the_guards_becomes_flags(test, expected):
     assert arguments(way, SETTINGS) == expected
 
 
+def test_a_setting_read_through_a_local_and_a_draft_model_folder():
+    dcp = _setting("dcp", "--dcp", type="int")
+    draft = _setting("self.draft.model", "--draft-model", type="str | None")
+    definitions = {"dcp": ast.parse("self.parallel.dcp_size", mode="eval").body}
+    (way, *_) = solutions(["dcp > 1", "self.draft.model is not None"], definitions)
+    assert arguments(way, [dcp, draft], definitions, "model") == {
+        "dcp": ["--dcp", "2"],
+        "self.draft.model": ["--draft-model", MODEL_FOLDER],
+    }
+
+
 def test_a_fix_replaces_the_flags_it_changes():
     words = {"self.tp": ["--tp", "5"], "self.eager": ["--eager"]}
     fixed = changed(words, [Change("self.tp", "4"), Change("self.eager", "False")], SETTINGS)
@@ -168,22 +180,26 @@ def launched(tmp_path_factory):
     return dataset, installed, verify_dataset(dataset, options)
 
 
-def _item(dataset, outcome, qualname):
+def _items(dataset, outcome, qualname):
     entries = {entry.id: entry for entry in load_dataset(dataset).entries}
-    return next(item for item in outcome.verifications if entries[item.id].qualname == qualname)
+    return [item for item in outcome.verifications if entries[item.id].qualname == qualname]
 
 
 def test_a_check_of_the_model_folder_is_verified_from_the_command_line(launched, tmp_path):
     # The direct call cannot read a model folder (the path is a stand-in); acme's own parser
-    # and LaunchArgs.create_config, given a tiny model folder, raise the message.
+    # and LaunchArgs.create_config, given a tiny model folder, raise the message. The value
+    # is above the folder's size, and no higher than the function's earlier check (a site
+    # of its own, whose settings it shares) allows without --allow-long.
     dataset, installed, outcome = launched
-    item = _item(dataset, outcome, "ContextSettings.__init__")
+    first, item = _items(dataset, outcome, "ContextSettings.__init__")
+    assert (first.outcome, first.reproducerKind) == ("verified", "command-line")
+    assert first.commandLine == f"--model {MODEL_FOLDER} --max-model-len 65537"
     assert item.outcome == "verified"
     assert item.reproducerKind == "command-line"
-    assert item.commandLine == f"--model {MODEL_FOLDER} --max-model-len {BEYOND}"
-    assert item.message == f"max_model_len ({BEYOND}) is above the model's maximum (2048)"
+    assert item.commandLine == f"--model {MODEL_FOLDER} --max-model-len 65536"
+    assert item.message == "max_model_len (65536) is above the model's maximum (2048)"
     assert item.fix == "verified"  # `# (without --max-model-len)`: the line without it passes
-    assert outcome.summary.commandLines == 1
+    assert outcome.summary.commandLines == 2
     assert outcome.summary.parser == "acme.launch.LaunchArgs.add_cli_args"
     done = subprocess.run(
         [sys.executable, "-c", item.reproducer],
@@ -193,13 +209,24 @@ def test_a_check_of_the_model_folder_is_verified_from_the_command_line(launched,
         env={"PYTHONPATH": str(installed), "PATH": "/usr/bin:/bin"},
     )
     assert done.stderr.rstrip().splitlines()[-1] == f"ValueError: {item.message}"
-    assert ast.parse(item.reproducer)  # the program itself, its command line in a comment
+    assert f"command line: {item.commandLine}" in item.reproducer.splitlines()[1]
 
 
 def test_a_site_the_configuration_path_does_not_reach_is_called_directly(launched):
     # check_args has flags, but create_config never calls it: its command line raises
     # nothing, and the direct call verifies it as before.
     dataset, _, outcome = launched
-    item = _item(dataset, outcome, "check_args")
+    (item,) = _items(dataset, outcome, "check_args")
     assert (item.outcome, item.reproducerKind, item.commandLine) == ("verified", "call", None)
-    assert outcome.summary.byOutcome == {"verified": 9}
+    assert outcome.summary.byOutcome == {"verified": 10}
+
+
+def test_the_page_says_the_command_line(launched):
+    dataset, _, outcome = launched
+    _, item = _items(dataset, outcome, "ContextSettings.__init__")
+    note, program_text = verification_note(item)
+    assert note.startswith(
+        f"Verified on {item.release} from the command line `{item.commandLine}` "
+        "(with a tiny model folder, no weights)"
+    )
+    assert program_text == item.reproducer

@@ -282,6 +282,40 @@ def test_a_loop_item_known_only_to_be_in_its_iterable_is_a_stand_in():
     assert _raised_by(source, code) == "each entry must be a tuple"
 
 
+def test_a_loop_over_what_must_be_a_tuple_is_given_a_tuple():
+    source = textwrap.dedent(
+        """
+        def check(ids):
+            if isinstance(ids, tuple):
+                for one in ids:
+                    if one < 0:
+                        raise ValueError(f"negative id {one}")
+        """
+    )
+    function = function_at(source, "check", 6)
+    tests = ["isinstance(ids, tuple)", "one in ids", "one < 0"]
+    (way, *_) = solutions(tests, function.locals)
+    code = plan("pkg", function, way, [], "header").code
+    assert code.rstrip().endswith("raw(mod.check)(ids=(-1,))")
+    assert _raised_by(source, code) == "negative id -1"
+
+
+def test_a_loop_item_takes_what_else_it_must_be():
+    source = textwrap.dedent(
+        """
+        def check(parts):
+            for part in parts:
+                if not part:
+                    raise ValueError("empty part")
+        """
+    )
+    function = function_at(source, "check", 5)
+    (way, *_) = solutions(["part in parts", "not part"], function.locals)
+    code = plan("pkg", function, way, [], "header").code
+    assert code.rstrip().endswith("raw(mod.check)(parts=[None])")
+    assert _raised_by(source, code) == "empty part"
+
+
 BRANCHES = textwrap.dedent(
     """
     import re

@@ -133,6 +133,51 @@ def test_a_setting_gives_its_choices_and_type():
     assert value_for(way.wants["self.flag"], flag) == "False"
 
 
+def test_false_but_not_none_and_outside_a_computed_collection():
+    # `value is not None and not value` on a list: empty, not None; an unknown type: a stand-in
+    nodes = Setting(expr="value", cls="C", field="nodes", type="list[int] | None", default=None,
+                    choices=None, doc=None, flags=[])  # fmt: skip
+    (way,) = solutions(["value is not None", "not value"])
+    assert value_for(way.wants["value"], nodes) == "[]"
+    assert value_for(way.wants["value"], None) == "Stand()"
+    (way,) = solutions(["not value"])
+    assert value_for(way.wants["value"], nodes) == "None"  # None is false too
+    # `role not in get_args(Role)`: the setting's choices are that collection
+    role = nodes.model_copy(update={"type": "Role | None", "choices": ["producer", "consumer"]})
+    (way,) = solutions(["self.role is not None and self.role not in get_args(Role)"])
+    assert value_for(way.wants["self.role"], role) == "'vmine-other'"
+    (way,) = solutions(['self.role not in ("producer",)'])
+    assert value_for(way.wants["self.role"], role) == "'consumer'"  # a literal: another choice
+
+
+def test_a_guarded_read_an_item_and_a_conversion_are_read_through():
+    # `size = params.extra and params.extra.get("size")`: setting the item makes extra true
+    local_values = {"size": ast.parse('p.extra and p.extra.get("size")', mode="eval").body}
+    (way,) = solutions(["size is not None", "size > 0"], local_values)
+    assert {expr: value_for(wants, None) for expr, wants in way.wants.items()} == {
+        "p.extra['size']": "1"
+    }
+    (way,) = solutions(['cfg.get("mode", "fast") == "safe"', "tuple(x.shape) == (1, 2)"])
+    assert {expr: value_for(wants, None) for expr, wants in way.wants.items()} == {
+        "cfg['mode']": "'safe'",
+        "x.shape": "(1, 2)",
+    }
+    # not a guarded read: both parts stay tests
+    local_values = {"both": ast.parse("a and b.c", mode="eval").body}
+    ways = solutions(["not both"], local_values)
+    assert [set(way.wants) for way in ways] == [{"a"}, {"b.c"}]
+
+
+def test_a_sequence_that_must_be_a_tuple_is_one():
+    (way,) = solutions(["isinstance(ids, tuple)", "len(ids) > 1"])
+    assert value_for(way.wants["ids"], None) == "(Stand(), Stand())"
+    (way,) = solutions(["len(ids) > 1"])
+    assert value_for(way.wants["ids"], None) == "[Stand(), Stand()]"
+    # compared with strings: a string of that length
+    (way,) = solutions(['op not in {"all", "none"} and len(op) < 2'])
+    assert value_for(way.wants["op"], None) == "'x'"
+
+
 def test_a_local_is_read_through_its_definition():
     (way,) = solutions(["head > 256"], {"head": ast.parse("h // n", mode="eval").body})
     assert {expr: value_for(wants, None) for expr, wants in way.wants.items()} == {

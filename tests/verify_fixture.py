@@ -121,7 +121,9 @@ LAUNCH = textwrap.dedent(
 
 
     class ContextSettings:
-        def __init__(self, model: str, max_model_len: int | None = None):
+        def __init__(self, model: str, max_model_len: int | None = None, allow_long: bool = False):
+            if max_model_len is not None and max_model_len > 65536 and not allow_long:
+                raise ValueError(f"max_model_len ({max_model_len}) above 65536 needs --allow-long")
             with open(os.path.join(model, "config.json")) as file:
                 limits = json.load(file)
             derived = limits["max_position_embeddings"]
@@ -140,6 +142,7 @@ LAUNCH = textwrap.dedent(
         enforce_eager: bool = False
         workers: int = 1
         max_model_len: int | None = None
+        allow_long: bool = False
 
         @staticmethod
         def add_cli_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -149,6 +152,7 @@ LAUNCH = textwrap.dedent(
             parser.add_argument("--enforce-eager", action="store_true")
             parser.add_argument("--workers", type=int, default=1)
             parser.add_argument("--max-model-len", type=int, default=None)
+            parser.add_argument("--allow-long", action="store_true")
             return parser
 
         @classmethod
@@ -157,7 +161,7 @@ LAUNCH = textwrap.dedent(
             return cls(**{name: getattr(args, name) for name in names if hasattr(args, name)})
 
         def create_context(self) -> ContextSettings:
-            return ContextSettings(self.model, self.max_model_len)
+            return ContextSettings(self.model, self.max_model_len, self.allow_long)
 
         def create_config(self):
             context = self.create_context()

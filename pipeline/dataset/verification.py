@@ -43,9 +43,10 @@ class Verification(BaseModel):
     missing: str | None = None  # the module that did not import
     reproducer: str | None = None  # a verified site's program, which raises the message
     # What the reproducer runs: `command-line` (the target's own parser and configuration
-    # path, given `commandLine` and a tiny model folder) or `call` (the validator called
-    # directly, with solved inputs); None when the site was not verified.
-    reproducerKind: Literal["command-line", "call"] | None = None
+    # path, given `commandLine` and a tiny model folder), `call` (the validator called
+    # directly, with solved inputs) or `model` (a program the run's model wrote for a site
+    # the solver could not trigger); None when the site was not verified.
+    reproducerKind: Literal["command-line", "call", "model"] | None = None
     commandLine: str | None = None  # the arguments a user passes to see the message
     attempts: int = 0
     # A verified site's exampleFix applied to its reproducer: `verified` (this raise no
@@ -84,6 +85,7 @@ class VerificationSummary(BaseModel):
     byFixRetry: dict[str, int] = Field(default_factory=dict)  # the models' second fixes
     byFixCommand: dict[str, int] = Field(default_factory=dict)  # the fixes' command lines
     commandLines: int = 0  # verified sites whose reproducer is a command line
+    modelPrograms: int = 0  # verified sites whose reproducer the run's model wrote
     parser: str | None = None  # the parser builder the command lines were parsed with
     seconds: float = 0.0
 

@@ -199,14 +199,22 @@ class LLMExplainer(Explainer):
         ]
 
     def request_body(
-        self, messages: list[dict[str, str]], profile: ServerProfile | None = None
+        self,
+        messages: list[dict[str, str]],
+        profile: ServerProfile | None = None,
+        structured: bool = True,
     ) -> dict[str, Any]:
         """The chat-completions body for a conversation under a server profile (the
         explainer's current one by default): the schema as the response format, or written
-        into the system message when the server takes only JSON mode or nothing."""
+        into the system message when the server takes only JSON mode or nothing; a body
+        that is not `structured` asks for plain text."""
         profile = profile or self.profile
-        fmt = response_format_param(profile.response_format)
-        if profile.response_format != "json_schema" and messages[0]["role"] == "system":
+        fmt = response_format_param(profile.response_format) if structured else None
+        if (
+            structured
+            and profile.response_format != "json_schema"
+            and messages[0]["role"] == "system"
+        ):
             system = {"role": "system", "content": messages[0]["content"] + "\n" + schema_note()}
             messages = [system, *messages[1:]]
         body: dict[str, Any] = {
@@ -233,6 +241,16 @@ class LLMExplainer(Explainer):
         running its fix showed): one more conversation turn, repairs as usual."""
         turn = [{"role": "assistant", "content": answer}, {"role": "user", "content": note}]
         return await self._converse(Conversation([*self.messages(request), *turn]), request)
+
+    async def write(self, request: ExplainRequest, note: str) -> str | None:
+        """The model's plain-text answer to `note`, asked after the site's own messages (a
+        program for `vmine verify`); None when no answer came (the budget, a failure)."""
+        messages = [*self.messages(request), {"role": "user", "content": note}]
+        try:
+            completion = await self._complete(messages, Usage(), request.budget, structured=False)
+        except (_OutOfBudget, _GaveUp):
+            return None
+        return completion.content
 
     async def _converse(self, conversation: Conversation, request: ExplainRequest) -> ExplainResult:
         usage = Usage()
@@ -278,14 +296,14 @@ class LLMExplainer(Explainer):
         return self._client
 
     async def _complete(
-        self, messages: list[dict[str, str]], usage: Usage, budget: Budget
+        self, messages: list[dict[str, str]], usage: Usage, budget: Budget, structured: bool = True
     ) -> Completion:
         """One chat completion, retrying transient failures: at most `max_retries` retries,
         `TIMEOUT_ATTEMPTS` timeouts and `max_wait` seconds of waiting in all."""
         attempts = timeouts = 0
         waited = 0.0
         while True:
-            sent = await self._attempt(messages, usage, budget)
+            sent = await self._attempt(messages, usage, budget, structured)
             if isinstance(sent, Completion):
                 return sent
             if not sent.retryable:
@@ -313,7 +331,7 @@ class LLMExplainer(Explainer):
             await asyncio.sleep(wait)
 
     async def _attempt(
-        self, messages: list[dict[str, str]], usage: Usage, budget: Budget
+        self, messages: list[dict[str, str]], usage: Usage, budget: Budget, structured: bool
     ) -> Completion | _Failure:
         """One request: the completion, or why there is none. Until the server's profile is
         known, the first request goes alone (a probe), so that a refused format costs one
@@ -324,10 +342,10 @@ class LLMExplainer(Explainer):
             async with self._probe:
                 if not self._probed:
                     try:
-                        return await self._send(client, messages, usage, budget)
+                        return await self._send(client, messages, usage, budget, structured)
                     finally:
                         self._probed = True
-        return await self._send(client, messages, usage, budget)
+        return await self._send(client, messages, usage, budget, structured)
 
     async def _send(
         self,
@@ -335,6 +353,7 @@ class LLMExplainer(Explainer):
         messages: list[dict[str, str]],
         usage: Usage,
         budget: Budget,
+        structured: bool,
     ) -> Completion | _Failure:
         assert self._slots is not None
         async with self._slots:
@@ -344,7 +363,7 @@ class LLMExplainer(Explainer):
                 raise _OutOfBudget
             usage.requests += 1
             profile = self.profile
-            body = self.request_body(messages, profile)
+            body = self.request_body(messages, profile, structured)
             try:
                 # The client's own timeout is per read: a server trickling a byte every few
                 # seconds never trips it. This one bounds the whole request.

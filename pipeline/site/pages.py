@@ -180,6 +180,13 @@ def verification_note(verification: Verification | None) -> tuple[str, str | Non
             f"(run it with that environment's python).{_fix_note(verification)}",
             verification.reproducer,
         )
+    if verification.outcome == "verified" and verification.reproducerKind == "model":
+        return (
+            f"Verified on {release} by a program the model wrote (the solver's inputs did not "
+            "trigger it): run with that environment's python, it raises exactly this message."
+            f"{_fix_note(verification)}",
+            verification.reproducer,
+        )
     if verification.outcome == "verified":
         return (
             f"Verified on {release}: this program raises exactly this message "

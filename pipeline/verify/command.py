@@ -39,7 +39,8 @@ def run_verify(path: Path, options: VerifyOptions, console: Console) -> VerifyOu
 
 def with_model(options: VerifyOptions, run: RunOptions) -> VerifyOptions:
     """The verify options of `vmine run ... --verify`: with the run's model, when it has one,
-    to send a fix of its that fails back to it once."""
+    to send a fix of its that fails back to it once, and to write a program for a site the
+    solver could not trigger."""
     from pipeline.explainers.llm import LLMExplainer
     from pipeline.mine.run import choose_explainer
 
@@ -68,6 +69,8 @@ def summary_lines(summary: VerificationSummary) -> list[str]:
         lines.append(
             f"verify: other fixes that stop the raise where these did not: {summary.chosenFixes}"
         )
+    if summary.modelPrograms:
+        lines.append(f"verify: verified by the model's programs: {summary.modelPrograms}")
     if summary.byFixRetry:
         lines.append(f"verify: the model's second fixes: {counts(summary.byFixRetry)}")
     lines.append(f"verify: {summary.seconds:.0f} s")

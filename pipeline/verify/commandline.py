@@ -25,7 +25,9 @@ expression that is a flag's setting is put on the command line:
 | a list (`nargs`)                 | `--flag a b`                                       |
 | a dict                           | `--flag '{"k": 1}'` (JSON)                         |
 | above another read (`x > y`)     | `--flag 1048576`, beyond every size of the tiny    |
-| that no flag sets                | model                                              |
+| that no flag sets                | model (`x <= 65536` too: `--flag 65536`)           |
+| a made-up value of a setting     | the tiny model folder (`--spec-model ./tiny-model`)|
+| named as the model flag's field  |                                                    |
 | `None`, a stand-in, an expression| left out                                           |
 
 Pure: texts and solutions in, an entry point, arguments and a program out.
@@ -36,11 +38,12 @@ from __future__ import annotations
 import ast
 import json
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pipeline.dataset.models import Setting
 from pipeline.verify.parsers import Builder, build_parser
-from pipeline.verify.solve import TRUE, Solution, ordered_numbers, value_for
+from pipeline.verify.solve import TRUE, Solution, ordered_numbers, substituted, value_for
 
 MODEL_FLAGS = ("--model", "--model-path", "--model-name-or-path")
 MODEL_FOLDER = "./tiny-model"
@@ -215,10 +218,20 @@ class CommandLine:
     entry: Entry
 
 
-def arguments(solution: Solution, settings: list[Setting]) -> dict[str, list[str]]:
+def arguments(
+    solution: Solution,
+    settings: list[Setting],
+    definitions: Mapping[str, ast.expr] | None = None,
+    model_field: str | None = None,
+) -> dict[str, list[str]]:
     """The command-line arguments that set the flags' settings of one way through the guards,
-    by the setting's expression; empty when the way constrains no flag a command line sets."""
+    by the setting's expression; empty when the way constrains no flag a command line sets.
+    A setting read through a local (`dcp = parallel.dcp_size`) is found by what defines it
+    (`definitions`); a made-up value of a setting named as the model flag's field
+    (`model_field`: a draft `model`) is the tiny model folder."""
     by_expr = {setting.expr: setting for setting in settings if setting.flags}
+    for setting in list(by_expr.values()):
+        by_expr.setdefault(substituted(setting.expr, definitions or {}), setting)
     numbers = ordered_numbers(solution)
     words: dict[str, list[str]] = {}
     for expr, wants in solution.wants.items():
@@ -234,19 +247,23 @@ def arguments(solution: Solution, settings: list[Setting]) -> dict[str, list[str
             and want.value.split(":", 1)[0] in ("gt", "ge")
             and want.value.split(":", 1)[1] not in by_expr
         ]
-        if above and not any(want.op in ("eq", "in", "lt", "le") for want in wants):
-            value: object = BEYOND  # above a size the command line does not set
+        ceiling = _ceiling(wants)
+        if above and not any(want.op in ("eq", "in") for want in wants):
+            # above a size the command line does not set: as high as its bounds let it be
+            value: object = BEYOND if ceiling is None else ceiling
         else:
             if expr in numbers and not firm:
                 wants = [*firm, type(wants[0])("weak", numbers[expr])]
             source = value_for(wants, setting)
+            if setting.field == model_field and not any(want.op == "eq" for want in wants):
+                source = repr(MODEL_FOLDER) if source not in (None, "None") else source
             if setting.action in SWITCHES and source is not None:
                 source = repr(source == TRUE or bool(_literal(source)))  # a switch: on or off
             try:
                 value = ast.literal_eval(source) if source is not None else None
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 continue  # a stand-in or an expression: no command line writes it
-        words[expr] = _words(setting, value)
+        words[setting.expr] = _words(setting, value)
     return words
 
 
@@ -265,6 +282,16 @@ def changed(words: dict[str, list[str]], changes, settings: list[Setting]) -> di
             return None
         words[change.expr] = _words(setting, value)
     return words
+
+
+def _ceiling(wants) -> int | None:
+    """The highest whole number `le`/`lt` bounds allow, None without one."""
+    bounds = [
+        _literal(want.value) - (want.op == "lt")
+        for want in wants
+        if want.op in ("le", "lt") and isinstance(_literal(want.value), int)
+    ]
+    return min(bounds) if bounds else None
 
 
 def _literal(source: str) -> object:
@@ -300,6 +327,11 @@ def command_arguments(entry: Entry, words: dict[str, list[str]]) -> list[str]:
     if entry.model_flag is None or entry.model_flag in found:
         return found
     return [entry.model_flag, MODEL_FOLDER, *found]
+
+
+def model_field(entry: Entry) -> str | None:
+    """The field the model flag sets (`--model-path`: model_path)."""
+    return entry.model_flag.lstrip("-").replace("-", "_") if entry.model_flag else None
 
 
 def command_text(argv: list[str]) -> str:

@@ -18,7 +18,9 @@ takes the decorators off (pydantic's, classmethod, staticmethod, property, funct
 Each value is put where the guards read it: on `self` or `cls`, on a stand-in passed as an
 argument, on the module's globals (`envs`, the platform object, a feature check), through
 stand-ins where an attribute on the way is missing or None. A parameter with no value and no
-default gets a stand-in.
+default gets a stand-in. A loop's item is put in what the loop walks (`for x in xs`: `xs =
+[x]`, a tuple when `isinstance(xs, tuple)` is wanted), its value from what else the guards
+want of it (`not x`: None).
 """
 
 from __future__ import annotations
@@ -225,6 +227,11 @@ def plan(
             wants = [want for want in wants if want.op != "same"]
             if not wants:
                 continue
+        if expr in function.loops:
+            # a loop item: the loop puts it in its iterable (below), so its value comes from
+            # what else it must be (`for part in parts: if not part`: a false one)
+            others = [want for want in wants if want.op != "in"]
+            wants = others or wants
         firm = [want for want in wants if want.op not in ("weak", "order")]
         if expr in numbers and not firm:
             wants = [Want("weak", numbers[expr])]  # every order between them holds
@@ -267,6 +274,9 @@ def plan(
         holder = _holder(iterable, items)
         if holder is None:
             continue
+        kinds = {want.op: want.value for want in solution.wants.get(holder[0], [])}
+        if holder[1].startswith("[") and kinds.get("isinstance") == "tuple":
+            holder = (holder[0], f"({holder[1][1:-1]},)")  # a tuple it must be
         # A local iterable: what defines it is set instead (`d = parse(x)`: parse returns it).
         defined = function.locals.get(holder[0])
         steps = _steps(ast.unparse(defined) if defined is not None else holder[0])

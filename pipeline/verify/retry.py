@@ -1,13 +1,19 @@
-"""A model's fix that did not stop the raise, sent back to the model once with what running it
-showed (`vmine run --llm openai --verify`): its second exampleFix is run on the reproducer too,
-and kept (`chosenFix`) only when it stops the raise. The model is asked through the run's
-own explainer (pipeline/explainers/llm.py), one request at a time, at most `requests` in all.
+"""The run's model, asked again by `vmine run --llm openai --verify`, through the run's own
+explainer (pipeline/explainers/llm.py), one request at a time, at most `requests` in all:
+
+- a fix of its that did not stop the raise is sent back once with what running it showed;
+  its second exampleFix is run on the reproducer too, and kept (`chosenFix`) only when it
+  stops the raise;
+- a site the solver could not trigger is shown with what the solver's runs did, and the
+  model writes a program that should raise it; verify runs that program like its own
+  reproducers and keeps it only when it verifies (`reproducerKind: model`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 from typing import TYPE_CHECKING
 
@@ -17,7 +23,8 @@ from pipeline.explainers.base import ExplainRequest
 if TYPE_CHECKING:  # openai is imported by the run that made the explainer, not here
     from pipeline.explainers.llm import LLMExplainer
 
-FIX_RETRY_REQUESTS = 50  # requests the second fixes of one verify may send at most
+FIX_RETRY_REQUESTS = 50  # requests the second fixes and programs of one verify send at most
+_FENCED = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)\n```", re.DOTALL)
 
 
 def retry_note(release: str, observed: str) -> str:
@@ -29,6 +36,32 @@ def retry_note(release: str, observed: str) -> str:
         "Reply again with the whole JSON object, corrected: an exampleFix (a `# before` / "
         "`# after` pair) whose after half changes the settings so that this check passes."
     )
+
+
+def program_note(release: str, module: str, observed: str) -> str:
+    """What the model is asked for a site the solver could not trigger."""
+    return (
+        f"vmine verify tried to make this check raise on {release}, calling the real "
+        f"validator with inputs solved from its guards, and could not:\n{observed}\n"
+        "Write a short, self-contained Python program that, run with that environment's "
+        f"python (the module is `{module}`), makes this very raise fire, with exactly this "
+        "message. It must not write files outside the working directory, use the network, "
+        "or need a GPU. Reply with the program alone, in one ```python block."
+    )
+
+
+def program_of(answer: str) -> str | None:
+    """The program in a model's answer: its first fenced block, else the whole answer when
+    it parses as Python; None when there is none."""
+    found = _FENCED.search(answer)
+    text = (found.group(1) if found else answer).strip()
+    if not text:
+        return None
+    try:
+        compile(text, "<model>", "exec")
+    except (SyntaxError, ValueError):
+        return None
+    return text + "\n"
 
 
 class _Counted:
@@ -73,6 +106,22 @@ class ModelFixes:
             return None
         fix = result.explanation.exampleFix
         return fix if fix != record.exampleFix else None
+
+    def program(self, site: Site, release: str, module: str, observed: str) -> str | None:
+        """The model's program that should raise `site`'s message, told what the solver's
+        runs did (`observed`); None when it gave none that parses, or the budget is spent."""
+        if self.budget.spent():
+            return None
+        request = ExplainRequest(site, budget=self.budget)
+        with self.lock:
+            answer = asyncio.run(self._write(request, program_note(release, module, observed)))
+        return program_of(answer) if answer else None
+
+    async def _write(self, request: ExplainRequest, note: str) -> str | None:
+        try:
+            return await self.explainer.write(request, note)
+        finally:
+            await self.explainer.aclose()
 
     async def _ask(self, request: ExplainRequest, answer: str, note: str):
         try:

@@ -6,7 +6,9 @@ record holds, else the site is `stale`; a dataset whose release is not the one i
 whose raise lines mostly differ, is refused in one line. Then each site is tried: its guards
 and priorChecks solved (solve.py), its reproducer planned (plan.py) and run by a worker
 (workers.py), the next way through an `or` tried when one fails, and a run that raised at
-another site of the dataset tried again with that site's guards negated.
+another site of the dataset tried again with that site's guards negated. With the run's model
+(`vmine run --llm openai --verify`), a site none of these runs triggered is given to the model,
+whose program is run the same way and kept only when it verifies (retry.py).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from pipeline.verify.commandline import (
     command_arguments,
     command_text,
     find_entry,
+    model_field,
     program,
 )
 from pipeline.verify.fixes import (
@@ -71,7 +74,9 @@ if TYPE_CHECKING:  # the model's client (openai) is imported only by a run that 
 
 _RELEASE = re.compile(r"^pypi:(?P<name>[^=]+)==(?P<version>.+)$")
 MAX_RUNS = 12  # runs per site at most
-COMMAND_LINES = 2  # command lines per site at most (each a different way through its guards)
+COMMAND_LINES = 3  # command lines per site at most (each a different way through its guards)
+# The outcomes of a site the solver could not trigger: the run's model may write a program
+UNTRIGGERED = ("raised-elsewhere", "other-exception", "no-raise")
 
 
 class VerifyError(Exception):
@@ -253,7 +258,62 @@ def verify_site(
         found = _by_command_line(site, function, line, dataset, by_line, worker, options, release)
         if found is not None:
             return found
-    return _by_call(site, function, dataset, by_line, worker, options, release)
+    called = _by_call(site, function, dataset, by_line, worker, options, release)
+    if options.model is not None and called.outcome in UNTRIGGERED:
+        written = _by_model(site, called, dataset, worker, options, release)
+        if written is not None:
+            return written
+    return called
+
+
+def _by_model(
+    site: _Site,
+    called: Verification,
+    dataset: Dataset,
+    worker: Worker,
+    options: VerifyOptions,
+    release: str,
+) -> Verification | None:
+    """The site verified by a program the run's model wrote, told what the solver's runs did;
+    None when it wrote none, or its program does not raise the message at this line."""
+    assert options.model is not None
+    mined = _mined_site(site, dataset)
+    if mined is None:
+        return None
+    where = f" at {called.filePath or ''}:{called.lineNumber}" if called.lineNumber else ""
+    raised = f"{called.raisedClass}: " if called.raisedClass else ""
+    observed = f"{called.outcome}{where}" + (
+        f" ({raised}{called.message})" if called.message else ""
+    )
+    with worker.turns.waiting():
+        written = options.model.program(mined, release, site.module, observed)
+    if written is None:
+        return None
+    entry = site.entry
+    header = f"# vmine verify: {entry.filePath}:{entry.lineNumber} ({release}), the model's program"
+    code = f"{header}\n{written}"
+    answer = worker.ask(
+        {
+            "op": "run",
+            "module": site.module,
+            "code": code,
+            "timeout": options.timeout,
+            "memory": options.memory,
+        }
+    )
+    result = judged(entry, answer, site.installed, release, code, called.attempts + 1)
+    if result.outcome != "verified":
+        return None
+    result = result.model_copy(update={"reproducerKind": "model"})
+    return _with_fix(
+        result,
+        site,
+        worker,
+        dataset,
+        options,
+        release,
+        lambda fix: _fix_result(fix, result, site, worker, options, release),
+    )
 
 
 def _by_call(
@@ -338,37 +398,99 @@ def _by_command_line(
     entry = site.entry
     header = f"vmine verify: {entry.filePath}:{entry.lineNumber} ({release}), from the command line"
     tried: set[tuple[str, ...]] = set()
-    for way in solutions([*entry.guards, *entry.priorChecks], function.locals):
-        words = arguments(way, entry.settings)
-        argv = command_arguments(line.entry, words)
-        if not words or tuple(argv) in tried or len(tried) >= COMMAND_LINES:
-            continue
-        tried.add(tuple(argv))
-        result, code = _command_run(line, argv, header, site, worker, options, release)
-        if result.outcome != "verified":
-            continue
-        result = result.model_copy(
-            update={
-                "reproducerKind": "command-line",
-                "commandLine": command_text(argv),
-                "reproducer": code,
-                "attempts": len(tried),
-            }
-        )
-
-        def trial(fix: str, words=words) -> tuple[str, str | None]:
-            return _command_fix(fix, words, line, header, site, worker, options, release)
-
-        record = dataset.records[entry.id]
-        if trial(record.exampleFix)[0] == "untested":
-            # no flag of the fix to put on the command line: the direct call's fix check
-            called = _by_call(site, function, dataset, by_line, worker, options, release)
-            kept = ("fix", "fixMessage", "chosenFix", "fixRetry")
-            if called.outcome == "verified":
-                return result.model_copy(update={key: getattr(called, key) for key in kept})
-            return result.model_copy(update={"fix": "untested"})
-        return _with_fix(result, site, worker, dataset, options, release, trial)
+    # Tests and settings to solve, the site's own first; a run that raised first at another
+    # site of the dataset puts that site's guards, negated, and its settings beside them.
+    # the settings of the function's other sites too: its prior checks read them
+    own = {setting.expr for setting in entry.settings}
+    beside = [
+        setting
+        for other in dataset.entries
+        if (other.filePath, other.qualname) == (entry.filePath, entry.qualname)
+        for setting in other.settings
+        if setting.expr not in own
+    ]
+    pending = [([*entry.guards, *entry.priorChecks], [*entry.settings, *beside])]
+    while pending and len(tried) < COMMAND_LINES:
+        tests, settings = pending.pop(0)
+        for way in solutions(tests, function.locals):
+            words = arguments(way, settings, function.locals, model_field(line.entry))
+            argv = command_arguments(line.entry, words)
+            if not words or tuple(argv) in tried or len(tried) >= COMMAND_LINES:
+                continue
+            tried.add(tuple(argv))
+            result, code = _command_run(line, argv, header, site, worker, options, release)
+            if result.outcome == "verified":
+                result = result.model_copy(
+                    update={
+                        "reproducerKind": "command-line",
+                        "commandLine": command_text(argv),
+                        "reproducer": code,
+                        "attempts": len(tried),
+                    }
+                )
+                return _command_verified(
+                    result,
+                    words,
+                    line,
+                    header,
+                    site,
+                    function,
+                    dataset,
+                    by_line,
+                    worker,
+                    options,
+                    release,
+                )
+            first = _other_site(result, site, by_line)
+            if first is not None and first.guards:
+                negated = "not (" + " and ".join(f"({guard})" for guard in first.guards) + ")"
+                if negated not in tests:
+                    pending.insert(0, ([*tests, negated], [*settings, *first.settings]))
+                    break
     return None
+
+
+def _other_site(
+    result: Verification, site: _Site, by_line: Mapping[tuple[str, int], IndexEntry]
+) -> IndexEntry | None:
+    """The site of the dataset where a run raised first, when it is one."""
+    prefix = site.installed[: -len(site.entry.filePath)]
+    where = result.filePath or ""
+    if result.outcome not in ("raised-elsewhere", "other-exception") or not where.startswith(
+        prefix
+    ):
+        return None
+    other = by_line.get((where[len(prefix) :], result.lineNumber or 0))
+    return other if other is not None and other.id != site.entry.id else None
+
+
+def _command_verified(
+    result: Verification,
+    words: dict[str, list[str]],
+    line: CommandLine,
+    header: str,
+    site: _Site,
+    function,
+    dataset: Dataset,
+    by_line: Mapping[tuple[str, int], IndexEntry],
+    worker: Worker,
+    options: VerifyOptions,
+    release: str,
+) -> Verification:
+    """A site verified from the command line, with its fix run by putting the fix's flags on
+    that command line (the direct call's fix check when the fix sets no flag)."""
+
+    def trial(fix: str) -> tuple[str, str | None]:
+        return _command_fix(fix, words, line, header, site, worker, options, release)
+
+    record = dataset.records[site.entry.id]
+    if trial(record.exampleFix)[0] == "untested":
+        called = _by_call(site, function, dataset, by_line, worker, options, release)
+        kept = ("fix", "fixMessage", "chosenFix", "fixRetry")
+        if called.outcome == "verified":
+            return result.model_copy(update={key: getattr(called, key) for key in kept})
+        return result.model_copy(update={"fix": "untested"})
+    return _with_fix(result, site, worker, dataset, options, release, trial)
 
 
 def _command_run(
@@ -713,6 +835,7 @@ def _summary(
             said: commands[said] for said in ("accepted", "differs", "rejected") if commands[said]
         },
         commandLines=sum(1 for item in verifications if item.reproducerKind == "command-line"),
+        modelPrograms=sum(1 for item in verifications if item.reproducerKind == "model"),
         seconds=round(seconds, 1),
     )
 

@@ -9,6 +9,7 @@ constraints, from the literal it is compared with, the setting's choices, type a
 |                             | another value                                     |
 | `x in ("a", "b")`           | `"a"` (`in NAME`: the first of NAME)              |
 | `x not in ("a", "b")`       | a choice outside them, else a new string          |
+| `x not in get_args(T)`      | a new string (the choices may be what it computes)|
 | `x > 3`, `x <= 3`           | `4`, `3` (between two bounds when both are given) |
 | `x > y` (both read)         | `y = 1`, `x = 2`, unless either is set otherwise  |
 | `x != y` (both read)        | `x` a stand-in (it equals nothing else)           |
@@ -17,7 +18,9 @@ constraints, from the literal it is compared with, the setting's choices, type a
 | `x % y != 0`, `x % y == 0`  | `x = 3`, `y = 2`; `x = 4`, `y = 2` (weakly); a    |
 |                             | bare `x % y` is `x % y != 0`                      |
 | `x // y == LIMIT`           | `y = 1`, `x = LIMIT`                              |
-| `len(x) > 1`                | a list of two stand-ins                           |
+| `len(x) > 1`                | a list of two stand-ins (a tuple when             |
+|                             | `isinstance(x, tuple)` is wanted too; a string    |
+|                             | `'xx'` when x is compared with strings)           |
 | `len(x) != len(y)`          | `y` one stand-in, `x` two                         |
 | `len([e for x in xs if p])` | `xs` as many items for which p holds (the list    |
 |                             | alone: one item, or none)                         |
@@ -25,7 +28,10 @@ constraints, from the literal it is compared with, the setting's choices, type a
 | `t(a if c else b)`          | `c and t(a)`, or `not c and t(b)` (a local that   |
 |                             | two branches set differently reads so)            |
 | `x is None`, `x is not None`| `None`, its default or a value of its type        |
-| `x`, `not x`                | a true value of its type, a false one             |
+| `d.get("k")`, `tuple(x)`    | read as `d["k"]`, `x` (an item, a value put as is)|
+| `v = a and a.get("k")`, `v` | `v` reads `a["k"]` (setting it makes `a` true)    |
+| `x`, `not x`                | a true value of its type, a false one (`[]` for a |
+|                             | list; `x is not None and not x`: a false stand-in)|
 | `isinstance(x, T)`          | a value of T (an instance made without `__init__`)|
 | `x > y`, `y >= z` (read)    | numbers that hold every such order at once        |
 | `(a is None) != (b is None)`| `a` and not `b`, or not `a` and `b` (`==`: both   |
@@ -112,6 +118,15 @@ def solutions(
     return found
 
 
+def substituted(text: str, substitutions: Mapping[str, ast.expr]) -> str:
+    """`text` as the solutions read it: each local replaced by what defines it."""
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return text
+    return ast.unparse(_Substitute(dict(substitutions)).visit(tree))
+
+
 def _consistent(solution: Solution) -> bool:
     """No expression's constraints contradict, and none is None (or false) while an attribute
     or item of it is read (`x is None` and `x.dtype == t`)."""
@@ -139,9 +154,10 @@ class _Substitute(ast.NodeTransformer):
         # a local defined from other locals (`n = a // b`, `a = int(x.shape[1])`) reads them
         self.expanding.add(node.id)
         try:
-            return self.visit(copy.deepcopy(found))
+            value = self.visit(copy.deepcopy(found))
         finally:
             self.expanding.discard(node.id)
+        return _guarded_read(value)
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.expr:
         # `(x := self.a)` tests self.a, and x reads it from then on
@@ -161,7 +177,39 @@ class _Substitute(ast.NodeTransformer):
             and node.args[1].value.isidentifier()
         ):
             return ast.Attribute(node.args[0], node.args[1].value, ast.Load())
+        # d.get("k") and d.get("k", default) read d["k"] (an item the planner can put)
+        if (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and 1 <= len(node.args) <= 2
+            and not node.keywords
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str | int)
+            and not isinstance(node.args[0].value, bool)
+        ):
+            return ast.Subscript(node.func.value, node.args[0], ast.Load())
+        # tuple(x.shape) and list(x) read x (given as that tuple or list)
+        if (
+            isinstance(node.func, ast.Name)
+            and node.func.id in ("tuple", "list")
+            and len(node.args) == 1
+            and not node.keywords
+            and isinstance(node.args[0], ast.Attribute | ast.Subscript | ast.Name)
+        ):
+            return node.args[0]
         return node
+
+
+def _guarded_read(value: ast.expr) -> ast.expr:
+    """A local defined as a guarded read (`a and a.get("k")`, `a and a.b`) reads its last
+    part: setting that part makes the parts before it true."""
+    if not (isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And)):
+        return value
+    *before, last = value.values
+    read = ast.unparse(last)
+    if all(read.startswith((ast.unparse(part) + ".", ast.unparse(part) + "[")) for part in before):
+        return last
+    return value
 
 
 _NEGATED = {
@@ -750,9 +798,12 @@ def value_for(wants: list[Want], setting: Setting | None) -> str | None:
         kept = [member for member in members if repr(member) not in excluded]
         return repr(kept[0]) if kept else None
     if "len" in kinds:
-        return "[" + ", ".join([STAND] * int(kinds["len"] or 0)) + "]"
+        size = int(kinds["len"] or 0)
+        if _compared_with_text(wants):  # `op not in {"all", "none"} and len(op) < 2`: a string
+            return repr("x" * size)
+        return _sequence([STAND] * size, kinds.get("isinstance"))
     if "has" in kinds:
-        return f"[{kinds['has']}]"
+        return _sequence([kinds["has"] or STAND], kinds.get("isinstance"))
     low, high = _numbers(wants)
     if low is not None or high is not None:
         if low is not None and high is not None and low > high:
@@ -768,6 +819,10 @@ def value_for(wants: list[Want], setting: Setting | None) -> str | None:
             value = value + 1
         return repr(value)
     excluded = _excluded(wants)
+    if "notin" in kinds and _literal(kinds["notin"]) is None:
+        # outside a collection the code computes (`get_args(Role)`): the setting's choices
+        # and default are likely its members, so a made-up value
+        return OTHER
     if "ne" in kinds or "notin" in kinds:
         for choice in choices:
             if repr(choice) not in excluded:
@@ -792,7 +847,12 @@ def value_for(wants: list[Want], setting: Setting | None) -> str | None:
     if "none" in kinds or "false" in kinds:
         if "none" in kinds:
             return "None"
-        return _falsy(type_text)
+        falsy = _falsy(type_text)
+        if falsy == "None" and "notnone" in kinds:
+            # false but not None (`value is not None and not value`): an empty container of
+            # its type, else a stand-in (false)
+            return _empty(type_text) or STAND
+        return falsy
     if "notnone" in kinds or "true" in kinds:
         default = setting.default if setting else None
         if "true" not in kinds and default not in (None, "None"):
@@ -866,6 +926,24 @@ def _numbers(wants: list[Want]) -> tuple[int | float | None, int | float | None]
     return low, high
 
 
+def _compared_with_text(wants: list[Want]) -> bool:
+    """Whether a value is compared with strings (`!=`, `in`, `not in` literal strings)."""
+    for want in wants:
+        if want.op in ("eq", "ne", "in", "notin"):
+            value = _literal(want.value)
+            members = value if isinstance(value, tuple | list | set | frozenset) else [value]
+            if members and all(isinstance(member, str) for member in members):
+                return True
+    return False
+
+
+def _sequence(items: list[str], types: str | None) -> str:
+    """A list of `items`, or a tuple when the value must be one (`isinstance(x, tuple)`)."""
+    if types is not None and _instance_of(types) == "()":
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    return "[" + ", ".join(items) + "]"
+
+
 def _instance_of(types: str) -> str:
     try:
         tree = ast.parse(types, mode="eval").body
@@ -887,6 +965,14 @@ def _truthy(type_text: str) -> str:
     if type_text.startswith("dict"):
         return "{'x': Stand()}"
     return TRUE
+
+
+def _empty(type_text: str) -> str | None:
+    head = type_text.split("|")[0].strip()
+    for container, empty in (("list", "[]"), ("tuple", "()"), ("set", "set()"), ("dict", "{}")):
+        if head == container or head.startswith(container + "["):
+            return empty
+    return None
 
 
 def _falsy(type_text: str) -> str:
