@@ -107,6 +107,14 @@ def test_each_reproducer_raises_its_message_when_run_alone(verified):
         assert done.stderr.rstrip().splitlines()[-1] == f"ValueError: {item.message}"
 
 
+def test_each_reproducer_states_the_environment_it_ran_in(verified):
+    # the workers run with CUDA_VISIBLE_DEVICES empty; a target may read it before its check
+    _, _, outcome = verified
+    for item in outcome.verifications:
+        assert "os.environ.update({" in item.reproducer
+        assert "'CUDA_VISIBLE_DEVICES': ''" in item.reproducer
+
+
 def test_the_outcomes_are_written_beside_the_index_and_counted(verified):
     dataset, _, outcome = verified
     written = load_verification(dataset)

@@ -66,6 +66,7 @@ from pipeline.verify.parsers import (
 from pipeline.verify.plan import plan, with_changes
 from pipeline.verify.probe import ABSENT
 from pipeline.verify.solve import solutions
+from pipeline.verify.stated import stated_variables, with_environment
 from pipeline.verify.turns import Turns
 from pipeline.verify.workers import Worker, worker_environment
 
@@ -117,6 +118,7 @@ def verify_dataset(
     started = time.perf_counter()
     dataset = load_dataset(path)
     environ = worker_environment(options.environ)
+    variables = stated_variables(options.environ)
     turns = Turns()
     workers = [Worker(options.python, environ, turns) for _ in range(max(1, options.jobs))]
     try:
@@ -149,6 +151,9 @@ def verify_dataset(
                 done[0] += 1
                 if progress:
                     progress(done[0], len(dataset.entries))
+            if result.reproducer:
+                stated = with_environment(result.reproducer, variables)
+                result = result.model_copy(update={"reproducer": stated})
             return result
 
         ordered = sorted(sites, key=lambda site: (site.module, site.entry.lineNumber))
