@@ -24,7 +24,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import threading
 import time
 import traceback
 from collections import Counter
@@ -34,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.runner import VMINE, tree_memory  # noqa: E402
+from bench.runner import VMINE, PeakMemory  # noqa: E402
 from bench.trees import CACHE, ensure_trees  # noqa: E402
 from pipeline.source.git import local_git_dir, run_git  # noqa: E402
 from pipeline.source.release import tag_commit  # noqa: E402
@@ -110,21 +109,10 @@ def measure(cmd: list[str], *, stdout=subprocess.DEVNULL, env: dict | None = Non
     """Run `cmd`, sampling its process tree's RSS every 50 ms."""
     start, before = time.perf_counter(), os.times()
     proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, env=env)
-    peak = 0
-    stop = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not stop.is_set():
-            peak = max(peak, tree_memory(proc.pid)[0])
-            stop.wait(0.05)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    _, err = proc.communicate()
-    seconds, after = time.perf_counter() - start, os.times()
-    stop.set()
-    sampler.join()
+    with PeakMemory(proc.pid) as sampler:
+        _, err = proc.communicate()
+        seconds, after = time.perf_counter() - start, os.times()
+    peak = sampler.peak
     cpu = (
         after.children_user - before.children_user + after.children_system - before.children_system
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -46,22 +47,11 @@ def vmine(*args: str, ok: tuple[int, ...] = (0, 1), memory: bool = False) -> Ste
     proc = subprocess.Popen(
         [str(VMINE), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
-    peak, stop = 0, threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not stop.is_set():
-            peak = max(peak, tree_memory(proc.pid)[0])
-            stop.wait(0.05)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    if memory:
-        sampler.start()
-    stdout, stderr = proc.communicate()
-    seconds, after = time.perf_counter() - started, os.times()
-    stop.set()
-    if memory:
-        sampler.join()
+    sampler = PeakMemory(proc.pid) if memory else None
+    with sampler or contextlib.nullcontext():
+        stdout, stderr = proc.communicate()
+        seconds, after = time.perf_counter() - started, os.times()
+    peak = sampler.peak if sampler else 0
     cpu = (
         after.children_user - before.children_user + after.children_system - before.children_system
     )
@@ -94,6 +84,29 @@ def run_offline(repo: Path, rev: str, repo_name: str, cache: Path, out: Path) ->
     manifest["_seconds"] = step.seconds
     manifest["_dir"] = match[1]
     return manifest
+
+
+class PeakMemory:
+    """The peak RSS of `pid`'s process tree (tree_memory), sampled every 50 ms by a thread
+    while the `with` block runs."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.peak = pid, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, tree_memory(self.pid)[0])
+            self._stop.wait(0.05)
+
+    def __enter__(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def tree_memory(root: int) -> tuple[int, int]:

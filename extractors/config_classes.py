@@ -482,17 +482,25 @@ def properties_of(body: list[ast.stmt]) -> list[Property]:
     return found
 
 
+def _init_parameters(body: list[ast.stmt]) -> tuple[ast.FunctionDef, list[ast.arg]] | None:
+    """A class body's `__init__` and its parameters, the receiver first; None when it has
+    no `__init__` or one without parameters."""
+    init = next((s for s in body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    if init is None:
+        return None
+    params = init.args.posonlyargs + init.args.args + init.args.kwonlyargs
+    return (init, params) if params else None
+
+
 def init_attributes(body: list[ast.stmt]) -> dict[str, TypeRef]:
     """`self.x = x` in `__init__` where the parameter `x` is annotated (or `self.x: T = ...`):
     x -> the type; an attribute assigned twice from different sources is left out, but not
     for a constant other than None assigned under a test after it (`if ...: self.top_k = 1`:
     a normalisation of the value passed, which later checks see when it does not apply)."""
-    init = next((s for s in body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
-    if init is None:
+    found = _init_parameters(body)
+    if found is None:
         return {}
-    params = init.args.posonlyargs + init.args.args + init.args.kwonlyargs
-    if not params:
-        return {}
+    init, params = found
     receiver = params[0].arg
     annotated = {p.arg: p.annotation for p in params[1:] if p.annotation is not None}
     assigned: dict[str, list[TypeRef | None]] = {}
@@ -532,12 +540,10 @@ def derived_attributes(body: list[ast.stmt]) -> dict[str, Derived]:
     | `self.size = n.size` (`n` not annotated), `self._x = vllm_config.x` | nothing |
     | `self.mode = vllm_config.mode` twice, or also `self.mode = "a"` | nothing |
     """
-    init = next((s for s in body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
-    if init is None:
+    found = _init_parameters(body)
+    if found is None:
         return {}
-    params = init.args.posonlyargs + init.args.args + init.args.kwonlyargs
-    if not params:
-        return {}
+    init, params = found
     receiver = params[0].arg
     typed: dict[str, str] = {}
     for param in params[1:]:

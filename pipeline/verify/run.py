@@ -297,19 +297,25 @@ def _by_model(
     entry = site.entry
     header = f"# vmine verify: {entry.filePath}:{entry.lineNumber} ({release}), the model's program"
     code = f"{header}\n{written}"
-    answer = worker.ask(
-        {
-            "op": "run",
-            "module": site.module,
-            "code": code,
-            "timeout": options.timeout,
-            "memory": options.memory,
-        }
-    )
+    answer = _run(worker, site.module, code, options)
     result = judged(entry, answer, site.installed, release, code, called.attempts + 1)
     if result.outcome != "verified":
         return None
-    result = result.model_copy(update={"reproducerKind": "model"})
+    return _verified_call(result, "model", site, worker, dataset, options, release)
+
+
+def _verified_call(
+    result: Verification,
+    kind: str,
+    site: _Site,
+    worker: Worker,
+    dataset: Dataset,
+    options: VerifyOptions,
+    release: str,
+) -> Verification:
+    """A site verified by running a program (`kind`: the solver's call or the model's):
+    its fix tried on that program."""
+    result = result.model_copy(update={"reproducerKind": kind})
     return _with_fix(
         result,
         site,
@@ -351,32 +357,13 @@ def _by_call(
                 continue
             tried.add(planned.code)
             runs += 1
-            answer = worker.ask(
-                {
-                    "op": "run",
-                    "module": site.module,
-                    "code": planned.code,
-                    "timeout": options.timeout,
-                    "memory": options.memory,
-                }
-            )
+            answer = _run(worker, site.module, planned.code, options)
             code = with_absent(planned.code, answer.get("absent"), site.module)
             result = judged(entry, answer, site.installed, release, code, runs)
             if best is None or result.better_than(best):
                 best = result
             if result.outcome == "verified":
-                result = result.model_copy(update={"reproducerKind": "call"})
-                return _with_fix(
-                    result,
-                    site,
-                    worker,
-                    dataset,
-                    options,
-                    release,
-                    lambda fix, found=result: _fix_result(
-                        fix, found, site, worker, options, release
-                    ),
-                )
+                return _verified_call(result, "call", site, worker, dataset, options, release)
             if result.outcome == "not-importable":
                 return result
             before = _earlier_site(result, site, entry, by_line, answer.get("frames") or [])
@@ -509,15 +496,7 @@ def _command_run(
 ) -> tuple[Verification, str]:
     """One run of the target's configuration path on `argv`: its outcome, and the program."""
     code = program(line, argv, header)
-    answer = worker.ask(
-        {
-            "op": "run",
-            "module": line.entry.module,
-            "code": code,
-            "timeout": options.timeout,
-            "memory": options.memory,
-        }  # fmt: skip
-    )
+    answer = _run(worker, line.entry.module, code, options)
     code = with_absent(code, answer.get("absent"), line.entry.module)
     return judged(site.entry, answer, site.installed, release, code, 1), code
 
@@ -616,15 +595,7 @@ def _fix_result(
         code = with_changes(result.reproducer, [(change.expr, change.value) for change in changes])
     if code is None:
         return "untested", None
-    answer = worker.ask(
-        {
-            "op": "run",
-            "module": site.module,
-            "code": code,
-            "timeout": options.timeout,
-            "memory": options.memory,
-        }
-    )
+    answer = _run(worker, site.module, code, options)
     after = judged(entry, answer, site.installed, release, code, result.attempts)
     if after.outcome in ("verified", "mismatch"):
         return "fails", after.message
@@ -725,15 +696,7 @@ def _command_check(
     if not argv or not meant:
         return None
     program = parse_program(builder, argv, [flag for flag, _ in meant])
-    answer = worker.ask(
-        {
-            "op": "run",
-            "module": builder.module,
-            "code": program,
-            "timeout": options.timeout,
-            "memory": options.memory,
-        }  # fmt: skip
-    )
+    answer = _run(worker, builder.module, program, options)
     result = parse_result(answer.get("message")) if answer.get("class") == "SystemExit" else None
     if result is None:
         return None  # the parser could not be built here: nothing said of the fix
@@ -863,3 +826,10 @@ def _same_function(text: str, line: int, other: int) -> bool:
 
     inner = innermost(line)
     return inner is not None and inner is innermost(other)
+
+
+def _run(worker: Worker, module: str, code: str, options: VerifyOptions) -> dict:
+    """The worker's answer to running `code` after importing `module`, under the run's
+    time and memory limits."""
+    request = {"op": "run", "module": module, "code": code}
+    return worker.ask({**request, "timeout": options.timeout, "memory": options.memory})
