@@ -295,7 +295,7 @@ def _verify_options(command):
                 "environ",
                 multiple=True,
                 metavar="NAME=VALUE",
-                help="An environment variable for the workers; repeatable.",
+                help="An environment variable for the workers, which each reproducer also sets; repeatable.",
             ),
         ]
     ):
